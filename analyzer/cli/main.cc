@@ -1,0 +1,54 @@
+// Entry point of the `lockstep` command: builds the CLI from the registered subcommands and maps
+// errors onto the project's exit codes.
+#include <cstdio>
+#include <map>
+#include <string>
+
+#include "cli/command.h"
+#include "lockstep/version.h"
+
+namespace lockstep::cli {
+namespace {
+std::map<std::string, Setup>& registry() {
+  static std::map<std::string, Setup> commands;
+  return commands;
+}
+int g_exit_code = kClean;
+}  // namespace
+
+bool register_command(const char* name, Setup setup) {
+  registry().emplace(name, std::move(setup));
+  return true;
+}
+void set_exit_code(int code) { g_exit_code = code; }
+
+}  // namespace lockstep::cli
+
+int main(int argc, char** argv) {
+  using namespace lockstep::cli;
+  CLI::App app{
+      "lockstep: find collective-order bugs in distributed jobs.\n"
+      "Trace every rank (run), check the traces (check, diff, show), lint the sources (lint)."};
+  app.set_version_flag("--version", std::string("lockstep ") + LOCKSTEP_VERSION);
+  app.require_subcommand(1);
+  for (auto& [name, setup] : registry()) setup(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return kBadInput;
+  } catch (const BadInput& e) {
+    std::fprintf(stderr, "lockstep: %s\n", e.what());
+    return kBadInput;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "lockstep: error: %s\n", e.what());
+    return kBadInput;
+  }
+  return g_exit_code;
+}

@@ -1,0 +1,51 @@
+# Third-party dependencies (Debian 12 packages; scripts/setup installs them) and the optional CUDA toolkit.
+find_package(Threads REQUIRED)
+find_package(fmt REQUIRED)
+find_package(CLI11 REQUIRED)
+find_package(nlohmann_json REQUIRED)
+find_package(yaml-cpp REQUIRED)
+find_package(MPI REQUIRED COMPONENTS C CXX)
+
+# CUDA: the toolkit at $CUDA_HOME or /usr/local/cuda. Only headers and libraries are needed to build;
+# nothing is linked into the injected tracer (it resolves CUDA/CUPTI/NCCL at run time).
+set(LOCKSTEP_CUDA_FOUND OFF)
+if(NOT LOCKSTEP_WITH_CUDA STREQUAL "OFF")
+  set(_cuda_hints $ENV{CUDA_HOME} /usr/local/cuda)
+  find_path(LOCKSTEP_CUDA_INCLUDE_DIR cuda_runtime_api.h HINTS ${_cuda_hints} PATH_SUFFIXES include NO_DEFAULT_PATH)
+  find_path(LOCKSTEP_CUPTI_INCLUDE_DIR cupti.h HINTS ${_cuda_hints} PATH_SUFFIXES include extras/CUPTI/include NO_DEFAULT_PATH)
+  find_path(LOCKSTEP_NCCL_INCLUDE_DIR nccl.h HINTS ${_cuda_hints} PATH_SUFFIXES include NO_DEFAULT_PATH)
+  find_library(LOCKSTEP_CUDART_LIBRARY cudart HINTS ${_cuda_hints} PATH_SUFFIXES lib64 lib NO_DEFAULT_PATH)
+  find_library(LOCKSTEP_NCCL_LIBRARY nccl HINTS ${_cuda_hints} PATH_SUFFIXES lib64 lib NO_DEFAULT_PATH)
+  if(LOCKSTEP_CUDA_INCLUDE_DIR AND LOCKSTEP_CUPTI_INCLUDE_DIR AND LOCKSTEP_NCCL_INCLUDE_DIR AND LOCKSTEP_CUDART_LIBRARY)
+    set(LOCKSTEP_CUDA_FOUND ON)
+    get_filename_component(LOCKSTEP_CUDA_ROOT ${LOCKSTEP_CUDA_INCLUDE_DIR} DIRECTORY)
+  elseif(LOCKSTEP_WITH_CUDA STREQUAL "ON")
+    message(FATAL_ERROR "LOCKSTEP_WITH_CUDA=ON but no CUDA toolkit (cuda_runtime_api.h, cupti.h, nccl.h, libcudart) under $CUDA_HOME or /usr/local/cuda")
+  endif()
+endif()
+if(LOCKSTEP_CUDA_FOUND)
+  set(LOCKSTEP_CUDA_FOUND_TEXT "ON (${LOCKSTEP_CUDA_ROOT})")
+else()
+  set(LOCKSTEP_CUDA_FOUND_TEXT "OFF")
+endif()
+
+# Clang 19 libTooling for 'lockstep lint'.
+set(LOCKSTEP_LINT_ENABLED OFF)
+if(LOCKSTEP_WITH_CLANG)
+  # Clang's version file accepts only exact versions, so ask for the LLVM 19 tree and check after.
+  find_package(Clang CONFIG HINTS /usr/lib/llvm-19/lib/cmake/clang NO_DEFAULT_PATH)
+  if(Clang_FOUND AND NOT LLVM_VERSION_MAJOR EQUAL 19)
+    message(WARNING "found Clang ${LLVM_VERSION}, need 19 (Clang 14 cannot parse CUDA 13 headers)")
+    set(Clang_FOUND OFF)
+  endif()
+  if(Clang_FOUND)
+    set(LOCKSTEP_LINT_ENABLED ON)
+    # The resource dir (builtin headers such as stddef.h) is baked in at build time.
+    set(LOCKSTEP_CLANG_RESOURCE_DIR "${LLVM_LIBRARY_DIR}/clang/${LLVM_VERSION_MAJOR}")
+  else()
+    message(WARNING "Clang 19 libTooling not found: 'lockstep lint' is not built (run scripts/setup)")
+  endif()
+endif()
+set(LOCKSTEP_LINT_TEXT ${LOCKSTEP_LINT_ENABLED})
+
+find_program(LOCKSTEP_MPIRUN NAMES mpirun mpiexec HINTS ${MPIEXEC_EXECUTABLE})

@@ -1,0 +1,88 @@
+// Validating reader for .lstrace files: maps a file read-only and hands out checked views of its
+// header, records, strings and module table. It never trusts a length or offset it read.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lockstep/format/layout.h"
+
+namespace lockstep::format {
+
+// A file that cannot be read as a trace: names the file and the byte offset of the problem.
+class FormatError : public std::runtime_error {
+ public:
+  FormatError(std::string file, uint64_t offset, const std::string& what);
+  const std::string& file() const { return file_; }
+  uint64_t offset() const { return offset_; }
+
+ private:
+  std::string file_;
+  uint64_t offset_;
+};
+
+struct Module {
+  std::string path;
+  std::string build_id;  // hex, empty if none
+  uint64_t base = 0;     // load address
+  uint64_t lo = 0, hi = 0;
+};
+
+class TraceFile {
+ public:
+  // Maps `path` and validates the header and metadata region; throws FormatError.
+  static TraceFile open(const std::string& path);
+  TraceFile(TraceFile&&) noexcept;
+  TraceFile& operator=(TraceFile&&) noexcept;
+  TraceFile(const TraceFile&) = delete;
+  ~TraceFile();
+
+  const std::string& path() const { return path_; }
+  const lst_header& header() const { return *header_; }
+
+  // Record ids [first_id(), end_id()) are the ones still in the file (ring mode drops old ones).
+  uint64_t first_id() const { return first_id_; }
+  uint64_t end_id() const { return end_id_; }
+  // The published record with this id, or nullptr for a slot that was reserved but never published
+  // (or, in ring mode, already overwritten by a later record). Fields are validated by validate().
+  const lst_record* record(uint64_t id) const;
+  // Byte offset of a record slot in the file, for error messages.
+  uint64_t offset_of(uint64_t id) const;
+
+  // Checks every published record (kind, op, enum ranges, string ids); throws FormatError naming
+  // the first bad one. Counts unpublished slots.
+  void validate();
+  uint64_t unpublished() const { return unpublished_; }
+
+  // Interned text by id; empty for 0. Throws FormatError for an id that does not name a string.
+  std::string_view string(uint32_t id) const;
+  // Members blob (world ranks) by id; empty for 0.
+  std::vector<int32_t> members(uint32_t id) const;
+  const std::vector<Module>& modules() const { return modules_; }
+
+ private:
+  TraceFile() = default;
+  std::string path_;
+  const uint8_t* base_ = nullptr;
+  uint64_t size_ = 0;
+  const lst_header* header_ = nullptr;
+  uint64_t first_id_ = 0, end_id_ = 0;
+  uint64_t unpublished_ = 0;
+  std::vector<Module> modules_;
+};
+
+// Names for enum values, shared by show, check and the report renderers.
+// op_name gives the API's own spelling: "MPI_Iallreduce", "ncclAllReduce", "rt.allreduce".
+std::string op_name(const lst_record& r);
+const char* dtype_name(uint8_t dtype);
+const char* redop_name(uint8_t redop);
+const char* state_name(uint8_t state);
+const char* kind_name(uint8_t kind);
+const char* comm_op_name(uint8_t op);
+const char* marker_name(uint8_t op);
+
+}  // namespace lockstep::format
