@@ -17,6 +17,7 @@ struct WriterConfig {
   uint64_t ring_records = 0;          // 0: growing file; N: keep the last N records
   uint64_t chunk_records = 1u << 16;  // growth step (records)
   uint64_t meta_slots = 1u << 16;     // metadata region size (slots; sparse until used)
+  uint64_t max_records = 1u << 26;    // growing file: records it may hold at most (address range reserved once)
   const char* job_id = "";            // groups the files of one job
   const char* cmdline = "";
 };
@@ -35,7 +36,9 @@ class Writer {
   const char* path() const { return path_; }
 
   // Reserves the next record slot (one atomic add). Returns nullptr when the file cannot grow (the
-  // drop is counted in the header). The slot's word is zero until publish().
+  // drop is counted in the header). The slot's word is zero until publish(); u.coll.id_lo already
+  // holds the id's low 32 bits (collective records keep it: it tells a ring reader the slot's owner).
+  // Async-signal-safe: no allocation, no lock (growth is a bounded wait on the growing thread).
   lst_record* reserve(uint64_t* id);
   // Stores `word` with release order: every field written before is visible to a reader that
   // sees the word.
@@ -52,7 +55,9 @@ class Writer {
   // Once MPI (or NCCL) tells the world rank and size; renames a rank-less file to its final name.
   void set_world(int32_t rank, int32_t size);
   void set_end_state(uint32_t state);
-  // Unmaps and closes; the file stays. After fork() the child calls abandon() instead.
+  lst_header* header() { return header_; }
+  // Unmaps and closes; the file stays. Only when no other thread can still write a record. After
+  // fork() the child calls abandon() instead: it unmaps without touching the parent's file.
   void close();
   void abandon();
 

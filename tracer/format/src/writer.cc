@@ -1,0 +1,502 @@
+// The trace writer inside the traced process: file creation, the mapping that grows in chunks inside
+// one reserved address range, the lock-free record path, interning and the module table.
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "lockstep/format/writer.h"
+
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <new>
+
+#ifndef LOCKSTEP_TRACER_VERSION
+#define LOCKSTEP_TRACER_VERSION "0"
+#endif
+
+namespace lockstep::format {
+namespace {
+
+constexpr uint64_t kPage = 4096;
+constexpr uint32_t kInternSlots = 8192;  // power of two
+constexpr uint32_t kMaxModules = 512;
+// How long a thread waits for another thread's growth (or an interrupted one) before dropping.
+constexpr int kGrowSpins = 200000;
+
+struct InternEntry {
+  uint64_t hash;
+  uint32_t id;
+  uint32_t len;
+};
+
+struct ModuleRange {
+  uint64_t lo, hi;
+};
+
+struct Impl {
+  std::atomic<bool> grow_lock{false};
+  std::atomic<bool> grow_failed{false};
+  std::atomic<uint64_t> capacity{0};  // record slots mapped and backed by the file
+  uint64_t max_records = 0;
+  uint64_t chunk_records = 0;
+  uint64_t ring = 0;  // ring size, 0 for a growing file
+  size_t reserved_len = 0;
+  std::atomic<bool> meta_lock{false};
+  InternEntry intern[kInternSlots];
+  std::atomic<uint32_t> nmodules{0};
+  ModuleRange modules[kMaxModules];
+  int dirfd = -1;
+  char name[512];  // file name inside the directory
+  char host[64];
+  uint32_t pid = 0;
+};
+
+template <class T>
+T load_acq(const T* p) {
+  return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+
+uint64_t clock_ns(clockid_t c) {
+  timespec ts;
+  clock_gettime(c, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
+}
+
+uint64_t fnv1a(const void* p, size_t n, uint64_t h = 1469598103934665603ull) {
+  const auto* b = static_cast<const uint8_t*>(p);
+  for (size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 1099511628211ull;
+  return h;
+}
+
+uint64_t round_up(uint64_t v, uint64_t m) { return (v + m - 1) / m * m; }
+
+void copy_str(char* dst, size_t cap, const char* src) {
+  size_t n = src ? strnlen(src, cap - 1) : 0;
+  memcpy(dst, src ? src : "", n);
+  memset(dst + n, 0, cap - n);
+}
+
+// A spin lock that gives up: the record path may run inside a signal handler that interrupted the
+// holder, so waiting forever could deadlock the process.
+bool try_lock(std::atomic<bool>& l) {
+  for (int i = 0; i < kGrowSpins; ++i) {
+    if (!l.exchange(true, std::memory_order_acquire)) return true;
+    if (i > 64) sched_yield();
+  }
+  return false;
+}
+void unlock(std::atomic<bool>& l) { l.store(false, std::memory_order_release); }
+
+// mkdir -p with mode 0700 for what it creates; existing directories keep their mode.
+bool make_dirs(const char* dir) {
+  char buf[4096];
+  size_t n = strnlen(dir, sizeof buf);
+  if (n == 0 || n >= sizeof buf) return false;
+  memcpy(buf, dir, n + 1);
+  for (size_t i = 1; i <= n; ++i) {
+    if (buf[i] == '/' || buf[i] == '\0') {
+      char c = buf[i];
+      buf[i] = '\0';
+      if (mkdir(buf, 0700) != 0 && errno != EEXIST) return false;
+      buf[i] = c;
+    }
+  }
+  struct stat st;
+  return stat(dir, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+void file_name(char* out, size_t cap, int32_t rank, const char* host, uint32_t pid) {
+  if (rank >= 0)
+    snprintf(out, cap, "rank-%d.%s.%u.lstrace", rank, host, pid);
+  else
+    snprintf(out, cap, "rank-u.%s.%u.lstrace", host, pid);
+}
+
+// Extends the file to `size` bytes with real blocks where the file system can, so that a full disk
+// shows up here as a dropped chunk rather than as SIGBUS on a later store into the mapping.
+bool grow_file(int fd, uint64_t old_size, uint64_t size) {
+  if (size <= old_size) return true;
+  if (fallocate(fd, 0, off_t(old_size), off_t(size - old_size)) == 0) return true;
+  if (errno != EOPNOTSUPP && errno != ENOSYS) return false;
+  return ftruncate(fd, off_t(size)) == 0;
+}
+
+struct PhdrSearch {
+  uint64_t addr;
+  bool found;
+  uint64_t base, lo, hi;
+  char path[1024];
+  uint8_t build_id[64];
+  uint32_t build_id_len;
+};
+
+void read_build_id(const dl_phdr_info* info, const ElfW(Phdr) * ph, PhdrSearch* s) {
+  const auto* p = reinterpret_cast<const uint8_t*>(info->dlpi_addr + ph->p_vaddr);
+  size_t left = ph->p_memsz;
+  while (left >= sizeof(ElfW(Nhdr))) {
+    const auto* nh = reinterpret_cast<const ElfW(Nhdr)*>(p);
+    size_t name_sz = round_up(nh->n_namesz, 4), desc_sz = round_up(nh->n_descsz, 4);
+    size_t total = sizeof(ElfW(Nhdr)) + name_sz + desc_sz;
+    if (total > left) return;
+    const char* name = reinterpret_cast<const char*>(p + sizeof(ElfW(Nhdr)));
+    if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 && memcmp(name, "GNU", 4) == 0) {
+      uint32_t n = nh->n_descsz < sizeof s->build_id ? nh->n_descsz : sizeof s->build_id;
+      memcpy(s->build_id, p + sizeof(ElfW(Nhdr)) + name_sz, n);
+      s->build_id_len = n;
+      return;
+    }
+    p += total;
+    left -= total;
+  }
+}
+
+int phdr_callback(dl_phdr_info* info, size_t, void* data) {
+  auto* s = static_cast<PhdrSearch*>(data);
+  uint64_t lo = ~0ull, hi = 0;
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const auto& ph = info->dlpi_phdr[i];
+    if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_X)) continue;
+    uint64_t a = info->dlpi_addr + ph.p_vaddr;
+    if (a < lo) lo = a;
+    if (a + ph.p_memsz > hi) hi = a + ph.p_memsz;
+  }
+  if (!(s->addr >= lo && s->addr < hi)) return 0;
+  s->found = true;
+  s->base = info->dlpi_addr;
+  s->lo = lo;
+  s->hi = hi;
+  const char* name = info->dlpi_name;
+  if (name && name[0]) {
+    copy_str(s->path, sizeof s->path, name);
+  } else {  // the main program
+    ssize_t n = readlink("/proc/self/exe", s->path, sizeof s->path - 1);
+    s->path[n > 0 ? n : 0] = '\0';
+  }
+  for (int i = 0; i < info->dlpi_phnum; ++i)
+    if (info->dlpi_phdr[i].p_type == PT_NOTE && s->build_id_len == 0) read_build_id(info, &info->dlpi_phdr[i], s);
+  return 1;
+}
+
+}  // namespace
+
+Writer::~Writer() { close(); }
+
+bool Writer::open(const WriterConfig& config, char* err, size_t err_len) {
+  auto fail = [&](const char* what, int e) {
+    if (err && err_len) snprintf(err, err_len, "%s: %s", what, e ? strerror(e) : "failed");
+    abandon();
+    return false;
+  };
+  if (header_) return fail("trace writer already open", 0);
+  if (!config.dir || !config.dir[0]) return fail("no trace directory", 0);
+  if (strnlen(config.dir, sizeof path_) > sizeof path_ - 600) return fail("trace directory path too long", 0);
+
+  void* mem = mmap(nullptr, sizeof(Impl), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (mem == MAP_FAILED) return fail("cannot allocate writer state", errno);
+  Impl* im = new (mem) Impl();
+  impl_ = im;
+
+  const uint64_t ring = config.ring_records;
+  const uint64_t chunk = round_up(config.chunk_records ? config.chunk_records : 1, kPage / LST_SLOT_SIZE);
+  const uint64_t meta_slots = round_up(config.meta_slots ? config.meta_slots : 1, kPage / LST_SLOT_SIZE);
+  const uint64_t meta_offset = LST_HEADER_SIZE;
+  const uint64_t records_offset = meta_offset + meta_slots * LST_SLOT_SIZE;
+  uint64_t max_records = ring ? ring : round_up(config.max_records ? config.max_records : chunk, chunk);
+  if (max_records > (1ull << 40) / LST_SLOT_SIZE) return fail("trace size limit too large", 0);
+  im->ring = ring;
+  im->chunk_records = chunk;
+  im->max_records = max_records;
+
+  if (!make_dirs(config.dir)) return fail(config.dir, errno);
+  im->dirfd = ::open(config.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (im->dirfd < 0) return fail(config.dir, errno);
+
+  char host[64] = {};
+  if (gethostname(host, sizeof host - 1) != 0 || !host[0]) copy_str(host, sizeof host, "localhost");
+  for (char* c = host; *c; ++c)
+    if (*c == '/' || *c == ' ' || *c == '.') *c = *c == '.' ? '-' : '_';
+  copy_str(im->host, sizeof im->host, host);
+  im->pid = uint32_t(getpid());
+  file_name(im->name, sizeof im->name, config.rank_hint, im->host, im->pid);
+  snprintf(path_, sizeof path_, "%s/%s", config.dir, im->name);
+
+  // O_EXCL never follows a symlink at the last component; O_NOFOLLOW says so explicitly.
+  fd_ = openat(im->dirfd, im->name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd_ < 0) return fail(path_, errno);
+  fchmod(fd_, 0600);  // the umask may have removed bits we need; never add any for others
+
+  const uint64_t initial_records = ring ? ring : chunk;
+  const uint64_t file_size = records_offset + initial_records * LST_SLOT_SIZE;
+  // Header and metadata stay sparse; only the record chunk gets blocks up front.
+  if (ftruncate(fd_, off_t(records_offset)) != 0 || !grow_file(fd_, records_offset, file_size)) {
+    int e = errno;
+    unlinkat(im->dirfd, im->name, 0);
+    return fail(path_, e);
+  }
+
+  im->reserved_len = round_up(records_offset + max_records * LST_SLOT_SIZE, kPage);
+  void* range = mmap(nullptr, im->reserved_len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (range == MAP_FAILED) {
+    int e = errno;
+    unlinkat(im->dirfd, im->name, 0);
+    return fail("cannot reserve address range for the trace", e);
+  }
+  base_ = static_cast<uint8_t*>(range);
+  if (mmap(base_, file_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd_, 0) == MAP_FAILED) {
+    int e = errno;
+    unlinkat(im->dirfd, im->name, 0);
+    return fail("cannot map the trace file", e);
+  }
+
+  auto* h = reinterpret_cast<lst_header*>(base_);
+  h->version_major = LST_VERSION_MAJOR;
+  h->version_minor = LST_VERSION_MINOR;
+  h->header_size = LST_HEADER_SIZE;
+  h->slot_size = LST_SLOT_SIZE;
+  h->flags = ring ? LST_HDR_RING : 0;
+  h->meta_offset = meta_offset;
+  h->meta_slots = meta_slots;
+  h->records_offset = records_offset;
+  h->record_capacity = initial_records;
+  h->meta_next = 0;
+  h->record_next = 0;
+  h->world_rank = config.rank_hint >= 0 ? config.rank_hint : LST_NONE;
+  h->world_size = LST_NONE;
+  h->pid = im->pid;
+  h->ppid = uint32_t(getppid());
+  h->start_wall_ns = clock_ns(CLOCK_REALTIME);
+  h->start_mono_ns = clock_ns(CLOCK_MONOTONIC);
+  const char* job = config.job_id ? config.job_id : "";
+  h->job_hash = fnv1a(job, strlen(job));
+  h->end_state = LST_END_RUNNING;
+  copy_str(h->job_id, sizeof h->job_id, job);
+  copy_str(h->host, sizeof h->host, im->host);
+  copy_str(h->cmdline, sizeof h->cmdline, config.cmdline);
+  copy_str(h->tracer_version, sizeof h->tracer_version, LOCKSTEP_TRACER_VERSION);
+  // The magic goes last: a reader that sees it sees a complete header.
+  __atomic_thread_fence(__ATOMIC_RELEASE);
+  memcpy(h->magic, LST_MAGIC, 8);
+  im->capacity.store(initial_records, std::memory_order_release);
+  header_ = h;
+  return true;
+}
+
+lst_record* Writer::reserve(uint64_t* id_out) {
+  lst_header* h = header_;
+  if (!h) return nullptr;
+  auto* im = static_cast<Impl*>(impl_);
+  const uint64_t id = __atomic_fetch_add(&h->record_next, 1, __ATOMIC_RELAXED);
+  uint8_t* records = base_ + h->records_offset;
+  lst_record* r;
+  if (im->ring) {
+    r = reinterpret_cast<lst_record*>(records + (id % im->ring) * LST_SLOT_SIZE);
+    // Unpublish first, so a reader never pairs the old word with the new fields.
+    __atomic_store_n(&r->word, 0u, __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+  } else {
+    int spins = 0;
+    while (id >= im->capacity.load(std::memory_order_acquire)) {
+      if (id >= im->max_records || im->grow_failed.load(std::memory_order_relaxed) || ++spins > kGrowSpins) {
+        __atomic_fetch_add(&h->dropped_records, 1, __ATOMIC_RELAXED);
+        return nullptr;
+      }
+      if (im->grow_lock.exchange(true, std::memory_order_acquire)) {
+        if (spins > 64) sched_yield();
+        continue;
+      }
+      const uint64_t cap = im->capacity.load(std::memory_order_relaxed);
+      if (id >= cap) {
+        // One chunk at a time, in order: the file only ever grows and chunk k maps at its own place.
+        const uint64_t new_cap = cap + im->chunk_records > im->max_records ? im->max_records : cap + im->chunk_records;
+        const uint64_t old_size = h->records_offset + cap * LST_SLOT_SIZE;
+        const uint64_t new_size = h->records_offset + new_cap * LST_SLOT_SIZE;
+        // old_size is page aligned (records_offset and chunk sizes are), so the chunk maps on its own.
+        if (grow_file(fd_, old_size, new_size) &&
+            mmap(base_ + old_size, new_size - old_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd_,
+                 off_t(old_size)) != MAP_FAILED) {
+          __atomic_store_n(&h->record_capacity, new_cap, __ATOMIC_RELEASE);
+          im->capacity.store(new_cap, std::memory_order_release);
+        } else {
+          im->grow_failed.store(true, std::memory_order_relaxed);
+        }
+      }
+      im->grow_lock.store(false, std::memory_order_release);
+    }
+    r = reinterpret_cast<lst_record*>(records + id * LST_SLOT_SIZE);
+  }
+  r->u.coll.id_lo = uint32_t(id);
+  if (id_out) *id_out = id;
+  return r;
+}
+
+void Writer::publish(lst_record* r, uint32_t word) { __atomic_store_n(&r->word, word, __ATOMIC_RELEASE); }
+
+lst_record* Writer::at(uint64_t id) {
+  lst_header* h = header_;
+  if (!h) return nullptr;
+  auto* im = static_cast<Impl*>(impl_);
+  const uint64_t next = load_acq(&h->record_next);
+  if (id >= next) return nullptr;
+  uint8_t* records = base_ + h->records_offset;
+  if (im->ring) {
+    if (next - id > im->ring) return nullptr;
+    auto* r = reinterpret_cast<lst_record*>(records + (id % im->ring) * LST_SLOT_SIZE);
+    const uint32_t w = load_acq(&r->word);
+    if (LST_WORD_KIND(w) == LST_KIND_COLLECTIVE && r->u.coll.id_lo != uint32_t(id)) return nullptr;
+    return r;
+  }
+  if (id >= im->capacity.load(std::memory_order_acquire)) return nullptr;
+  return reinterpret_cast<lst_record*>(records + id * LST_SLOT_SIZE);
+}
+
+// Metadata writes are serialised by meta_lock, so at most the last entry can be unpublished (a process
+// killed mid-write) and a reader walking the region stops there.
+static uint8_t* meta_alloc(lst_header* h, uint8_t* base, uint64_t nslots, uint32_t* first) {
+  const uint64_t next = h->meta_next;
+  if (next + nslots > h->meta_slots || next + 1 > 0xFFFFFFFFull) {
+    __atomic_fetch_add(&h->dropped_meta, 1, __ATOMIC_RELAXED);
+    return nullptr;
+  }
+  __atomic_store_n(&h->meta_next, next + nslots, __ATOMIC_RELEASE);
+  *first = uint32_t(next);
+  return base + h->meta_offset + next * LST_SLOT_SIZE;
+}
+
+static uint32_t intern_locked(lst_header* h, uint8_t* base, Impl* im, const void* bytes, size_t len,
+                              uint8_t subkind) {
+  const uint64_t hash = fnv1a(bytes, len, fnv1a(&subkind, 1));
+  uint32_t pos = uint32_t(hash) & (kInternSlots - 1);
+  for (uint32_t probe = 0; probe < 64; ++probe, pos = (pos + 1) & (kInternSlots - 1)) {
+    InternEntry& e = im->intern[pos];
+    if (e.id == 0) break;
+    if (e.hash != hash || e.len != len) continue;
+    const uint8_t* slot = base + h->meta_offset + uint64_t(e.id - 1) * LST_SLOT_SIZE;
+    if (LST_WORD_FLAGS(reinterpret_cast<const lst_meta_string*>(slot)->word) == subkind &&
+        memcmp(slot + sizeof(lst_meta_string), bytes, len) == 0)
+      return e.id;
+  }
+  uint32_t first;
+  uint8_t* p = meta_alloc(h, base, (sizeof(lst_meta_string) + len + LST_SLOT_SIZE - 1) / LST_SLOT_SIZE, &first);
+  if (!p) return 0;
+  auto* s = reinterpret_cast<lst_meta_string*>(p);
+  s->len = uint32_t(len);
+  memcpy(p + sizeof(lst_meta_string), bytes, len);
+  __atomic_store_n(&s->word, LST_WORD(LST_KIND_STRING, 0, subkind), __ATOMIC_RELEASE);
+  const uint32_t id = first + 1;
+  // Remember it in the first free probe position; a crowded neighbourhood just means no dedup.
+  pos = uint32_t(hash) & (kInternSlots - 1);
+  for (uint32_t probe = 0; probe < 64; ++probe, pos = (pos + 1) & (kInternSlots - 1)) {
+    if (im->intern[pos].id == 0) {
+      im->intern[pos] = {hash, id, uint32_t(len)};
+      break;
+    }
+  }
+  return id;
+}
+
+uint32_t Writer::intern(const void* bytes, size_t len, uint8_t subkind) {
+  if (!header_ || len == 0 || len > 0xFFFFFFFFu - 64) return 0;
+  auto* im = static_cast<Impl*>(impl_);
+  if (!try_lock(im->meta_lock)) {
+    __atomic_fetch_add(&header_->dropped_meta, 1, __ATOMIC_RELAXED);
+    return 0;
+  }
+  uint32_t id = intern_locked(header_, base_, im, bytes, len, subkind);
+  unlock(im->meta_lock);
+  return id;
+}
+
+void Writer::note_module(uint64_t addr) {
+  if (!header_ || addr == 0) return;
+  auto* im = static_cast<Impl*>(impl_);
+  const uint32_t n = im->nmodules.load(std::memory_order_acquire);
+  for (uint32_t i = 0; i < n; ++i)
+    if (addr >= im->modules[i].lo && addr < im->modules[i].hi) return;
+  if (n >= kMaxModules) return;
+
+  PhdrSearch s;
+  memset(&s, 0, sizeof s);
+  s.addr = addr;
+  dl_iterate_phdr(phdr_callback, &s);
+  if (!s.found) return;
+
+  if (!try_lock(im->meta_lock)) return;
+  const uint32_t m = im->nmodules.load(std::memory_order_relaxed);
+  bool known = false;
+  for (uint32_t i = 0; i < m; ++i) known = known || (s.lo == im->modules[i].lo && s.hi == im->modules[i].hi);
+  if (!known && m < kMaxModules) {
+    uint32_t path = intern_locked(header_, base_, im, s.path, strlen(s.path), LST_STR_TEXT);
+    uint32_t build = s.build_id_len ? intern_locked(header_, base_, im, s.build_id, s.build_id_len, LST_STR_BUILD_ID) : 0;
+    uint32_t first;
+    if (uint8_t* p = meta_alloc(header_, base_, 1, &first)) {
+      auto* mod = reinterpret_cast<lst_meta_module*>(p);
+      mod->path = path;
+      mod->base = s.base;
+      mod->lo = s.lo;
+      mod->hi = s.hi;
+      mod->build_id = build;
+      __atomic_store_n(&mod->word, LST_WORD(LST_KIND_MODULE, 0, 0), __ATOMIC_RELEASE);
+    }
+    // Known even when the table entry could not be written, so a full region is not searched again.
+    im->modules[m] = {s.lo, s.hi};
+    im->nmodules.store(m + 1, std::memory_order_release);
+  }
+  unlock(im->meta_lock);
+}
+
+void Writer::set_world(int32_t rank, int32_t size) {
+  if (!header_) return;
+  auto* im = static_cast<Impl*>(impl_);
+  __atomic_store_n(&header_->world_size, size, __ATOMIC_RELEASE);
+  __atomic_store_n(&header_->world_rank, rank, __ATOMIC_RELEASE);
+  if (rank < 0) return;
+  char name[sizeof im->name];
+  file_name(name, sizeof name, rank, im->host, im->pid);
+  if (strcmp(name, im->name) == 0) return;
+  // Never replace a file that is already there: keep the old name instead.
+  bool moved = renameat2(im->dirfd, im->name, im->dirfd, name, RENAME_NOREPLACE) == 0;
+  if (!moved && (errno == EINVAL || errno == ENOSYS)) {
+    moved = linkat(im->dirfd, im->name, im->dirfd, name, 0) == 0;
+    if (moved) unlinkat(im->dirfd, im->name, 0);
+  }
+  if (!moved) return;
+  memcpy(im->name, name, sizeof name);
+  // path_ is "<dir>/<name>": replace the part after the last '/'.
+  char* slash = strrchr(path_, '/');
+  if (slash) snprintf(slash + 1, sizeof path_ - size_t(slash + 1 - path_), "%s", name);
+}
+
+void Writer::set_end_state(uint32_t state) {
+  if (header_) __atomic_store_n(&header_->end_state, state, __ATOMIC_RELEASE);
+}
+
+// The page cache already holds every store (MAP_SHARED), so closing needs no msync to survive the
+// process; unmapping is all that differs from abandon().
+void Writer::close() { abandon(); }
+
+void Writer::abandon() {
+  auto* im = static_cast<Impl*>(impl_);
+  if (base_ && im) munmap(base_, im->reserved_len);
+  if (fd_ >= 0) ::close(fd_);
+  if (im) {
+    if (im->dirfd >= 0) ::close(im->dirfd);
+    munmap(im, sizeof(Impl));
+  }
+  header_ = nullptr;
+  base_ = nullptr;
+  fd_ = -1;
+  impl_ = nullptr;
+}
+
+}  // namespace lockstep::format
