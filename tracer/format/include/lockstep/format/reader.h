@@ -57,6 +57,14 @@ class TraceFile {
   // the first bad one. Counts unpublished slots.
   void validate();
   uint64_t unpublished() const { return unpublished_; }
+  // Ring mode: collective slots found holding an older record than the id they stand for (a writer
+  // had reserved the id but not yet refilled the slot). Counted by validate().
+  uint64_t overwritten() const { return overwritten_; }
+  // The header's fixed-size text fields, cut at their first NUL and never past their size.
+  std::string host() const;
+  std::string job_id() const;
+  std::string cmdline() const;
+  std::string tracer_version() const;
 
   // Interned text by id; empty for 0. Throws FormatError for an id that does not name a string.
   std::string_view string(uint32_t id) const;
@@ -72,8 +80,16 @@ class TraceFile {
   const lst_header* header_ = nullptr;
   uint64_t first_id_ = 0, end_id_ = 0;
   uint64_t unpublished_ = 0;
+  uint64_t overwritten_ = 0;
+  uint64_t meta_used_ = 0;            // metadata slots walked and found valid
+  std::vector<uint8_t> string_start_;  // per metadata slot: subkind + 1 where a string starts, else 0
   std::vector<Module> modules_;
+  void check_string_id(uint32_t id, uint64_t at, const char* what, uint64_t record_id) const;
 };
+
+// The trace files in a directory (*.lstrace, not following symlinks), ordered by world rank (rank-less
+// files last), then host and pid. Throws FormatError when `dir` cannot be read.
+std::vector<std::string> find_traces(const std::string& dir);
 
 // Names for enum values, shared by show, check and the report renderers.
 // op_name gives the API's own spelling: "MPI_Iallreduce", "ncclAllReduce", "rt.allreduce".
@@ -84,5 +100,8 @@ const char* state_name(uint8_t state);
 const char* kind_name(uint8_t kind);
 const char* comm_op_name(uint8_t op);
 const char* marker_name(uint8_t op);
+const char* api_name(uint8_t api);
+const char* wait_op_name(uint8_t op);
+const char* end_state_name(uint32_t state);
 
 }  // namespace lockstep::format

@@ -1,0 +1,600 @@
+// Writer → reader round trips and the reader's defences: every record kind, strings, members and
+// modules, concurrent growth, ring wrap, unpublished slots, truncation, corruption, file safety.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <random>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "lockstep/format/reader.h"
+#include "lockstep/format/writer.h"
+#include "sample_trace.h"
+
+namespace lockstep::format {
+namespace {
+
+class TempDir {
+ public:
+  TempDir() {
+    char tmpl[] = "/tmp/lockstep-format-XXXXXX";
+    path_ = mkdtemp(tmpl);
+  }
+  ~TempDir() { std::system(("rm -rf '" + path_ + "'").c_str()); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+std::string read_all(const std::string& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+void write_all(const std::string& p, const std::string& bytes) {
+  std::ofstream out(p, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), std::streamsize(bytes.size()));
+}
+
+WriterConfig small_config(const std::string& dir) {
+  WriterConfig c;
+  c.dir = dir.c_str();
+  c.chunk_records = 64;
+  c.meta_slots = 128;
+  c.job_id = "job-42";
+  c.cmdline = "./app --steps 3";
+  return c;
+}
+
+__attribute__((noinline)) void call_site_anchor() { asm volatile(""); }
+uint64_t anchor() { return reinterpret_cast<uint64_t>(&call_site_anchor) + 4; }
+
+// Writes the sample trace and returns its path.
+std::string sample_file(const std::string& dir, uint64_t ring = 0) {
+  Writer w;
+  char err[256];
+  WriterConfig c = small_config(dir);
+  c.rank_hint = 2;
+  c.ring_records = ring;
+  EXPECT_TRUE(w.open(c, err, sizeof err)) << err;
+  w.set_world(2, 4);
+  test::write_sample(w, anchor());
+  w.set_end_state(LST_END_EXIT);
+  std::string p = w.path();
+  w.close();
+  return p;
+}
+
+TEST(RoundTrip, EveryKindAndField) {
+  TempDir d;
+  const std::string p = sample_file(d.path());
+  TraceFile t = TraceFile::open(p);
+  t.validate();
+  EXPECT_EQ(t.header().world_rank, 2);
+  EXPECT_EQ(t.header().world_size, 4);
+  EXPECT_EQ(t.header().end_state, uint32_t(LST_END_EXIT));
+  EXPECT_EQ(t.header().pid, uint32_t(getpid()));
+  EXPECT_EQ(t.job_id(), "job-42");
+  EXPECT_EQ(t.cmdline(), "./app --steps 3");
+  EXPECT_FALSE(t.host().empty());
+  EXPECT_EQ(t.unpublished(), 0u);
+
+  const size_t n = std::size(test::kSample);
+  ASSERT_EQ(t.first_id(), 0u);
+  ASSERT_EQ(t.end_id(), n);
+  uint32_t world_seq = 0, nccl_seq = 0;
+  std::set<uint8_t> kinds;
+  for (uint64_t id = 0; id < n; ++id) {
+    SCOPED_TRACE(id);
+    const test::SampleCall& c = test::kSample[id];
+    const lst_record* r = t.record(id);
+    ASSERT_NE(r, nullptr);
+    kinds.insert(LST_WORD_KIND(r->word));
+    EXPECT_EQ(LST_WORD_KIND(r->word), c.kind);
+    EXPECT_EQ(LST_WORD_STATE(r->word), c.state);
+    EXPECT_EQ(LST_WORD_FLAGS(r->word), c.flags);
+    EXPECT_EQ(r->op, c.op);
+    EXPECT_EQ(r->api, c.api);
+    EXPECT_EQ(r->caller, anchor());
+    EXPECT_EQ(r->t_ns, 1000 + id * 10);
+    EXPECT_EQ(t.string(r->aux), c.name ? c.name : "");
+    if (c.kind == LST_KIND_COLLECTIVE) {
+      EXPECT_EQ(r->comm, c.comm);
+      EXPECT_EQ(r->u.coll.count, c.count);
+      EXPECT_EQ(r->dtype, c.dtype);
+      EXPECT_EQ(r->u.coll.dtype_size, c.dtype_size);
+      EXPECT_EQ(r->redop, c.redop);
+      EXPECT_EQ(r->u.coll.root_or_peer, c.root_or_peer);
+      EXPECT_EQ(r->u.coll.seq, c.comm == test::kWorld ? world_seq++ : nccl_seq++);
+      EXPECT_EQ(r->u.coll.id_lo, uint32_t(id));
+      if (c.state >= LST_STATE_RETURNED) {
+        EXPECT_EQ(r->t_return_us, 7u);
+      }
+    }
+    if (c.kind == LST_KIND_COMM) {
+      EXPECT_EQ(r->u.comm.size, 4);
+      EXPECT_EQ(r->u.comm.rank, 2);
+      EXPECT_EQ(t.members(r->members), std::vector<int32_t>({0, 1, 2, 3}));
+    }
+    if (c.kind == LST_KIND_WAIT) {
+      EXPECT_EQ(r->u.wait.first_ref, id - 1);
+      EXPECT_EQ(r->u.wait.id, id);
+    }
+    if (c.kind == LST_KIND_DEVICE) {
+      EXPECT_EQ(r->u.device.start_ns, 5000u);
+      EXPECT_EQ(r->u.device.end_ns, 6000u);
+    }
+    if (c.kind == LST_KIND_STACK) {
+      EXPECT_EQ(r->u.stack.frames[0], anchor());
+    }
+  }
+  EXPECT_EQ(kinds.size(), 6u) << "the sample covers every record kind";
+  EXPECT_EQ(t.record(n), nullptr);
+}
+
+TEST(RoundTrip, OpNamesUseTheApisSpelling) {
+  TempDir d;
+  TraceFile t = TraceFile::open(sample_file(d.path()));
+  std::vector<std::string> names;
+  for (uint64_t id = t.first_id(); id < t.end_id(); ++id) names.push_back(op_name(*t.record(id)));
+  EXPECT_EQ(names[1], "MPI_COMM_WORLD");
+  EXPECT_EQ(names[2], "MPI_Allreduce");
+  EXPECT_EQ(names[3], "MPI_Iallreduce");
+  EXPECT_EQ(names[4], "MPI_Wait");
+  EXPECT_EQ(names[5], "MPI_Bcast");
+  EXPECT_EQ(names[6], "ncclCommInitRank");
+  EXPECT_EQ(names[7], "ncclGroupStart");
+  EXPECT_EQ(names[8], "ncclSend");
+  EXPECT_EQ(names[10], "ncclAllReduce");
+  EXPECT_EQ(names[14], "MPI_Finalize");
+  EXPECT_STREQ(dtype_name(LST_DT_BFLOAT16), "bfloat16");
+  EXPECT_STREQ(redop_name(LST_RED_AVG), "avg");
+  EXPECT_STREQ(state_name(LST_STATE_COMPLETED), "completed");
+}
+
+TEST(Metadata, StringsAreInternedAndBounded) {
+  TempDir d;
+  Writer w;
+  char err[256];
+  WriterConfig c = small_config(d.path());
+  ASSERT_TRUE(w.open(c, err, sizeof err)) << err;
+  const uint32_t a = w.intern("alpha", 5);
+  EXPECT_EQ(w.intern("alpha", 5), a);
+  EXPECT_NE(w.intern("alpha", 5, LST_STR_BUILD_ID), a);
+  const std::string long_text(300, 'x');
+  const uint32_t l = w.intern(long_text.data(), long_text.size());
+  const uint32_t b = w.intern("beta", 4);
+  EXPECT_EQ(b - l, (8u + 300u + 63u) / 64u) << "a string takes ceil((8+len)/64) slots";
+  EXPECT_EQ(w.intern("", 0), 0u);
+  const int32_t ranks[] = {5, 3, 1};
+  const uint32_t m = w.intern(ranks, sizeof ranks, LST_STR_MEMBERS);
+  // Fill the region: further strings are dropped and counted, not written past its end.
+  uint32_t last = 1;
+  for (int i = 0; i < 200 && last != 0; ++i) last = w.intern(long_text.data() + i % 50, 100 + i);
+  EXPECT_EQ(last, 0u);
+  EXPECT_GT(w.header()->dropped_meta, 0u);
+  const std::string p = w.path();
+  w.close();
+
+  TraceFile t = TraceFile::open(p);
+  EXPECT_EQ(t.string(a), "alpha");
+  EXPECT_EQ(t.string(l), long_text);
+  EXPECT_EQ(t.string(b), "beta");
+  EXPECT_EQ(t.members(m), std::vector<int32_t>({5, 3, 1}));
+  EXPECT_THROW(t.members(a), FormatError);
+  EXPECT_THROW(t.string(l + 1), FormatError) << "an id inside a string is not a string";
+  EXPECT_THROW(t.string(100000), FormatError);
+}
+
+TEST(Metadata, ModuleTableCoversTheCallSite) {
+  TempDir d;
+  const std::string p = sample_file(d.path());
+  TraceFile t = TraceFile::open(p);
+  ASSERT_EQ(t.modules().size(), 1u) << "one module noted once despite many calls";
+  const Module& m = t.modules()[0];
+  EXPECT_LE(m.lo, anchor());
+  EXPECT_GT(m.hi, anchor());
+  char exe[PATH_MAX] = {};
+  ASSERT_GT(readlink("/proc/self/exe", exe, sizeof exe - 1), 0);
+  EXPECT_EQ(m.path, exe);
+  EXPECT_FALSE(m.build_id.empty());
+  EXPECT_EQ(m.build_id.find_first_not_of("0123456789abcdef"), std::string::npos);
+}
+
+TEST(Growth, EightThreadsAcrossManyChunksLoseNothing) {
+  TempDir d;
+  Writer w;
+  char err[256];
+  WriterConfig c = small_config(d.path());
+  ASSERT_TRUE(w.open(c, err, sizeof err)) << err;
+  constexpr int kThreads = 8, kPer = 4000;
+  std::atomic<bool> go{false};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      while (!go.load()) {
+      }
+      uint64_t first_id = 0;
+      lst_record* first = nullptr;
+      for (int i = 0; i < kPer; ++i) {
+        uint64_t id;
+        lst_record* r = w.reserve(&id);
+        ASSERT_NE(r, nullptr);
+        r->op = LST_OP_ALLREDUCE;
+        r->api = LST_API_MPI;
+        r->u.coll.seq = uint32_t(i);
+        r->u.coll.count = uint64_t(t) << 32 | uint64_t(i);
+        Writer::publish(r, LST_WORD(LST_KIND_COLLECTIVE, LST_STATE_ENTERED, 0));
+        if (!first) {
+          first = r;
+          first_id = id;
+        }
+      }
+      // A pointer taken before the file grew still points at the same record.
+      ASSERT_EQ(w.at(first_id), first);
+      Writer::publish(first, LST_WORD(LST_KIND_COLLECTIVE, LST_STATE_RETURNED, 0));
+    });
+  }
+  go = true;
+  for (auto& th : threads) th.join();
+  const std::string p = w.path();
+  EXPECT_EQ(w.header()->dropped_records, 0u);
+  w.close();
+
+  TraceFile t = TraceFile::open(p);
+  t.validate();
+  ASSERT_EQ(t.end_id(), uint64_t(kThreads * kPer));
+  EXPECT_GE(t.header().record_capacity / 64, uint64_t(kThreads * kPer / 64)) << "grew over many chunks";
+  std::vector<std::vector<bool>> seen(kThreads, std::vector<bool>(kPer));
+  std::vector<int> returned(kThreads), last(kThreads, -1);
+  for (uint64_t id = 0; id < t.end_id(); ++id) {
+    const lst_record* r = t.record(id);
+    ASSERT_NE(r, nullptr) << id;
+    const int th = int(r->u.coll.count >> 32), i = int(r->u.coll.count & 0xFFFFFFFF);
+    ASSERT_LT(th, kThreads);
+    ASSERT_LT(i, kPer);
+    EXPECT_FALSE(seen[th][i]) << "duplicate " << th << ":" << i;
+    seen[th][i] = true;
+    EXPECT_GT(i, last[th]) << "a thread's records keep its order";
+    last[th] = i;
+    if (LST_WORD_STATE(r->word) == LST_STATE_RETURNED) ++returned[th];
+  }
+  for (int th = 0; th < kThreads; ++th) {
+    EXPECT_EQ(std::count(seen[th].begin(), seen[th].end(), true), kPer);
+    EXPECT_EQ(returned[th], 1);
+  }
+}
+
+TEST(Growth, LimitDropsAndCounts) {
+  TempDir d;
+  Writer w;
+  char err[256];
+  WriterConfig c = small_config(d.path());
+  c.max_records = 128;
+  ASSERT_TRUE(w.open(c, err, sizeof err)) << err;
+  int written = 0;
+  for (int i = 0; i < 200; ++i) {
+    uint64_t id;
+    if (lst_record* r = w.reserve(&id)) {
+      r->op = LST_MARK_ANNOTATION;
+      Writer::publish(r, LST_WORD(LST_KIND_MARKER, 0, 0));
+      ++written;
+    }
+  }
+  EXPECT_EQ(written, 128);
+  EXPECT_EQ(w.header()->dropped_records, 72u);
+  const std::string p = w.path();
+  w.close();
+  TraceFile t = TraceFile::open(p);
+  EXPECT_EQ(t.end_id(), 128u) << "ids reserved past the end are not read";
+}
+
+TEST(Ring, KeepsTheLastRecordsAndForgetsOlderOnes) {
+  TempDir d;
+  Writer w;
+  char err[256];
+  WriterConfig c = small_config(d.path());
+  c.ring_records = 100;
+  ASSERT_TRUE(w.open(c, err, sizeof err)) << err;
+  for (uint64_t i = 0; i < 250; ++i) {
+    uint64_t id;
+    lst_record* r = w.reserve(&id);
+    ASSERT_NE(r, nullptr);
+    EXPECT_EQ(id, i);
+    r->op = LST_OP_BARRIER;
+    r->api = LST_API_MPI;
+    r->u.coll.count = id;
+    Writer::publish(r, LST_WORD(LST_KIND_COLLECTIVE, LST_STATE_RETURNED, 0));
+  }
+  EXPECT_EQ(w.at(10), nullptr) << "slot reused";
+  EXPECT_EQ(w.at(149), nullptr);
+  ASSERT_NE(w.at(150), nullptr);
+  EXPECT_EQ(w.at(150)->u.coll.count, 150u);
+  // A slot reserved but not yet refilled still holds an older record: the reader must not take it.
+  uint64_t pending;
+  lst_record* r = w.reserve(&pending);
+  r->u.coll.id_lo = uint32_t(pending - 100);  // as if the reserving thread had not reached the slot
+  Writer::publish(r, LST_WORD(LST_KIND_COLLECTIVE, LST_STATE_RETURNED, 0));
+  const std::string p = w.path();
+  w.close();
+
+  TraceFile t = TraceFile::open(p);
+  EXPECT_TRUE(t.header().flags & LST_HDR_RING);
+  EXPECT_EQ(t.first_id(), 151u);
+  EXPECT_EQ(t.end_id(), 251u);
+  t.validate();
+  EXPECT_EQ(t.overwritten(), 1u);
+  EXPECT_EQ(t.record(250), nullptr);
+  EXPECT_EQ(t.record(150), nullptr);
+  for (uint64_t id = 151; id < 250; ++id) {
+    ASSERT_NE(t.record(id), nullptr) << id;
+    EXPECT_EQ(t.record(id)->u.coll.count, id);
+  }
+}
+
+TEST(CommitProtocol, ReservedButUnpublishedSlotIsCountedAndSkipped) {
+  TempDir d;
+  Writer w;
+  char err[256];
+  WriterConfig c = small_config(d.path());
+  ASSERT_TRUE(w.open(c, err, sizeof err)) << err;
+  for (int i = 0; i < 3; ++i) {
+    uint64_t id;
+    lst_record* r = w.reserve(&id);
+    r->op = LST_OP_BCAST;
+    r->u.coll.count = 99;  // fields written, word not: a thread killed before publishing
+    if (i != 1) Writer::publish(r, LST_WORD(LST_KIND_COLLECTIVE, LST_STATE_ENTERED, 0));
+  }
+  const std::string p = w.path();
+  w.close();
+  TraceFile t = TraceFile::open(p);
+  t.validate();
+  EXPECT_EQ(t.end_id(), 3u);
+  EXPECT_EQ(t.unpublished(), 1u);
+  EXPECT_NE(t.record(0), nullptr);
+  EXPECT_EQ(t.record(1), nullptr);
+  EXPECT_NE(t.record(2), nullptr);
+}
+
+// Opens and fully reads a file: what every tool does.
+void load(const std::string& p) {
+  TraceFile t = TraceFile::open(p);
+  t.validate();
+  for (uint64_t id = t.first_id(); id < t.end_id(); ++id)
+    if (const lst_record* r = t.record(id)) {
+      (void)op_name(*r);
+      (void)t.string(r->aux);
+      if (LST_WORD_KIND(r->word) == LST_KIND_COMM) (void)t.members(r->members);
+    }
+}
+
+TEST(Reader, TruncationAnywhereIsAnErrorAtTheCut) {
+  TempDir d;
+  const std::string p = sample_file(d.path());
+  const std::string bytes = read_all(p);
+  const std::string cut = d.path() + "/cut.lstrace";
+  std::vector<size_t> offsets = {0, 1, 7, 8, 100, 4095, 4096, 4097, bytes.size() - 1, bytes.size() - 64};
+  for (size_t o = 64; o < bytes.size(); o += 997) offsets.push_back(o);
+  for (size_t o : offsets) {
+    SCOPED_TRACE(o);
+    write_all(cut, bytes.substr(0, o));
+    try {
+      load(cut);
+      ADD_FAILURE() << "truncated file accepted";
+    } catch (const FormatError& e) {
+      EXPECT_EQ(e.file(), cut);
+      EXPECT_EQ(e.offset(), o);
+      EXPECT_NE(std::string(e.what()).find(cut + ": byte " + std::to_string(o) + ": "), std::string::npos)
+          << e.what();
+    }
+  }
+}
+
+TEST(Reader, TargetedCorruptionNamesTheByte) {
+  TempDir d;
+  const std::string p = sample_file(d.path());
+  const std::string good = read_all(p);
+  TraceFile t0 = TraceFile::open(p);
+  const uint64_t rec = t0.header().records_offset;
+  const std::string bad = d.path() + "/bad.lstrace";
+  auto expect_error = [&](size_t at, uint8_t value, uint64_t offset, const std::string& text) {
+    std::string b = good;
+    b[at] = char(value);
+    write_all(bad, b);
+    try {
+      load(bad);
+      ADD_FAILURE() << "accepted corruption at " << at;
+    } catch (const FormatError& e) {
+      EXPECT_EQ(e.offset(), offset) << e.what();
+      EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
+    }
+  };
+  expect_error(0, 'X', 0, "bad magic");
+  expect_error(8, 2, 8, "format version 2.0");
+  expect_error(rec + 64 + 1, 77, rec + 64, "record 1 has unknown kind 77");
+  expect_error(rec + 2 * 64 + 6, 99, rec + 2 * 64 + 6, "record 2 has unknown datatype 99");
+  expect_error(rec + 2 * 64 + 7, 99, rec + 2 * 64 + 7, "record 2 has unknown reduction op 99");
+  expect_error(rec + 2 * 64 + 2, 9, rec + 2 * 64, "record 2 has invalid state 9");
+  expect_error(rec + 1 * 64 + 60, 0xEE, rec + 64 + 60, "record 1 name refers to string");
+  expect_error(offsetof(lst_header, records_offset) + 7, 0x40, offsetof(lst_header, records_offset), "records offset");
+
+  // A higher minor version is read; an unknown kind it may add is skipped, not an error.
+  std::string newer = good;
+  newer[10] = 9;
+  newer[rec + 64 + 1] = 77;
+  write_all(bad, newer);
+  EXPECT_NO_THROW(load(bad));
+}
+
+TEST(Reader, RandomCorruptionNeverCrashes) {
+  TempDir d;
+  const std::string p = sample_file(d.path());
+  const std::string good = read_all(p);
+  TraceFile t0 = TraceFile::open(p);
+  const size_t meta_end = t0.header().meta_offset + t0.header().meta_next * 64;
+  const size_t rec_end = t0.header().records_offset + t0.end_id() * 64;
+  const std::string bad = d.path() + "/bad.lstrace";
+  std::mt19937_64 rng(12345);
+  int errors = 0;
+  for (int iter = 0; iter < 400; ++iter) {
+    std::string b = good;
+    const int flips = 1 + int(rng() % 4);
+    for (int f = 0; f < flips; ++f) {
+      size_t region = rng() % 3;
+      size_t at = region == 0 ? rng() % 256 : region == 1 ? 4096 + rng() % (meta_end - 4096)
+                                                          : t0.header().records_offset + rng() % (rec_end - t0.header().records_offset);
+      b[at] = char(rng());
+    }
+    write_all(bad, b);
+    try {
+      load(bad);
+    } catch (const FormatError& e) {
+      ++errors;
+      EXPECT_EQ(e.file(), bad);
+      EXPECT_LE(e.offset(), b.size()) << "a cut file is reported at its end";
+    }
+  }
+  EXPECT_GT(errors, 50);
+}
+
+TEST(Reader, RejectsWhatIsNotATrace) {
+  TempDir d;
+  const std::string p = d.path() + "/text.lstrace";
+  write_all(p, std::string(5000, 'a'));
+  EXPECT_THROW(TraceFile::open(p), FormatError);
+  write_all(p, "");
+  EXPECT_THROW(TraceFile::open(p), FormatError);
+  EXPECT_THROW(TraceFile::open(d.path()), FormatError);
+  EXPECT_THROW(TraceFile::open(d.path() + "/missing"), FormatError);
+}
+
+TEST(FileSafety, ModesAndDirectoryCreation) {
+  TempDir d;
+  const std::string dir = d.path() + "/a/b";
+  const mode_t old = umask(0);
+  Writer w;
+  char err[256];
+  WriterConfig c = small_config(dir);
+  const bool ok = w.open(c, err, sizeof err);
+  umask(old);
+  ASSERT_TRUE(ok) << err;
+  struct stat st;
+  ASSERT_EQ(stat(w.path(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0600u);
+  ASSERT_EQ(stat(dir.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0700u);
+  ASSERT_EQ(stat((d.path() + "/a").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0700u);
+  EXPECT_NE(std::string(w.path()).find("/rank-u."), std::string::npos) << "rank not known yet";
+}
+
+TEST(FileSafety, SymlinkAtTheTargetPathIsRefused) {
+  TempDir d;
+  std::string target;
+  {
+    Writer w;
+    char err[256];
+    WriterConfig c = small_config(d.path());
+    c.rank_hint = 5;
+    ASSERT_TRUE(w.open(c, err, sizeof err)) << err;
+    target = w.path();
+    w.close();
+  }
+  ASSERT_EQ(unlink(target.c_str()), 0);
+  const std::string victim = d.path() + "/victim";
+  write_all(victim, "precious");
+  ASSERT_EQ(symlink(victim.c_str(), target.c_str()), 0);
+  Writer w;
+  char err[256] = {};
+  WriterConfig c = small_config(d.path());
+  c.rank_hint = 5;
+  EXPECT_FALSE(w.open(c, err, sizeof err));
+  EXPECT_NE(std::string(err).find(target), std::string::npos) << err;
+  EXPECT_EQ(read_all(victim), "precious");
+  struct stat st;
+  ASSERT_EQ(lstat(target.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode));
+}
+
+TEST(FileSafety, ExistingFileIsNeverOverwritten) {
+  TempDir d;
+  Writer a;
+  char err[256];
+  WriterConfig c = small_config(d.path());
+  c.rank_hint = 1;
+  ASSERT_TRUE(a.open(c, err, sizeof err)) << err;
+  Writer b;
+  EXPECT_FALSE(b.open(c, err, sizeof err));
+  EXPECT_FALSE(b.is_open());
+}
+
+TEST(SetWorld, RenamesARanklessFileButNeverOverAnother) {
+  TempDir d;
+  Writer w;
+  char err[256];
+  WriterConfig c = small_config(d.path());
+  ASSERT_TRUE(w.open(c, err, sizeof err)) << err;
+  const std::string before = w.path();
+  w.set_world(3, 8);
+  const std::string after = w.path();
+  EXPECT_NE(after.find("/rank-3."), std::string::npos) << after;
+  EXPECT_NE(access(after.c_str(), F_OK), -1);
+  EXPECT_EQ(access(before.c_str(), F_OK), -1);
+  w.close();
+  TraceFile t = TraceFile::open(after);
+  EXPECT_EQ(t.header().world_rank, 3);
+  EXPECT_EQ(t.header().world_size, 8);
+
+  // The final name is taken (another file): the trace keeps its rank-less name.
+  ASSERT_EQ(rename(after.c_str(), (d.path() + "/moved").c_str()), 0);
+  write_all(after, "someone else's file");
+  Writer v;
+  ASSERT_TRUE(v.open(c, err, sizeof err)) << err;
+  v.set_world(3, 8);
+  EXPECT_EQ(std::string(v.path()), before);
+  EXPECT_EQ(read_all(after), "someone else's file");
+}
+
+TEST(Fork, AbandonedChildLeavesTheParentsTraceAlone) {
+  TempDir d;
+  Writer w;
+  char err[256];
+  WriterConfig c = small_config(d.path());
+  ASSERT_TRUE(w.open(c, err, sizeof err)) << err;
+  uint64_t id;
+  lst_record* first = w.reserve(&id);
+  first->op = LST_MARK_PROCESS_START;
+  Writer::publish(first, LST_WORD(LST_KIND_MARKER, 0, 0));
+  const std::string p = w.path();
+  const std::string before = read_all(p);
+  pid_t child = fork();
+  if (child == 0) {
+    w.abandon();
+    _exit(w.is_open() ? 1 : 0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  EXPECT_EQ(read_all(p), before);
+  lst_record* r = w.reserve(&id);
+  r->op = LST_MARK_PROCESS_END;
+  Writer::publish(r, LST_WORD(LST_KIND_MARKER, 0, 0));
+  w.close();
+  TraceFile t = TraceFile::open(p);
+  EXPECT_EQ(t.end_id(), 2u);
+}
+
+}  // namespace
+}  // namespace lockstep::format
