@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 
 #include "lockstep/format/layout.h"
@@ -85,6 +86,34 @@ void collective_complete(uint64_t id) noexcept;
 
 // Markers (process lifecycle, MPI_Init/Finalize, NCCL groups, annotations).
 uint64_t marker(uint8_t op, uint64_t value, const char* text, uint64_t caller) noexcept;
+
+// --- additions (keep the declarations above unchanged) ---
+
+// A marker with every field; `state` is 0, or LST_STATE_ENTERED for a marker that marker_return()
+// later moves to RETURNED (MPI_Finalize). Returns the record id, UINT64_MAX when nothing was written.
+uint64_t marker_ex(uint8_t op, uint64_t value, uint64_t ref, uint64_t extra, const char* text,
+                   uint64_t caller, uint8_t state) noexcept;
+void marker_return(uint64_t id) noexcept;
+// collective_return() for a record known only by id (tokens handed to other libraries).
+void collective_return_id(uint64_t id, bool ok) noexcept;
+// One MPI Wait/Test family call (kind WAIT): entered before the call, returned with the number of
+// collectives it completed.
+Pending wait_enter(uint8_t wait_op, uint64_t first_ref, uint32_t nrequests, uint64_t caller) noexcept;
+void wait_return(Pending& p, uint32_t ncompleted, bool ok) noexcept;
+
+// The job id the files are grouped by and the launcher's rank hint (LST_NONE when unknown).
+const char* job_id() noexcept;
+int32_t rank_hint() noexcept;
+// Tells the writer the world rank and size (renames a rank-less file); no-op when tracing is off.
+void set_world(int32_t rank, int32_t size) noexcept;
+// Records how the process ended (LST_END_ABORT before MPI_Abort, for example).
+void set_end_state(uint32_t state) noexcept;
+// Puts the tracer's fatal-signal handlers back in front after a library installed its own (MPI_Init);
+// the library's handlers are chained to, never replaced.
+void reinstall_signal_handlers() noexcept;
+// FNV-1a, for communicator identities: start with kHashSeed.
+constexpr uint64_t kHashSeed = 0xcbf29ce484222325ull;
+uint64_t hash_bytes(uint64_t h, const void* data, size_t len) noexcept;
 
 }  // namespace lockstep::trace
 

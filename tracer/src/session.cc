@@ -1,0 +1,648 @@
+// The tracer's process-wide state (session.h): opens the trace lazily from the environment, keeps the
+// communicator registry, turns one intercepted call into one record, and marks how the process ended.
+#include "session.h"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <unwind.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <new>
+
+namespace lockstep::trace {
+namespace {
+
+// ---- configuration from the environment -------------------------------------------------------
+
+struct Config {
+  const char* dir = nullptr;
+  int32_t rank_hint = LST_NONE;
+  uint64_t ring = 0;
+  int stack_frames = 0;  // LOCKSTEP_TRACE_STACK: frames kept in all, the caller included
+  char job_id[64] = {};
+  char cmdline[1024] = {};
+};
+Config g_config;
+
+int32_t env_int(const char* name, int32_t fallback) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return fallback;
+  char* end = nullptr;
+  long x = std::strtol(v, &end, 10);
+  if (*end != '\0' || x < 0 || x > 0x7fffffff) return fallback;
+  return static_cast<int32_t>(x);
+}
+
+void read_cmdline(char* out, size_t len) {
+  int fd = ::open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  ssize_t n = ::read(fd, out, len - 1);
+  ::close(fd);
+  if (n <= 0) return;
+  // argv is NUL separated; the header wants it joined by spaces.
+  while (n > 0 && out[n - 1] == '\0') --n;
+  for (ssize_t i = 0; i < n; ++i)
+    if (out[i] == '\0') out[i] = ' ';
+  out[n] = '\0';
+}
+
+void load_config() {
+  Config& c = g_config;
+  const char* dir = std::getenv("LOCKSTEP_TRACE_DIR");
+  c.dir = (dir && *dir) ? dir : nullptr;
+  c.rank_hint = LST_NONE;
+  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"}) {
+    c.rank_hint = env_int(name, LST_NONE);
+    if (c.rank_hint != LST_NONE) break;
+  }
+  c.ring = static_cast<uint64_t>(env_int("LOCKSTEP_TRACE_RING", 0));
+  c.stack_frames = env_int("LOCKSTEP_TRACE_STACK", 0);
+  if (c.stack_frames > 64) c.stack_frames = 64;
+  const char* job = nullptr;
+  for (const char* name : {"LOCKSTEP_JOB_ID", "PMIX_NAMESPACE", "OMPI_MCA_ess_base_jobid", "SLURM_JOB_ID"}) {
+    const char* v = std::getenv(name);
+    if (v && *v) {
+      job = v;
+      break;
+    }
+  }
+  if (job) {
+    std::snprintf(c.job_id, sizeof c.job_id, "%s", job);
+  } else {
+    // No launcher told us: processes started by the same parent are taken as one job.
+    char host[64] = {};
+    gethostname(host, sizeof host - 1);
+    std::snprintf(c.job_id, sizeof c.job_id, "ppid-%d@%s", static_cast<int>(getppid()), host);
+  }
+  read_cmdline(c.cmdline, sizeof c.cmdline);
+}
+
+// ---- the writer --------------------------------------------------------------------------------
+
+enum : int { kUntried = 0, kOpen = 1, kOff = 2 };
+std::atomic<int> g_state{kUntried};
+std::atomic<pid_t> g_owner{0};  // the process that opened the writer (fork detection)
+std::mutex g_open_mutex;
+uint64_t g_load_ns = 0;
+// Never destroyed: other threads may still record while exit handlers run.
+alignas(format::Writer) unsigned char g_writer_storage[sizeof(format::Writer)];
+format::Writer* g_writer = nullptr;
+
+void install_signal_handlers() noexcept;
+
+format::Writer* open_writer() noexcept {
+  std::lock_guard<std::mutex> lock(g_open_mutex);
+  int st = g_state.load(std::memory_order_acquire);
+  if (st == kOpen) return g_writer;
+  if (st == kOff) return nullptr;
+  if (!g_config.dir) {
+    g_state.store(kOff, std::memory_order_release);
+    return nullptr;
+  }
+  if (!g_writer) g_writer = new (g_writer_storage) format::Writer();
+  format::WriterConfig wc;
+  wc.dir = g_config.dir;
+  wc.rank_hint = g_config.rank_hint;
+  wc.ring_records = g_config.ring;
+  wc.job_id = g_config.job_id;
+  wc.cmdline = g_config.cmdline;
+  char err[512] = {};
+  if (!g_writer->open(wc, err, sizeof err)) {
+    std::fprintf(stderr, "lockstep: tracing is off for pid %d: %s\n", static_cast<int>(getpid()),
+                 err[0] ? err : "cannot open the trace file");
+    g_state.store(kOff, std::memory_order_release);
+    return nullptr;
+  }
+  g_owner.store(getpid(), std::memory_order_relaxed);
+  g_state.store(kOpen, std::memory_order_release);
+  // The first record says when the library was loaded, so a trace shows time spent before MPI_Init.
+  uint64_t id = 0;
+  if (lst_record* r = g_writer->reserve(&id)) {
+    std::memset(reinterpret_cast<char*>(r) + 4, 0, sizeof(lst_record) - 4);
+    r->op = LST_MARK_PROCESS_START;
+    r->u.marker.value = static_cast<uint64_t>(getpid());
+    r->u.marker.extra = static_cast<uint64_t>(getppid());
+    r->t_ns = g_load_ns ? g_load_ns : now_ns();
+    format::Writer::publish(r, LST_WORD(LST_KIND_MARKER, 0, 0));
+  }
+  install_signal_handlers();
+  return g_writer;
+}
+
+// Only the writer this process opened itself, never one inherited through fork.
+format::Writer* open_writer_or_null() noexcept {
+  if (g_state.load(std::memory_order_acquire) != kOpen) return nullptr;
+  if (g_owner.load(std::memory_order_relaxed) != getpid()) return nullptr;
+  return g_writer;
+}
+
+// Set while this thread is inside the tracer itself: a signal that lands there must not re-enter the
+// writer (it may hold the growth lock), it only marks the end state.
+__attribute__((tls_model("initial-exec"))) thread_local int t_in_tracer = 0;
+struct InTracer {
+  InTracer() noexcept { ++t_in_tracer; }
+  ~InTracer() { --t_in_tracer; }
+};
+
+void clear_slot(lst_record* r) noexcept {
+  std::memset(reinterpret_cast<char*>(r) + sizeof(uint32_t), 0, sizeof(lst_record) - sizeof(uint32_t));
+}
+
+// ---- call stacks -------------------------------------------------------------------------------
+
+struct StackWalk {
+  uint64_t caller;
+  uint64_t* out;
+  int max;
+  int n;
+  bool found;
+};
+
+_Unwind_Reason_Code stack_step(struct _Unwind_Context* ctx, void* arg) {
+  auto* w = static_cast<StackWalk*>(arg);
+  uint64_t ip = static_cast<uint64_t>(_Unwind_GetIP(ctx));
+  if (!w->found) {
+    // Frames up to and including the application's caller are the tracer's and the caller itself.
+    if (ip == w->caller) w->found = true;
+    return _URC_NO_REASON;
+  }
+  if (ip == 0 || w->n >= w->max) return _URC_END_OF_STACK;
+  w->out[w->n++] = ip;
+  return _URC_NO_REASON;
+}
+
+__attribute__((noinline)) void record_stack(format::Writer* w, uint64_t ref, uint64_t caller,
+                                            uint64_t t_ns) noexcept {
+  uint64_t frames[64];
+  StackWalk walk{caller, frames, g_config.stack_frames - 1, 0, false};
+  if (walk.max <= 0) return;
+  _Unwind_Backtrace(stack_step, &walk);
+  for (int i = 0; i < walk.n; i += 2) {
+    uint64_t id = 0;
+    lst_record* r = w->reserve(&id);
+    if (!r) return;
+    clear_slot(r);
+    r->u.stack.ref = ref;
+    r->u.stack.frames[0] = frames[i];
+    r->u.stack.frames[1] = i + 1 < walk.n ? frames[i + 1] : 0;
+    r->t_ns = t_ns;
+    w->note_module(frames[i]);
+    if (i + 1 < walk.n) w->note_module(frames[i + 1]);
+    format::Writer::publish(r, LST_WORD(LST_KIND_STACK, 0, 0));
+  }
+}
+
+// ---- the communicator registry -----------------------------------------------------------------
+
+// Open addressing over a fixed table: lookups are lock-free (one acquire load per probe); inserts and
+// removals take the mutex. A removed communicator's entry stays in its slot with key 0 and is reused
+// by the next insert whose probe passes it, so handles reused after MPI_Comm_free work.
+constexpr size_t kCommSlots = 8192;
+struct CommSlot {
+  std::atomic<uint64_t> key{0};
+  CommEntry entry;
+};
+CommSlot* g_comm_slots = nullptr;  // allocated once, never freed
+std::atomic<bool> g_comm_ready{false};
+std::mutex g_comm_mutex;
+
+uint64_t comm_key(uint8_t api, uintptr_t handle) noexcept {
+  return (static_cast<uint64_t>(handle) ^ (static_cast<uint64_t>(api) << 58)) | 1ull << 63;
+}
+size_t comm_hash(uint64_t key) noexcept {
+  key ^= key >> 33;
+  key *= 0xff51afd7ed558ccdull;
+  key ^= key >> 33;
+  return static_cast<size_t>(key) & (kCommSlots - 1);
+}
+
+// ---- process end -------------------------------------------------------------------------------
+
+constexpr int kFatalSignals[] = {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL, SIGTERM};
+constexpr int kNumFatal = sizeof(kFatalSignals) / sizeof(kFatalSignals[0]);
+struct sigaction g_previous[kNumFatal];
+std::atomic<bool> g_installed[kNumFatal];
+std::atomic<bool> g_ended{false};
+
+void on_fatal_signal(int sig, siginfo_t* info, void* uctx);
+
+void install_signal_handlers() noexcept {
+  for (int i = 0; i < kNumFatal; ++i) {
+    struct sigaction current;
+    if (sigaction(kFatalSignals[i], nullptr, &current) != 0) continue;
+    if (current.sa_flags & SA_SIGINFO && current.sa_sigaction == on_fatal_signal) continue;
+    // A signal the application ignores stays ignored: the tracer never changes behaviour.
+    if (!(current.sa_flags & SA_SIGINFO) && current.sa_handler == SIG_IGN) continue;
+    struct sigaction ours;
+    std::memset(&ours, 0, sizeof ours);
+    ours.sa_sigaction = on_fatal_signal;
+    ours.sa_flags = SA_SIGINFO | SA_ONSTACK | (current.sa_flags & SA_RESTART);
+    sigemptyset(&ours.sa_mask);
+    g_previous[i] = current;
+    g_installed[i].store(true, std::memory_order_release);
+    sigaction(kFatalSignals[i], &ours, nullptr);
+  }
+}
+
+void on_fatal_signal(int sig, siginfo_t* info, void* uctx) {
+  int saved_errno = errno;
+  int idx = 0;
+  while (idx < kNumFatal && kFatalSignals[idx] != sig) ++idx;
+  if (format::Writer* w = open_writer_or_null()) {
+    if (!g_ended.exchange(true)) {
+      w->set_end_state(LST_END_SIGNAL);
+      if (t_in_tracer == 0) {
+        uint64_t id = 0;
+        if (lst_record* r = w->reserve(&id)) {
+          clear_slot(r);
+          r->op = LST_MARK_SIGNAL;
+          r->u.marker.value = static_cast<uint64_t>(sig);
+          r->u.marker.extra = info ? static_cast<uint64_t>(reinterpret_cast<uintptr_t>(info->si_addr)) : 0;
+          r->t_ns = now_ns();
+          format::Writer::publish(r, LST_WORD(LST_KIND_MARKER, 0, 0));
+        }
+      }
+    }
+  }
+  if (idx == kNumFatal) return;
+  const struct sigaction& prev = g_previous[idx];
+  if (prev.sa_flags & SA_SIGINFO) {
+    if (prev.sa_sigaction) {
+      errno = saved_errno;
+      prev.sa_sigaction(sig, info, uctx);
+      return;
+    }
+  } else if (prev.sa_handler != SIG_DFL && prev.sa_handler != SIG_IGN) {
+    errno = saved_errno;
+    prev.sa_handler(sig);
+    return;
+  }
+  // The default action: restore it and raise again, so the process dies exactly as it would have.
+  sigaction(sig, &prev, nullptr);
+  errno = saved_errno;
+  raise(sig);
+}
+
+void on_exit_hook() {
+  format::Writer* w = open_writer_or_null();
+  if (!w || g_ended.exchange(true)) return;
+  InTracer in;
+  uint64_t id = 0;
+  if (lst_record* r = w->reserve(&id)) {
+    clear_slot(r);
+    r->op = LST_MARK_PROCESS_END;
+    r->u.marker.value = UINT64_MAX;  // the exit status is not visible from an exit hook
+    r->t_ns = now_ns();
+    format::Writer::publish(r, LST_WORD(LST_KIND_MARKER, 0, 0));
+  }
+  w->set_end_state(LST_END_EXIT);
+}
+
+void on_fork_child() {
+  // The child must never write into the parent's file: drop the mapping without touching it. If the
+  // child later calls a collective, it opens a trace of its own.
+  if (g_state.load(std::memory_order_acquire) == kOpen && g_writer) g_writer->abandon();
+  g_state.store(g_config.dir ? kUntried : kOff, std::memory_order_release);
+  g_owner.store(0, std::memory_order_relaxed);
+  g_ended.store(false, std::memory_order_relaxed);
+  new (&g_open_mutex) std::mutex();
+  new (&g_comm_mutex) std::mutex();
+}
+
+__attribute__((constructor)) void on_load() {
+  g_load_ns = now_ns();
+  load_config();
+  if (!g_config.dir) g_state.store(kOff, std::memory_order_release);
+  pthread_atfork(nullptr, nullptr, on_fork_child);
+  std::atexit(on_exit_hook);
+}
+
+}  // namespace
+
+// ---- session.h ---------------------------------------------------------------------------------
+
+format::Writer* writer() noexcept {
+  int st = g_state.load(std::memory_order_acquire);
+  if (st == kOpen) return g_writer;
+  if (st == kOff) return nullptr;
+  return open_writer();
+}
+
+uint64_t now_ns() noexcept {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+ThreadState& thread_state() noexcept {
+  static __attribute__((tls_model("initial-exec"))) thread_local ThreadState state;
+  return state;
+}
+
+const char* job_id() noexcept { return g_config.job_id; }
+int32_t rank_hint() noexcept { return g_config.rank_hint; }
+
+void set_world(int32_t rank, int32_t size) noexcept {
+  if (format::Writer* w = writer()) {
+    InTracer in;
+    w->set_world(rank, size);
+  }
+}
+
+void set_end_state(uint32_t state) noexcept {
+  if (format::Writer* w = open_writer_or_null()) {
+    if (state != LST_END_EXIT) g_ended.store(true);
+    w->set_end_state(state);
+  }
+}
+
+void reinstall_signal_handlers() noexcept {
+  if (open_writer_or_null()) install_signal_handlers();
+}
+
+uint64_t hash_bytes(uint64_t h, const void* data, size_t len) noexcept {
+  const auto* p = static_cast<const unsigned char*>(data);
+  for (size_t i = 0; i < len; ++i) {
+    h ^= p[i];
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+CommEntry* comm_find(uint8_t api, uintptr_t handle) noexcept {
+  if (!g_comm_ready.load(std::memory_order_acquire)) return nullptr;
+  uint64_t key = comm_key(api, handle);
+  size_t i = comm_hash(key);
+  for (size_t probes = 0; probes < kCommSlots; ++probes, i = (i + 1) & (kCommSlots - 1)) {
+    CommSlot& s = g_comm_slots[i];
+    uint64_t k = s.key.load(std::memory_order_acquire);
+    if (k == key) return &s.entry;
+    // An entry that was never used ends the probe; a freed one (id stays set) does not.
+    if (k == 0 && s.entry.api == LST_API_NONE) return nullptr;
+  }
+  return nullptr;
+}
+
+CommEntry* comm_add(uint8_t api, uintptr_t handle, uint8_t comm_op, uint64_t id, uint64_t parent_id,
+                    int32_t color, int32_t key_arg, int32_t size, int32_t rank, const int32_t* members,
+                    const char* name, uint64_t caller) noexcept {
+  InTracer in;
+  CommEntry* entry = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(g_comm_mutex);
+    if (!g_comm_slots) {
+      g_comm_slots = new (std::nothrow) CommSlot[kCommSlots];
+      if (!g_comm_slots) return nullptr;
+      g_comm_ready.store(true, std::memory_order_release);
+    }
+    uint64_t key = comm_key(api, handle);
+    size_t i = comm_hash(key);
+    CommSlot* target = nullptr;
+    for (size_t probes = 0; probes < kCommSlots; ++probes, i = (i + 1) & (kCommSlots - 1)) {
+      CommSlot& s = g_comm_slots[i];
+      uint64_t k = s.key.load(std::memory_order_relaxed);
+      if (k == key) {  // registered again without a free in between: start it afresh
+        target = &s;
+        break;
+      }
+      if (k == 0) {
+        if (!target) target = &s;
+        if (s.entry.api == LST_API_NONE) break;
+      }
+    }
+    if (!target) return nullptr;  // more live communicators than the table holds: not recorded
+    target->key.store(0, std::memory_order_relaxed);
+    CommEntry& e = target->entry;
+    e.id = id;
+    e.size = size;
+    e.rank = rank;
+    e.api = api;
+    e.next_seq.store(0, std::memory_order_relaxed);
+    e.children.store(0, std::memory_order_relaxed);
+    target->key.store(key, std::memory_order_release);
+    entry = &e;
+  }
+  format::Writer* w = writer();
+  if (!w) return entry;
+  uint32_t members_id = 0;
+  if (members && size > 0) members_id = w->intern(members, static_cast<size_t>(size) * sizeof(int32_t), LST_STR_MEMBERS);
+  uint32_t name_id = (name && *name) ? w->intern(name, std::strlen(name)) : 0;
+  uint64_t rid = 0;
+  if (lst_record* r = w->reserve(&rid)) {
+    clear_slot(r);
+    r->op = comm_op;
+    r->api = api;
+    r->comm = id;
+    r->u.comm.parent = parent_id;
+    r->u.comm.color = color;
+    r->u.comm.key = key_arg;
+    r->u.comm.size = size;
+    r->u.comm.rank = rank;
+    r->caller = caller;
+    r->t_ns = now_ns();
+    r->members = members_id;
+    r->aux = name_id;
+    if (caller) w->note_module(caller);
+    format::Writer::publish(r, LST_WORD(LST_KIND_COMM, 0, 0));
+  }
+  return entry;
+}
+
+void comm_remove(uint8_t api, uintptr_t handle, uint8_t comm_op, uint64_t caller) noexcept {
+  InTracer in;
+  CommEntry* e = comm_find(api, handle);
+  if (!e) return;
+  uint64_t id = e->id;
+  int32_t size = e->size, rank = e->rank;
+  {
+    std::lock_guard<std::mutex> lock(g_comm_mutex);
+    uint64_t key = comm_key(api, handle);
+    CommSlot* slot = reinterpret_cast<CommSlot*>(reinterpret_cast<char*>(e) - offsetof(CommSlot, entry));
+    if (slot->key.load(std::memory_order_relaxed) == key) slot->key.store(0, std::memory_order_release);
+  }
+  format::Writer* w = writer();
+  if (!w) return;
+  uint64_t rid = 0;
+  if (lst_record* r = w->reserve(&rid)) {
+    clear_slot(r);
+    r->op = comm_op;
+    r->api = api;
+    r->comm = id;
+    r->u.comm.color = LST_NONE;
+    r->u.comm.size = size;
+    r->u.comm.rank = rank;
+    r->caller = caller;
+    r->t_ns = now_ns();
+    if (caller) w->note_module(caller);
+    format::Writer::publish(r, LST_WORD(LST_KIND_COMM, 0, 0));
+  }
+}
+
+Pending collective_enter(const CollectiveArgs& a, uint64_t caller) noexcept {
+  Pending p;
+  uint32_t seq = a.comm ? a.comm->next_seq.fetch_add(1, std::memory_order_relaxed) : 0;
+  format::Writer* w = writer();
+  if (!w) return p;
+  InTracer in;
+  ThreadState& ts = thread_state();
+  uint8_t flags = a.flags;
+  if (ts.nccl_group_depth > 0) flags |= LST_F_IN_GROUP;
+  if (ts.control > 0) flags |= LST_F_CONTROL;
+  uint64_t id = 0;
+  lst_record* r = w->reserve(&id);
+  if (!r) return p;
+  uint64_t t0 = now_ns();
+  r->op = a.op;
+  r->api = a.api;
+  r->dtype = a.dtype;
+  r->redop = a.redop;
+  r->comm = a.comm ? a.comm->id : 0;
+  r->u.coll.seq = seq;
+  r->u.coll.root_or_peer = a.root_or_peer;
+  r->u.coll.dtype_size = a.dtype_size;
+  r->u.coll.id_lo = static_cast<uint32_t>(id);
+  r->u.coll.count = a.count;
+  r->caller = caller;
+  r->t_ns = t0;
+  r->t_return_us = 0;
+  r->aux = a.name;
+  w->note_module(caller);
+  format::Writer::publish(r, LST_WORD(LST_KIND_COLLECTIVE, LST_STATE_ENTERED, flags));
+  if (g_config.stack_frames > 1) record_stack(w, id, caller, t0);
+  p.rec = r;
+  p.id = id;
+  p.t0 = t0;
+  return p;
+}
+
+namespace {
+// The slot of `id` if it still holds that record (a ring may have reused it).
+lst_record* live_slot(format::Writer* w, lst_record* hint, uint64_t id) noexcept {
+  if (g_config.ring == 0 && hint) return hint;
+  return w->at(id);
+}
+
+void advance(lst_record* r, uint8_t state) noexcept {
+  // States only move forward, even when a Wait on another thread races the call's own return.
+  auto* word = reinterpret_cast<std::atomic<uint32_t>*>(&r->word);
+  uint32_t old = word->load(std::memory_order_acquire);
+  while (LST_WORD_STATE(old) < state) {
+    uint32_t next = LST_WORD(LST_WORD_KIND(old), state, LST_WORD_FLAGS(old));
+    if (word->compare_exchange_weak(old, next, std::memory_order_release, std::memory_order_acquire)) return;
+  }
+}
+}  // namespace
+
+void collective_return(Pending& p, bool ok) noexcept {
+  if (!p.rec) return;
+  format::Writer* w = open_writer_or_null();
+  if (!w) return;
+  lst_record* r = live_slot(w, p.rec, p.id);
+  if (!r || (g_config.ring && r->u.coll.id_lo != static_cast<uint32_t>(p.id))) return;
+  uint64_t us = (now_ns() - p.t0) / 1000;
+  r->t_return_us = us > UINT32_MAX ? UINT32_MAX : static_cast<uint32_t>(us);
+  advance(r, ok ? LST_STATE_RETURNED : LST_STATE_FAILED);
+  p.rec = nullptr;
+}
+
+void collective_return_id(uint64_t id, bool ok) noexcept {
+  format::Writer* w = open_writer_or_null();
+  if (!w) return;
+  lst_record* r = w->at(id);
+  if (!r || LST_WORD_KIND(r->word) != LST_KIND_COLLECTIVE || r->u.coll.id_lo != static_cast<uint32_t>(id)) return;
+  Pending p{r, id, r->t_ns};
+  collective_return(p, ok);
+}
+
+void collective_complete(uint64_t id) noexcept {
+  format::Writer* w = open_writer_or_null();
+  if (!w) return;
+  lst_record* r = w->at(id);
+  if (!r || LST_WORD_KIND(r->word) != LST_KIND_COLLECTIVE || r->u.coll.id_lo != static_cast<uint32_t>(id)) return;
+  advance(r, LST_STATE_COMPLETED);
+}
+
+Pending wait_enter(uint8_t wait_op, uint64_t first_ref, uint32_t nrequests, uint64_t caller) noexcept {
+  Pending p;
+  format::Writer* w = writer();
+  if (!w) return p;
+  InTracer in;
+  uint64_t id = 0;
+  lst_record* r = w->reserve(&id);
+  if (!r) return p;
+  clear_slot(r);
+  uint64_t t0 = now_ns();
+  r->op = wait_op;
+  r->api = LST_API_MPI;
+  r->u.wait.first_ref = first_ref;
+  r->u.wait.nrequests = nrequests;
+  r->u.wait.id = id;
+  r->caller = caller;
+  r->t_ns = t0;
+  w->note_module(caller);
+  format::Writer::publish(r, LST_WORD(LST_KIND_WAIT, LST_STATE_ENTERED, 0));
+  p.rec = r;
+  p.id = id;
+  p.t0 = t0;
+  return p;
+}
+
+void wait_return(Pending& p, uint32_t ncompleted, bool ok) noexcept {
+  if (!p.rec) return;
+  format::Writer* w = open_writer_or_null();
+  if (!w) return;
+  lst_record* r = live_slot(w, p.rec, p.id);
+  if (!r || (g_config.ring && r->u.wait.id != p.id)) return;
+  r->u.wait.ncompleted = ncompleted;
+  uint64_t us = (now_ns() - p.t0) / 1000;
+  r->t_return_us = us > UINT32_MAX ? UINT32_MAX : static_cast<uint32_t>(us);
+  advance(r, ok ? LST_STATE_RETURNED : LST_STATE_FAILED);
+  p.rec = nullptr;
+}
+
+uint64_t marker(uint8_t op, uint64_t value, const char* text, uint64_t caller) noexcept {
+  return marker_ex(op, value, 0, 0, text, caller, 0);
+}
+
+uint64_t marker_ex(uint8_t op, uint64_t value, uint64_t ref, uint64_t extra, const char* text,
+                   uint64_t caller, uint8_t state) noexcept {
+  format::Writer* w = writer();
+  if (!w) return UINT64_MAX;
+  InTracer in;
+  uint32_t text_id = (text && *text) ? w->intern(text, std::strlen(text)) : 0;
+  uint64_t id = 0;
+  lst_record* r = w->reserve(&id);
+  if (!r) return UINT64_MAX;
+  clear_slot(r);
+  r->op = op;
+  r->u.marker.value = value;
+  r->u.marker.ref = ref;
+  r->u.marker.extra = extra;
+  r->caller = caller;
+  r->t_ns = now_ns();
+  r->aux = text_id;
+  if (caller) w->note_module(caller);
+  format::Writer::publish(r, LST_WORD(LST_KIND_MARKER, state, 0));
+  return id;
+}
+
+void marker_return(uint64_t id) noexcept {
+  if (id == UINT64_MAX) return;
+  format::Writer* w = open_writer_or_null();
+  if (!w) return;
+  lst_record* r = w->at(id);
+  if (!r || LST_WORD_KIND(r->word) != LST_KIND_MARKER) return;
+  uint64_t us = (now_ns() - r->t_ns) / 1000;
+  r->t_return_us = us > UINT32_MAX ? UINT32_MAX : static_cast<uint32_t>(us);
+  advance(r, LST_STATE_RETURNED);
+}
+
+}  // namespace lockstep::trace
