@@ -1,0 +1,263 @@
+// Reads the traces of the NCCL test programs back with the trace reader and the symbolizer and checks
+// them against what the programs say they called:
+//   trace_check sequence TRACE_DIR EXPECTED_DIR NRANKS   sequence_program: every record, in order, with
+//                                                        its file:line, and cross-rank communicator ids
+//   trace_check failures TRACE_DIR                        failure_program: failed calls recorded as
+//                                                        FAILED, failed creations not registered
+// Exit 0 when everything matches, 1 with the first mismatches listed.
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "lockstep/format/layout.h"
+#include "lockstep/format/reader.h"
+#include "symbolize/symbolize.h"
+
+namespace fs = std::filesystem;
+using lockstep::format::TraceFile;
+
+namespace {
+
+int g_errors = 0;
+
+#define FAILF(...)                              \
+  do {                                          \
+    if (g_errors++ < 25) {                      \
+      std::fprintf(stderr, __VA_ARGS__);        \
+      std::fputc('\n', stderr);                 \
+    }                                           \
+  } while (0)
+
+struct Trace {
+  TraceFile file;
+  std::vector<const lst_record*> records;  // published records, in id order
+};
+
+std::map<int, Trace> load(const std::string& dir) {
+  std::map<int, Trace> out;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    if (e.path().extension() != ".lstrace") continue;
+    TraceFile f = TraceFile::open(e.path().string());
+    f.validate();
+    if (f.unpublished() != 0) FAILF("%s: %llu unpublished slots", f.path().c_str(), (unsigned long long)f.unpublished());
+    const int rank = f.header().world_rank;
+    Trace t{std::move(f), {}};
+    for (uint64_t id = t.file.first_id(); id < t.file.end_id(); ++id)
+      if (const lst_record* r = t.file.record(id)) t.records.push_back(r);
+    if (out.count(rank)) FAILF("%s: a second trace for world rank %d", e.path().c_str(), rank);
+    out.emplace(rank, std::move(t));
+  }
+  return out;
+}
+
+unsigned kind(const lst_record* r) { return LST_WORD_KIND(r->word); }
+unsigned state(const lst_record* r) { return LST_WORD_STATE(r->word); }
+unsigned flags(const lst_record* r) { return LST_WORD_FLAGS(r->word); }
+
+// ---- sequence ------------------------------------------------------------------------------------
+
+struct Expected {
+  std::string what;  // coll, mark, comm, mpi
+  char comm = 0;
+  long long v[8] = {};
+  int line = 0;
+  std::string text;  // the expected-file line, for messages
+};
+
+std::vector<Expected> read_expected(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) {
+    FAILF("%s: cannot read", path.c_str());
+    return {};
+  }
+  std::vector<Expected> out;
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream s(line);
+    Expected e;
+    e.text = line;
+    s >> e.what;
+    int n = 0;
+    if (e.what == "coll") {
+      s >> e.comm;
+      n = 7;
+    } else if (e.what == "mark") {
+      n = 2;
+    } else if (e.what == "comm") {
+      s >> e.comm;
+      n = 4;
+    } else if (e.what == "mpi") {
+      n = 1;
+    }
+    for (int i = 0; i < n; ++i) s >> e.v[i];
+    s >> e.line;
+    if (!s) FAILF("%s: bad line '%s'", path.c_str(), line.c_str());
+    out.push_back(e);
+  }
+  return out;
+}
+
+// The records the program's calls produce, in order: NCCL collectives, communicators and group
+// markers, and the program's own MPI collectives. Anything the stand-in did with MPI inside an NCCL
+// call must not be among them.
+std::vector<const lst_record*> relevant(const Trace& t, int rank) {
+  std::vector<const lst_record*> out;
+  for (const lst_record* r : t.records) {
+    switch (kind(r)) {
+      case LST_KIND_COLLECTIVE:
+        if (r->api == LST_API_NCCL || r->api == LST_API_MPI) out.push_back(r);
+        break;
+      case LST_KIND_COMM:
+        if (r->api == LST_API_NCCL) out.push_back(r);
+        else if (r->op != LST_COMM_WORLD)
+          FAILF("rank %d: MPI communicator event %s recorded: the stand-in's MPI calls leaked into the trace", rank,
+                lockstep::format::comm_op_name(r->op));
+        break;
+      case LST_KIND_MARKER:
+        if (r->op == LST_MARK_NCCL_GROUP_START || r->op == LST_MARK_NCCL_GROUP_END) out.push_back(r);
+        break;
+      default:
+        break;
+    }
+  }
+  return out;
+}
+
+int check_sequence(const std::string& trace_dir, const std::string& expected_dir, int nranks) {
+  std::map<int, Trace> traces = load(trace_dir);
+  if (int(traces.size()) != nranks) FAILF("%s: %zu traces, want %d", trace_dir.c_str(), traces.size(), nranks);
+  lockstep::symbolize::Symbolizer symbolizer;
+  std::map<char, std::map<int, uint64_t>> ids;  // label -> rank -> communicator id
+  for (auto& [rank, t] : traces) {
+    const std::vector<Expected> want = read_expected(expected_dir + "/expected." + std::to_string(rank));
+    const std::vector<const lst_record*> got = relevant(t, rank);
+    std::vector<uint64_t> callers;
+    for (const lst_record* r : got) callers.push_back(r->caller);
+    const std::vector<lockstep::symbolize::Location> sites = symbolizer.call_sites(t.file.modules(), callers);
+
+    std::map<char, uint32_t> next_seq;
+    size_t nccl_collectives = 0;
+    if (got.size() != want.size())
+      FAILF("rank %d: %zu records, the program made %zu calls", rank, got.size(), want.size());
+    for (size_t i = 0; i < got.size() && i < want.size(); ++i) {
+      const lst_record* r = got[i];
+      const Expected& e = want[i];
+      const std::string where = "rank " + std::to_string(rank) + " call " + std::to_string(i) + " '" + e.text + "'";
+      bool ok = true;
+      if (e.what == "coll") {
+        ok = kind(r) == LST_KIND_COLLECTIVE && r->api == LST_API_NCCL && r->op == e.v[0] &&
+             r->u.coll.count == uint64_t(e.v[1]) && r->dtype == e.v[2] && r->u.coll.dtype_size == e.v[3] &&
+             r->redop == e.v[4] && r->u.coll.root_or_peer == e.v[5] &&
+             bool(flags(r) & LST_F_IN_GROUP) == bool(e.v[6]) && state(r) == LST_STATE_RETURNED;
+        if (ok) {
+          ++nccl_collectives;
+          if (r->u.coll.seq != next_seq[e.comm]) FAILF("%s: seq %u, want %u", where.c_str(), r->u.coll.seq, next_seq[e.comm]);
+          ++next_seq[e.comm];
+          auto [it, fresh] = ids[e.comm].emplace(rank, r->comm);
+          if (!fresh && it->second != r->comm) FAILF("%s: on communicator %016llx, not %c's", where.c_str(), (unsigned long long)r->comm, e.comm);
+        }
+      } else if (e.what == "mark") {
+        ok = kind(r) == LST_KIND_MARKER && r->op == e.v[0] && r->u.marker.value == uint64_t(e.v[1]) &&
+             (r->op != LST_MARK_NCCL_GROUP_END || state(r) == LST_STATE_RETURNED);
+      } else if (e.what == "comm") {
+        ok = kind(r) == LST_KIND_COMM && r->api == LST_API_NCCL && r->op == e.v[0] && r->u.comm.size == e.v[1] &&
+             r->u.comm.rank == e.v[2];
+        if (ok && e.v[0] == LST_COMM_NCCL_SPLIT) {
+          ok = r->u.comm.color == e.v[3] && r->u.comm.parent == ids['A'][rank] && r->u.comm.parent != 0;
+        }
+        if (ok && e.comm == 'B' && e.v[0] == LST_COMM_NCCL_INIT_RANK && t.file.string(r->aux) != "B")
+          FAILF("%s: communicator name '%s', want 'B'", where.c_str(), std::string(t.file.string(r->aux)).c_str());
+        if (ok) {
+          auto [it, fresh] = ids[e.comm].emplace(rank, r->comm);
+          if (!fresh && it->second != r->comm) FAILF("%s: communicator %016llx changed id", where.c_str(), (unsigned long long)r->comm);
+        }
+      } else if (e.what == "mpi") {
+        ok = kind(r) == LST_KIND_COLLECTIVE && r->api == LST_API_MPI && r->op == e.v[0];
+      }
+      if (!ok) {
+        FAILF("%s: recorded as %s %s (op %u, count %llu, dtype %u/%u, redop %u, root/peer %d, flags %#x, state %s)",
+              where.c_str(), lockstep::format::kind_name(uint8_t(kind(r))), lockstep::format::op_name(*r).c_str(),
+              r->op, (unsigned long long)r->u.coll.count, r->dtype, r->u.coll.dtype_size, r->redop,
+              r->u.coll.root_or_peer, flags(r), lockstep::format::state_name(uint8_t(state(r))));
+        continue;
+      }
+      const auto& site = sites[i];
+      const std::string file = fs::path(site.file).filename().string();
+      if (file != "sequence_program.cc" || int(site.line) != e.line)
+        FAILF("%s: call site %s, want sequence_program.cc:%d%s%s", where.c_str(), site.site(true).c_str(), e.line,
+              site.problem.empty() ? "" : ": ", site.problem.c_str());
+    }
+    if (nccl_collectives < 1000) FAILF("rank %d: only %zu NCCL collectives checked", rank, nccl_collectives);
+    std::printf("rank %d: %zu records checked, %zu NCCL collectives, call sites by %s\n", rank, got.size(),
+                nccl_collectives, symbolizer.tool().c_str());
+  }
+
+  // Cross-rank identity: one id per communicator on all its members, distinct communicators apart.
+  auto same = [&](char label, std::vector<int> ranks) {
+    for (int r : ranks)
+      if (!ids[label].count(r) || ids[label][r] != ids[label][ranks[0]])
+        FAILF("communicator %c: rank %d's id differs from rank %d's", label, r, ranks[0]);
+  };
+  same('A', {0, 1, 2, 3});
+  same('B', {1, 2, 3});
+  same('S', {0, 2});
+  same('S', {1, 3});
+  if (ids['B'].count(0)) FAILF("rank 0 recorded communicator B it is not a member of");
+  std::set<uint64_t> distinct{ids['A'][0], ids['B'][1], ids['S'][0], ids['S'][1]};
+  if (distinct.size() != 4 || distinct.count(0)) FAILF("communicators A, B, S(even), S(odd) do not have 4 distinct ids");
+  return g_errors ? 1 : 0;
+}
+
+// ---- failures ------------------------------------------------------------------------------------
+
+int check_failures(const std::string& trace_dir) {
+  std::map<int, Trace> traces = load(trace_dir);
+  if (traces.empty()) FAILF("%s: no trace", trace_dir.c_str());
+  for (auto& [rank, t] : traces) {
+    size_t failed = 0, nccl_comms = 0, warnings = 0;
+    for (const lst_record* r : t.records) {
+      if (kind(r) == LST_KIND_COMM && r->api == LST_API_NCCL) ++nccl_comms;
+      if (kind(r) == LST_KIND_COLLECTIVE && r->api == LST_API_NCCL) {
+        if (state(r) == LST_STATE_FAILED && r->comm == 0) {
+          ++failed;
+        } else {
+          FAILF("rank %d: NCCL %s in state %s on communicator %016llx, want FAILED on none", rank,
+                lockstep::format::op_name(*r).c_str(), lockstep::format::state_name(uint8_t(state(r))),
+                (unsigned long long)r->comm);
+        }
+      }
+      if (kind(r) == LST_KIND_MARKER && r->op == LST_MARK_TRACER_WARNING &&
+          t.file.string(r->aux).find("NCCL") != std::string_view::npos)
+        ++warnings;
+    }
+    if (nccl_comms) FAILF("rank %d: %zu NCCL communicators registered although creation failed", rank, nccl_comms);
+    if (failed != 2) FAILF("rank %d: %zu failed NCCL collectives recorded, want 2", rank, failed);
+    const char* mode = std::getenv("LOCKSTEP_TEST_EXPECT_WARNINGS");
+    if (mode && warnings != size_t(std::atoi(mode)))
+      FAILF("rank %d: %zu tracer warnings about NCCL, want %s", rank, warnings, mode);
+    std::printf("rank %d: %zu failed collectives, %zu NCCL communicators, %zu warnings\n", rank, failed, nccl_comms,
+                warnings);
+  }
+  return g_errors ? 1 : 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    if (argc == 5 && std::strcmp(argv[1], "sequence") == 0) return check_sequence(argv[2], argv[3], std::atoi(argv[4]));
+    if (argc == 3 && std::strcmp(argv[1], "failures") == 0) return check_failures(argv[2]);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "trace_check: %s\n", e.what());
+    return 1;
+  }
+  std::fprintf(stderr, "usage: trace_check sequence TRACE_DIR EXPECTED_DIR NRANKS | failures TRACE_DIR\n");
+  return 2;
+}

@@ -1,0 +1,430 @@
+// NCCL capture: liblockstep_trace.so defines the NCCL entry points an application calls, records each
+// call and forwards it to the real library found at run time with dlsym(RTLD_NEXT). Nothing here
+// links against NCCL or CUDA or needs nccl.h (nccl_abi.h declares the ABI it relies on).
+#include <dlfcn.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+
+#include "gpu_hooks.h"
+#include "nccl_abi.h"
+#include "session.h"
+
+namespace lockstep::trace {
+namespace {
+
+using nccl::Comm;
+using nccl::Config;
+using nccl::Stream;
+using nccl::UniqueId;
+
+// ---- the real functions ----------------------------------------------------------------------------
+
+// One NCCL entry point, looked up on first use and then cached: `state` goes 0 (not yet) -> 1 (one
+// thread is looking it up) -> 2 (done; `fn` may be null when no NCCL is loaded).
+struct Symbol {
+  const char* name;
+  std::atomic<void*> fn{nullptr};
+  std::atomic<int> state{0};
+};
+
+bool in_this_library(void* fn) {
+  Dl_info mine{}, theirs{};
+  static const int anchor = 0;
+  return dladdr(&anchor, &mine) && dladdr(fn, &theirs) && mine.dli_fbase == theirs.dli_fbase;
+}
+
+void warn_no_nccl(const char* name) noexcept {
+  static std::atomic<bool> warned{false};
+  if (warned.exchange(true)) return;
+  char text[160];
+  int n = std::snprintf(text, sizeof text, "lockstep: %s: no NCCL library behind the tracer; NCCL calls return ncclSystemError", name);
+  if (n <= 0) return;
+  const size_t len = size_t(n) < sizeof text ? size_t(n) : sizeof text - 1;
+  ssize_t written = ::write(2, text, len);
+  if (written >= 0) written = ::write(2, "\n", 1);
+  (void)written;
+  marker(LST_MARK_TRACER_WARNING, 0, text, 0);
+}
+
+void* lookup(const char* name) noexcept {
+  void* fn = dlsym(RTLD_NEXT, name);
+  if (!fn) {
+    // NCCL loaded by dlopen() after this library is not "next" in every lookup scope; only an
+    // already loaded one is used, never loaded from here.
+    if (void* h = dlopen("libnccl.so.2", RTLD_LAZY | RTLD_NOLOAD)) {
+      fn = dlsym(h, name);
+      dlclose(h);
+    }
+  }
+  if (fn && in_this_library(fn)) fn = nullptr;  // our own wrapper: there is no NCCL behind us
+  return fn;
+}
+
+void* resolve(Symbol& s) noexcept {
+  if (s.state.load(std::memory_order_acquire) == 2) return s.fn.load(std::memory_order_relaxed);
+  int expected = 0;
+  if (s.state.compare_exchange_strong(expected, 1, std::memory_order_acq_rel)) {
+    void* fn = lookup(s.name);
+    s.fn.store(fn, std::memory_order_relaxed);
+    s.state.store(2, std::memory_order_release);
+    if (!fn) warn_no_nccl(s.name);
+    return fn;
+  }
+  while (s.state.load(std::memory_order_acquire) != 2) sched_yield();
+  return s.fn.load(std::memory_order_relaxed);
+}
+
+#define NCCL_SYMBOL(fn, ret, params) \
+  using fn##_fn = ret(*) params;     \
+  Symbol g_##fn{#fn};
+#define REAL(fn) reinterpret_cast<fn##_fn>(resolve(g_##fn))
+
+NCCL_SYMBOL(ncclCommInitRank, int, (Comm*, int, UniqueId, int))
+NCCL_SYMBOL(ncclCommInitRankConfig, int, (Comm*, int, UniqueId, int, Config*))
+NCCL_SYMBOL(ncclCommInitAll, int, (Comm*, int, const int*))
+NCCL_SYMBOL(ncclCommSplit, int, (Comm, int, int, Comm*, Config*))
+NCCL_SYMBOL(ncclCommShrink, int, (Comm, int*, int, Comm*, Config*, int))
+NCCL_SYMBOL(ncclCommDestroy, int, (Comm))
+NCCL_SYMBOL(ncclCommAbort, int, (Comm))
+NCCL_SYMBOL(ncclCommFinalize, int, (Comm))
+NCCL_SYMBOL(ncclCommCount, int, (Comm, int*))
+NCCL_SYMBOL(ncclCommUserRank, int, (Comm, int*))
+NCCL_SYMBOL(ncclAllReduce, int, (const void*, void*, size_t, int, int, Comm, Stream))
+NCCL_SYMBOL(ncclBroadcast, int, (const void*, void*, size_t, int, int, Comm, Stream))
+NCCL_SYMBOL(ncclBcast, int, (void*, size_t, int, int, Comm, Stream))
+NCCL_SYMBOL(ncclReduce, int, (const void*, void*, size_t, int, int, int, Comm, Stream))
+NCCL_SYMBOL(ncclAllGather, int, (const void*, void*, size_t, int, Comm, Stream))
+NCCL_SYMBOL(ncclReduceScatter, int, (const void*, void*, size_t, int, int, Comm, Stream))
+NCCL_SYMBOL(ncclAlltoAll, int, (const void*, void*, size_t, int, Comm, Stream))
+NCCL_SYMBOL(ncclGather, int, (const void*, void*, size_t, int, int, Comm, Stream))
+NCCL_SYMBOL(ncclScatter, int, (const void*, void*, size_t, int, int, Comm, Stream))
+NCCL_SYMBOL(ncclSend, int, (const void*, size_t, int, int, Comm, Stream))
+NCCL_SYMBOL(ncclRecv, int, (void*, size_t, int, int, Comm, Stream))
+NCCL_SYMBOL(ncclGroupStart, int, ())
+NCCL_SYMBOL(ncclGroupEnd, int, ())
+
+// ---- arguments as the trace spells them --------------------------------------------------------
+
+uint8_t map_dtype(int t, uint32_t* size) noexcept {
+  struct Entry {
+    uint8_t dtype;
+    uint32_t size;
+  };
+  static constexpr Entry kMap[nccl::kNumTypes] = {
+      {LST_DT_INT8, 1},    {LST_DT_UINT8, 1},   {LST_DT_INT32, 4},   {LST_DT_UINT32, 4},
+      {LST_DT_INT64, 8},   {LST_DT_UINT64, 8},  {LST_DT_FLOAT16, 2}, {LST_DT_FLOAT32, 4},
+      {LST_DT_FLOAT64, 8}, {LST_DT_BFLOAT16, 2}, {LST_DT_FP8_E4M3, 1}, {LST_DT_FP8_E5M2, 1},
+  };
+  if (t < 0 || t >= nccl::kNumTypes) {
+    *size = 0;
+    return LST_DT_UNKNOWN;
+  }
+  *size = kMap[t].size;
+  return kMap[t].dtype;
+}
+
+uint8_t map_redop(int op) noexcept {
+  switch (op) {
+    case nccl::kSum: return LST_RED_SUM;
+    case nccl::kProd: return LST_RED_PROD;
+    case nccl::kMax: return LST_RED_MAX;
+    case nccl::kMin: return LST_RED_MIN;
+    case nccl::kAvg: return LST_RED_AVG;
+    default: return op >= nccl::kNumOps ? LST_RED_USER : LST_RED_UNKNOWN;  // PreMulSum and other created ops
+  }
+}
+
+constexpr int kNoRedop = -1;
+
+bool succeeded(int rc) noexcept { return rc == nccl::kSuccess || rc == nccl::kInProgress; }
+
+int no_nccl() noexcept { return nccl::kSystemError; }
+
+// One collective or point-to-point call: recorded ENTERED before the real call, RETURNED or FAILED
+// after, then handed to the GPU side.
+template <typename Call>
+__attribute__((always_inline)) inline int collective(uint8_t op, Comm comm, uint64_t count, int dtype, int redop,
+                                                     int32_t root_or_peer, Stream stream, uint64_t caller,
+                                                     Call&& call) noexcept {
+  CollectiveArgs a;
+  a.api = LST_API_NCCL;
+  a.op = op;
+  a.comm = comm_find(LST_API_NCCL, reinterpret_cast<uintptr_t>(comm));
+  a.count = count;
+  a.dtype = map_dtype(dtype, &a.dtype_size);
+  a.redop = redop == kNoRedop ? uint8_t(LST_RED_NONE) : map_redop(redop);
+  a.root_or_peer = root_or_peer;
+  if (thread_state().nccl_group_depth > 0) a.flags |= LST_F_IN_GROUP;
+  Pending p = collective_enter(a, caller);
+  int rc = call();
+  collective_return(p, succeeded(rc));
+  if (p.rec && succeeded(rc)) after_nccl_collective(p.id, stream);
+  return rc;
+}
+
+// ---- communicator identity (DESIGN.md) ---------------------------------------------------------
+
+uint64_t hash_u64(uint64_t h, uint64_t v) noexcept { return hash_bytes(h, &v, sizeof v); }
+
+uint64_t mix(uint64_t x) noexcept {  // splitmix64 finaliser
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+// Every member passes the same unique id, so its bytes name the communicator on every rank.
+uint64_t id_from_unique_id(const UniqueId& uid) noexcept {
+  return hash_bytes(kHashSeed, uid.internal, sizeof uid.internal);
+}
+
+// The members of a split agree on the parent, on how many communicators were made from it before,
+// and on the colour; the members of a shrink on the parent, that count and the excluded ranks.
+uint64_t id_from_split(uint64_t parent, uint32_t index, int32_t color) noexcept {
+  uint64_t h = hash_bytes(kHashSeed, "nccl-split", 10);
+  return hash_u64(hash_u64(hash_u64(h, parent), index), uint64_t(uint32_t(color)));
+}
+
+uint64_t id_from_shrink(uint64_t parent, uint32_t index, const int* excluded, int n) noexcept {
+  uint64_t sum = 0, x = 0;  // order-independent over the excluded list, without sorting a copy
+  for (int i = 0; excluded && i < n; ++i) {
+    sum += mix(uint64_t(uint32_t(excluded[i])));
+    x ^= mix(uint64_t(uint32_t(excluded[i])) + 0x51ed27);
+  }
+  uint64_t h = hash_bytes(kHashSeed, "nccl-shrink", 11);
+  return hash_u64(hash_u64(hash_u64(hash_u64(h, parent), index), sum), x);
+}
+
+// ncclCommInitAll's clique lives in this one process: its id only has to differ from every other.
+uint64_t id_for_init_all() noexcept {
+  static std::atomic<uint32_t> calls{0};
+  char host[64] = {};
+  gethostname(host, sizeof host - 1);
+  uint64_t h = hash_bytes(kHashSeed, "nccl-init-all", 13);
+  h = hash_bytes(h, host, std::strlen(host));
+  return hash_u64(hash_u64(h, uint64_t(getpid())), calls.fetch_add(1));
+}
+
+const char* config_name(const Config* config) noexcept {
+  const auto* c = reinterpret_cast<const nccl::ConfigPrefix*>(config);
+  if (!c || c->magic != nccl::kConfigMagic || c->size < nccl::kConfigCommNameEnd) return nullptr;
+  return c->commName;
+}
+
+int32_t query(ncclCommCount_fn fn, Comm comm) noexcept {
+  int v = LST_NONE;
+  if (!fn || fn(comm, &v) != nccl::kSuccess) return LST_NONE;
+  return v;
+}
+
+void register_comm(Comm comm, uint8_t comm_op, uint64_t id, uint64_t parent, int32_t color, int32_t key, int32_t size,
+                   int32_t rank, const char* name, uint64_t caller) noexcept {
+  if (size == LST_NONE) size = query(REAL(ncclCommCount), comm);
+  if (rank == LST_NONE) rank = query(REAL(ncclCommUserRank), comm);
+  // A one-rank communicator's only member is this process; otherwise NCCL does not say who is in it.
+  int32_t self = rank_hint();
+  const int32_t* members = (size == 1 && self != LST_NONE) ? &self : nullptr;
+  comm_add(LST_API_NCCL, reinterpret_cast<uintptr_t>(comm), comm_op, id, parent, color, key, size, rank, members,
+           name, caller);
+}
+
+bool tracing() noexcept { return writer() != nullptr; }
+
+}  // namespace
+}  // namespace lockstep::trace
+
+using namespace lockstep::trace;
+
+#define WRAP_EXPORT extern "C" __attribute__((visibility("default")))
+
+// The application's own call is recorded; a call made from inside another intercepted call, or with
+// tracing off, goes straight through.
+#define PASSTHROUGH(fn, ...)                                   \
+  const uint64_t caller = LOCKSTEP_CALLER();                   \
+  const auto real = REAL(fn);                                  \
+  CallGuard guard;                                             \
+  if (!guard.outermost() || !tracing()) return real ? real(__VA_ARGS__) : no_nccl()
+#define CALL_REAL(...) [&]() noexcept { return real ? real(__VA_ARGS__) : no_nccl(); }
+
+// ---- communicators -------------------------------------------------------------------------------
+
+// A failed creation (ncclUnhandledCudaError on a machine without a GPU, for one) is passed back
+// unchanged and registers nothing: collectives on it could not run.
+WRAP_EXPORT int ncclCommInitRank(Comm* comm, int nranks, UniqueId id, int rank) {
+  PASSTHROUGH(ncclCommInitRank, comm, nranks, id, rank);
+  int rc = real ? real(comm, nranks, id, rank) : no_nccl();
+  if (succeeded(rc) && comm && *comm)
+    register_comm(*comm, LST_COMM_NCCL_INIT_RANK, id_from_unique_id(id), 0, LST_NONE, LST_NONE, nranks, rank,
+                  nullptr, caller);
+  return rc;
+}
+
+WRAP_EXPORT int ncclCommInitRankConfig(Comm* comm, int nranks, UniqueId id, int rank, Config* config) {
+  PASSTHROUGH(ncclCommInitRankConfig, comm, nranks, id, rank, config);
+  int rc = real ? real(comm, nranks, id, rank, config) : no_nccl();
+  if (succeeded(rc) && comm && *comm)
+    register_comm(*comm, LST_COMM_NCCL_INIT_RANK, id_from_unique_id(id), 0, LST_NONE, LST_NONE, nranks, rank,
+                  config_name(config), caller);
+  return rc;
+}
+
+WRAP_EXPORT int ncclCommInitAll(Comm* comms, int ndev, const int* devlist) {
+  PASSTHROUGH(ncclCommInitAll, comms, ndev, devlist);
+  int rc = real ? real(comms, ndev, devlist) : no_nccl();
+  if (succeeded(rc) && comms && ndev > 0) {
+    const uint64_t id = id_for_init_all();
+    for (int i = 0; i < ndev; ++i)
+      if (comms[i]) register_comm(comms[i], LST_COMM_NCCL_INIT_ALL, id, 0, LST_NONE, LST_NONE, ndev, i, nullptr, caller);
+  }
+  return rc;
+}
+
+WRAP_EXPORT int ncclCommSplit(Comm comm, int color, int key, Comm* newcomm, Config* config) {
+  PASSTHROUGH(ncclCommSplit, comm, color, key, newcomm, config);
+  // Every member of the parent calls the split, also with NCCL_SPLIT_NOCOLOR, so all of them count it.
+  CommEntry* parent = comm_find(LST_API_NCCL, reinterpret_cast<uintptr_t>(comm));
+  const uint32_t index = parent ? parent->children.fetch_add(1, std::memory_order_relaxed) : 0;
+  const uint64_t parent_id = parent ? parent->id : 0;
+  int rc = real ? real(comm, color, key, newcomm, config) : no_nccl();
+  if (succeeded(rc) && newcomm && *newcomm && color != nccl::kSplitNoColor)
+    register_comm(*newcomm, LST_COMM_NCCL_SPLIT, id_from_split(parent_id, index, color), parent_id, color, key,
+                  LST_NONE, LST_NONE, config_name(config), caller);
+  return rc;
+}
+
+WRAP_EXPORT int ncclCommShrink(Comm comm, int* exclude, int nexclude, Comm* newcomm, Config* config, int flags) {
+  PASSTHROUGH(ncclCommShrink, comm, exclude, nexclude, newcomm, config, flags);
+  CommEntry* parent = comm_find(LST_API_NCCL, reinterpret_cast<uintptr_t>(comm));
+  const uint32_t index = parent ? parent->children.fetch_add(1, std::memory_order_relaxed) : 0;
+  const uint64_t parent_id = parent ? parent->id : 0;
+  int rc = real ? real(comm, exclude, nexclude, newcomm, config, flags) : no_nccl();
+  if (succeeded(rc) && newcomm && *newcomm)
+    register_comm(*newcomm, LST_COMM_NCCL_SHRINK, id_from_shrink(parent_id, index, exclude, nexclude), parent_id,
+                  LST_NONE, LST_NONE, LST_NONE, LST_NONE, config_name(config), caller);
+  return rc;
+}
+
+// The communicator is forgotten before the real call frees it, so a handle NCCL reuses at once for a
+// new communicator on another thread cannot be mistaken for this one.
+WRAP_EXPORT int ncclCommDestroy(Comm comm) {
+  PASSTHROUGH(ncclCommDestroy, comm);
+  comm_remove(LST_API_NCCL, reinterpret_cast<uintptr_t>(comm), LST_COMM_NCCL_DESTROY, caller);
+  return real ? real(comm) : no_nccl();
+}
+
+WRAP_EXPORT int ncclCommAbort(Comm comm) {
+  PASSTHROUGH(ncclCommAbort, comm);
+  comm_remove(LST_API_NCCL, reinterpret_cast<uintptr_t>(comm), LST_COMM_NCCL_ABORT, caller);
+  return real ? real(comm) : no_nccl();
+}
+
+// After ncclCommFinalize a communicator takes no more collectives: it ends here, and the later
+// ncclCommDestroy finds nothing left to record.
+WRAP_EXPORT int ncclCommFinalize(Comm comm) {
+  PASSTHROUGH(ncclCommFinalize, comm);
+  int rc = real ? real(comm) : no_nccl();
+  if (succeeded(rc)) comm_remove(LST_API_NCCL, reinterpret_cast<uintptr_t>(comm), LST_COMM_NCCL_FINALIZE, caller);
+  return rc;
+}
+
+// ---- collectives ---------------------------------------------------------------------------------
+
+WRAP_EXPORT int ncclAllReduce(const void* sbuf, void* rbuf, size_t count, int dtype, int op, Comm comm, Stream s) {
+  PASSTHROUGH(ncclAllReduce, sbuf, rbuf, count, dtype, op, comm, s);
+  return collective(LST_OP_ALLREDUCE, comm, count, dtype, op, LST_NONE, s, caller,
+                    CALL_REAL(sbuf, rbuf, count, dtype, op, comm, s));
+}
+
+WRAP_EXPORT int ncclBroadcast(const void* sbuf, void* rbuf, size_t count, int dtype, int root, Comm comm, Stream s) {
+  PASSTHROUGH(ncclBroadcast, sbuf, rbuf, count, dtype, root, comm, s);
+  return collective(LST_OP_BCAST, comm, count, dtype, kNoRedop, root, s, caller,
+                    CALL_REAL(sbuf, rbuf, count, dtype, root, comm, s));
+}
+
+WRAP_EXPORT int ncclBcast(void* buf, size_t count, int dtype, int root, Comm comm, Stream s) {
+  PASSTHROUGH(ncclBcast, buf, count, dtype, root, comm, s);
+  return collective(LST_OP_BCAST, comm, count, dtype, kNoRedop, root, s, caller,
+                    CALL_REAL(buf, count, dtype, root, comm, s));
+}
+
+WRAP_EXPORT int ncclReduce(const void* sbuf, void* rbuf, size_t count, int dtype, int op, int root, Comm comm,
+                           Stream s) {
+  PASSTHROUGH(ncclReduce, sbuf, rbuf, count, dtype, op, root, comm, s);
+  return collective(LST_OP_REDUCE, comm, count, dtype, op, root, s, caller,
+                    CALL_REAL(sbuf, rbuf, count, dtype, op, root, comm, s));
+}
+
+WRAP_EXPORT int ncclAllGather(const void* sbuf, void* rbuf, size_t sendcount, int dtype, Comm comm, Stream s) {
+  PASSTHROUGH(ncclAllGather, sbuf, rbuf, sendcount, dtype, comm, s);
+  return collective(LST_OP_ALLGATHER, comm, sendcount, dtype, kNoRedop, LST_NONE, s, caller,
+                    CALL_REAL(sbuf, rbuf, sendcount, dtype, comm, s));
+}
+
+WRAP_EXPORT int ncclReduceScatter(const void* sbuf, void* rbuf, size_t recvcount, int dtype, int op, Comm comm,
+                                  Stream s) {
+  PASSTHROUGH(ncclReduceScatter, sbuf, rbuf, recvcount, dtype, op, comm, s);
+  return collective(LST_OP_REDUCE_SCATTER, comm, recvcount, dtype, op, LST_NONE, s, caller,
+                    CALL_REAL(sbuf, rbuf, recvcount, dtype, op, comm, s));
+}
+
+WRAP_EXPORT int ncclAlltoAll(const void* sbuf, void* rbuf, size_t count, int dtype, Comm comm, Stream s) {
+  PASSTHROUGH(ncclAlltoAll, sbuf, rbuf, count, dtype, comm, s);
+  return collective(LST_OP_ALLTOALL, comm, count, dtype, kNoRedop, LST_NONE, s, caller,
+                    CALL_REAL(sbuf, rbuf, count, dtype, comm, s));
+}
+
+WRAP_EXPORT int ncclGather(const void* sbuf, void* rbuf, size_t count, int dtype, int root, Comm comm, Stream s) {
+  PASSTHROUGH(ncclGather, sbuf, rbuf, count, dtype, root, comm, s);
+  return collective(LST_OP_GATHER, comm, count, dtype, kNoRedop, root, s, caller,
+                    CALL_REAL(sbuf, rbuf, count, dtype, root, comm, s));
+}
+
+WRAP_EXPORT int ncclScatter(const void* sbuf, void* rbuf, size_t count, int dtype, int root, Comm comm, Stream s) {
+  PASSTHROUGH(ncclScatter, sbuf, rbuf, count, dtype, root, comm, s);
+  return collective(LST_OP_SCATTER, comm, count, dtype, kNoRedop, root, s, caller,
+                    CALL_REAL(sbuf, rbuf, count, dtype, root, comm, s));
+}
+
+WRAP_EXPORT int ncclSend(const void* sbuf, size_t count, int dtype, int peer, Comm comm, Stream s) {
+  PASSTHROUGH(ncclSend, sbuf, count, dtype, peer, comm, s);
+  return collective(LST_OP_SEND, comm, count, dtype, kNoRedop, peer, s, caller,
+                    CALL_REAL(sbuf, count, dtype, peer, comm, s));
+}
+
+WRAP_EXPORT int ncclRecv(void* rbuf, size_t count, int dtype, int peer, Comm comm, Stream s) {
+  PASSTHROUGH(ncclRecv, rbuf, count, dtype, peer, comm, s);
+  return collective(LST_OP_RECV, comm, count, dtype, kNoRedop, peer, s, caller,
+                    CALL_REAL(rbuf, count, dtype, peer, comm, s));
+}
+
+// ---- groups --------------------------------------------------------------------------------------
+
+// GROUP_START and GROUP_END markers carry the depth after the call; the calls between them are
+// recorded with LST_F_IN_GROUP. The group's work runs inside ncclGroupEnd, so its marker is entered
+// before the real call and returned after: a rank hung there shows the group it is stuck in.
+WRAP_EXPORT int ncclGroupStart() {
+  PASSTHROUGH(ncclGroupStart);
+  int rc = real ? real() : no_nccl();
+  if (rc == nccl::kSuccess) {
+    ThreadState& ts = thread_state();
+    ++ts.nccl_group_depth;
+    marker(LST_MARK_NCCL_GROUP_START, uint64_t(ts.nccl_group_depth), nullptr, caller);
+  }
+  return rc;
+}
+
+WRAP_EXPORT int ncclGroupEnd() {
+  PASSTHROUGH(ncclGroupEnd);
+  ThreadState& ts = thread_state();
+  if (ts.nccl_group_depth > 0) --ts.nccl_group_depth;  // NCCL leaves the group even when the end fails
+  const uint64_t id = marker_ex(LST_MARK_NCCL_GROUP_END, uint64_t(ts.nccl_group_depth), 0, 0, nullptr, caller,
+                                LST_STATE_ENTERED);
+  int rc = real ? real() : no_nccl();
+  marker_return(id);
+  return rc;
+}
