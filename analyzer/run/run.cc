@@ -1,0 +1,359 @@
+// `lockstep run`: runs a job with liblockstep_trace.so injected into every process (also through
+// OpenMPI's mpirun), watches the traces for a stall, stops the job at --timeout, and exits with the
+// job's exit code.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "cli/command.h"
+#include "lockstep/format/reader.h"
+#include "run/stall_report.h"
+
+namespace fs = std::filesystem;
+
+namespace lockstep::run {
+namespace {
+
+struct Options {
+  std::string out;
+  double stall_s = 0;
+  double timeout_s = 0;
+  double grace_s = 5;
+  std::string tracer;
+  bool clean = false;
+  std::vector<std::string> cmd;
+};
+
+constexpr int kTimeoutExit = 124;
+
+// ---- setting up --------------------------------------------------------------------------------
+
+std::string self_dir() {
+  char buf[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) return ".";
+  buf[n] = '\0';
+  return fs::path(buf).parent_path().string();
+}
+
+std::string find_tracer(const Options& o) {
+  std::string path = o.tracer;
+  const char* from = "--tracer";
+  if (path.empty()) {
+    if (const char* env = std::getenv("LOCKSTEP_TRACER_LIB"); env && *env) {
+      path = env;
+      from = "LOCKSTEP_TRACER_LIB";
+    }
+  }
+  if (path.empty()) {
+    path = (fs::path(self_dir()) / ".." / "lib" / "liblockstep_trace.so").lexically_normal().string();
+    from = "the default location";
+  }
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec))
+    throw cli::BadInput("run: " + path + ": trace library not found (" + from + "); pass --tracer PATH");
+  return fs::absolute(path, ec).string();
+}
+
+// The trace directory: created 0700 if missing; refused when it is not a directory or already holds
+// traces (each run is one job; --clean removes the old *.lstrace files first).
+std::string prepare_dir(const Options& o) {
+  std::error_code ec;
+  fs::path dir = fs::absolute(o.out, ec);
+  if (ec) throw cli::BadInput("run: " + o.out + ": " + ec.message());
+  struct stat st;
+  if (lstat(dir.c_str(), &st) == 0) {
+    if (!S_ISDIR(st.st_mode)) throw cli::BadInput("run: " + o.out + ": exists and is not a directory");
+  } else {
+    fs::create_directories(dir, ec);
+    if (ec) throw cli::BadInput("run: " + o.out + ": cannot create: " + ec.message());
+    chmod(dir.c_str(), 0700);
+  }
+  std::vector<fs::path> old;
+  for (const auto& e : fs::directory_iterator(dir, ec))
+    if (e.path().extension() == ".lstrace") old.push_back(e.path());
+  if (ec) throw cli::BadInput("run: " + o.out + ": cannot read: " + ec.message());
+  if (!old.empty()) {
+    if (!o.clean)
+      throw cli::BadInput("run: " + o.out + ": already holds " + std::to_string(old.size()) +
+                          " trace file(s) of another job; pass --clean to remove them or choose another directory");
+    for (const fs::path& p : old) fs::remove(p, ec);
+  }
+  return dir.string();
+}
+
+std::string make_job_id() {
+  if (const char* env = std::getenv("LOCKSTEP_JOB_ID"); env && *env) return env;
+  char host[64] = {};
+  gethostname(host, sizeof host - 1);
+  auto now = std::chrono::system_clock::now().time_since_epoch();
+  char buf[128];
+  std::snprintf(buf, sizeof buf, "lockstep-%s-%d-%lld", host, static_cast<int>(getpid()),
+                static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(now).count()));
+  return buf;
+}
+
+std::string which(const std::string& name) {
+  if (name.find('/') != std::string::npos) return name;
+  const char* path = std::getenv("PATH");
+  std::string p = path ? path : "/usr/bin:/bin";
+  size_t start = 0;
+  while (start <= p.size()) {
+    size_t end = p.find(':', start);
+    if (end == std::string::npos) end = p.size();
+    fs::path cand = fs::path(p.substr(start, end - start)) / name;
+    if (access(cand.c_str(), X_OK) == 0) return cand.string();
+    start = end + 1;
+  }
+  return name;
+}
+
+// OpenMPI's launchers need -x to pass environment variables to the ranks they start, also on remote
+// hosts. Other launchers (and plain commands) inherit the environment.
+bool is_openmpi_launcher(const std::string& cmd0) {
+  std::string base = fs::path(cmd0).filename().string();
+  bool launcher = base == "mpirun" || base == "mpiexec" || base == "orterun" || base.rfind("mpirun.", 0) == 0 ||
+                  base.rfind("mpiexec.", 0) == 0;
+  if (!launcher) return false;
+  std::error_code ec;
+  std::string real = fs::canonical(which(cmd0), ec).string();
+  if (!ec && (real.find("openmpi") != std::string::npos || real.find("orterun") != std::string::npos)) return true;
+  std::string probe = "'" + which(cmd0) + "' --version 2>/dev/null";
+  std::FILE* p = popen(probe.c_str(), "r");
+  if (!p) return false;
+  char line[256];
+  bool ompi = false;
+  while (std::fgets(line, sizeof line, p))
+    if (std::strstr(line, "Open MPI") || std::strstr(line, "OpenRTE")) ompi = true;
+  pclose(p);
+  return ompi;
+}
+
+// ---- watching ---------------------------------------------------------------------------------
+
+volatile sig_atomic_t g_child_pgid = 0;
+
+void forward_signal(int sig) {
+  if (g_child_pgid > 0) kill(-g_child_pgid, sig);
+}
+
+// What changes whenever a process records something: the record count and the words (states) of the
+// newest records, which a return or a completion updates in place.
+struct Progress {
+  uint64_t signature = 0;
+  bool inside = false;  // a collective or wait still in state ENTERED
+};
+
+Progress probe(const std::string& path) {
+  Progress p;
+  try {
+    format::TraceFile f = format::TraceFile::open(path);
+    uint64_t end = f.end_id();
+    uint64_t from = end > 256 && end - 256 > f.first_id() ? end - 256 : f.first_id();
+    uint64_t h = 0xcbf29ce484222325ull ^ end ^ (uint64_t(f.header().end_state) << 56);
+    for (uint64_t id = from; id < end; ++id) {
+      const lst_record* r = f.record(id);
+      uint32_t w = r ? r->word : 0;
+      h = (h ^ w) * 0x100000001b3ull;
+      uint8_t kind = LST_WORD_KIND(w);
+      if ((kind == LST_KIND_COLLECTIVE || kind == LST_KIND_WAIT) && LST_WORD_STATE(w) == LST_STATE_ENTERED)
+        p.inside = true;
+    }
+    p.signature = h;
+  } catch (const std::exception&) {
+    // A file still being created: counts as progress until it reads.
+    p.signature = uint64_t(std::chrono::steady_clock::now().time_since_epoch().count());
+  }
+  return p;
+}
+
+class StallWatch {
+ public:
+  StallWatch(std::string dir, double stall_s) : dir_(std::move(dir)), stall_s_(stall_s) {}
+
+  void poll(std::chrono::steady_clock::time_point now) {
+    std::vector<std::string> files;
+    try {
+      files = format::find_traces(dir_);
+    } catch (const std::exception&) {
+      return;
+    }
+    bool changed = files.size() != last_.size();
+    bool inside = false;
+    std::map<std::string, uint64_t> sigs;
+    for (const std::string& f : files) {
+      Progress p = probe(f);
+      sigs[f] = p.signature;
+      inside = inside || p.inside;
+      auto it = last_.find(f);
+      if (it == last_.end() || it->second != p.signature) changed = true;
+    }
+    last_ = std::move(sigs);
+    if (changed || !started_) {
+      started_ = true;
+      last_progress_ = now;
+      reported_ = false;
+      return;
+    }
+    double idle = std::chrono::duration<double>(now - last_progress_).count();
+    if (!reported_ && inside && idle >= stall_s_) {
+      reported_ = true;
+      stall_reporter()(files, idle, stderr);
+    }
+  }
+
+ private:
+  std::string dir_;
+  double stall_s_;
+  bool started_ = false;
+  bool reported_ = false;
+  std::chrono::steady_clock::time_point last_progress_;
+  std::map<std::string, uint64_t> last_;
+};
+
+int run_job(const Options& o) {
+  if (o.cmd.empty()) throw cli::BadInput("run: no command given (lockstep run -o DIR -- CMD...)");
+  std::string tracer = find_tracer(o);
+  std::string dir = prepare_dir(o);
+  std::string job = make_job_id();
+
+  std::string preload = tracer;
+  if (const char* old = std::getenv("LD_PRELOAD"); old && *old) preload += ":" + std::string(old);
+  setenv("LD_PRELOAD", preload.c_str(), 1);
+  setenv("LOCKSTEP_TRACE_DIR", dir.c_str(), 1);
+  setenv("LOCKSTEP_JOB_ID", job.c_str(), 1);
+
+  std::vector<std::string> argv_s = o.cmd;
+  if (is_openmpi_launcher(o.cmd[0])) {
+    std::vector<std::string> x;
+    for (const char* var : {"LD_PRELOAD", "LOCKSTEP_TRACE_DIR", "LOCKSTEP_JOB_ID", "LOCKSTEP_TRACE_RING",
+                            "LOCKSTEP_TRACE_STACK"})
+      if (std::getenv(var)) {
+        x.push_back("-x");
+        x.push_back(var);
+      }
+    argv_s.insert(argv_s.begin() + 1, x.begin(), x.end());
+  }
+  std::vector<char*> argv;
+  for (std::string& a : argv_s) argv.push_back(a.data());
+  argv.push_back(nullptr);
+
+  std::fprintf(stderr, "lockstep run: tracing into %s (job %s)\n", dir.c_str(), job.c_str());
+  std::fflush(stderr);
+  std::fflush(stdout);
+
+  bool tty = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
+  pid_t child = fork();
+  if (child < 0) throw cli::BadInput(std::string("run: cannot fork: ") + std::strerror(errno));
+  if (child == 0) {
+    // Its own process group, so --timeout can stop the job and everything it started.
+    setpgid(0, 0);
+    if (tty) {
+      signal(SIGTTOU, SIG_IGN);
+      tcsetpgrp(STDIN_FILENO, getpid());
+      signal(SIGTTOU, SIG_DFL);
+    }
+    execvp(argv[0], argv.data());
+    std::fprintf(stderr, "lockstep run: cannot run %s: %s\n", argv[0], std::strerror(errno));
+    _exit(127);
+  }
+  setpgid(child, child);
+  g_child_pgid = child;
+  struct sigaction fwd;
+  std::memset(&fwd, 0, sizeof fwd);
+  fwd.sa_handler = forward_signal;
+  sigemptyset(&fwd.sa_mask);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaction(sig, &fwd, nullptr);
+
+  using clock = std::chrono::steady_clock;
+  const auto start = clock::now();
+  std::unique_ptr<StallWatch> watch;
+  if (o.stall_s > 0) watch = std::make_unique<StallWatch>(dir, o.stall_s);
+  auto next_poll = start;
+  bool timed_out = false, killed = false;
+  clock::time_point term_at;
+  int status = 0;
+  for (;;) {
+    pid_t r = waitpid(child, &status, WNOHANG);
+    if (r == child) break;
+    if (r < 0 && errno != EINTR) break;
+    auto now = clock::now();
+    double elapsed = std::chrono::duration<double>(now - start).count();
+    if (o.timeout_s > 0 && !timed_out && elapsed >= o.timeout_s) {
+      timed_out = true;
+      term_at = now;
+      std::fprintf(stderr, "lockstep run: timeout after %.1f s: stopping the job (SIGTERM)\n", o.timeout_s);
+      kill(-child, SIGTERM);
+    }
+    if (timed_out && !killed && std::chrono::duration<double>(now - term_at).count() >= o.grace_s) {
+      killed = true;
+      std::fprintf(stderr, "lockstep run: the job did not stop within %.1f s: SIGKILL\n", o.grace_s);
+      kill(-child, SIGKILL);
+    }
+    if (watch && now >= next_poll) {
+      watch->poll(now);
+      next_poll = now + std::chrono::milliseconds(500);
+    }
+    struct timespec ts = {0, 50 * 1000 * 1000};
+    nanosleep(&ts, nullptr);
+  }
+  g_child_pgid = 0;
+  if (timed_out) kill(-child, SIGKILL);  // leftovers of a stopped job
+  if (tty) {
+    signal(SIGTTOU, SIG_IGN);
+    tcsetpgrp(STDIN_FILENO, getpgrp());
+    signal(SIGTTOU, SIG_DFL);
+  }
+
+  size_t nfiles = 0;
+  try {
+    nfiles = format::find_traces(dir).size();
+  } catch (const std::exception&) {
+  }
+  std::fprintf(stderr, "lockstep run: %zu trace file(s) in %s\n", nfiles, dir.c_str());
+  if (FinishHook hook = finish_hook()) hook(dir, stderr);
+  std::fflush(stderr);
+
+  if (timed_out) return kTimeoutExit;
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return 1;
+}
+
+}  // namespace
+}  // namespace lockstep::run
+
+LOCKSTEP_COMMAND(run, [](CLI::App& app) {
+  auto opt = std::make_shared<lockstep::run::Options>();
+  CLI::App* sub = app.add_subcommand(
+      "run", "Run a job with every process traced: lockstep run -o DIR [--stall S] [--timeout S] -- CMD...");
+  sub->add_option("-o,--output", opt->out, "trace directory (created 0700; must not hold another job's traces)")
+      ->required();
+  sub->add_option("--stall", opt->stall_s, "report live when no rank has progressed for S seconds")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--timeout", opt->timeout_s, "stop the job after S seconds (exit 124)")->check(CLI::PositiveNumber);
+  sub->add_option("--grace", opt->grace_s, "seconds between SIGTERM and SIGKILL at --timeout (default 5)")
+      ->check(CLI::NonNegativeNumber);
+  sub->add_option("--tracer", opt->tracer, "trace library (default: ../lib/liblockstep_trace.so next to lockstep, "
+                                           "or $LOCKSTEP_TRACER_LIB)");
+  sub->add_flag("--clean", opt->clean, "remove *.lstrace files already in the trace directory");
+  sub->add_option("command", opt->cmd, "the job, after --")->required();
+  sub->callback([opt] { lockstep::cli::set_exit_code(lockstep::run::run_job(*opt)); });
+});
