@@ -6,6 +6,7 @@
 namespace lockstep::trace {
 namespace {
 std::atomic<NcclCollectiveHook> g_after_nccl{nullptr};
+std::atomic<NcclGroupEndHook> g_after_group_end{nullptr};
 }  // namespace
 
 void after_nccl_collective(uint64_t record_id, void* stream) noexcept {
@@ -14,6 +15,14 @@ void after_nccl_collective(uint64_t record_id, void* stream) noexcept {
 
 void set_after_nccl_collective_hook(NcclCollectiveHook hook) noexcept {
   g_after_nccl.store(hook, std::memory_order_release);
+}
+
+void after_nccl_group_end() noexcept {
+  if (NcclGroupEndHook hook = g_after_group_end.load(std::memory_order_acquire)) hook();
+}
+
+void set_after_nccl_group_end_hook(NcclGroupEndHook hook) noexcept {
+  g_after_group_end.store(hook, std::memory_order_release);
 }
 
 }  // namespace lockstep::trace

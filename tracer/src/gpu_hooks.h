@@ -15,4 +15,10 @@ void after_nccl_collective(uint64_t record_id, void* stream) noexcept;
 using NcclCollectiveHook = void (*)(uint64_t record_id, void* stream) noexcept;
 void set_after_nccl_collective_hook(NcclCollectiveHook hook) noexcept;
 
+// Called by the NCCL interposer after ncclGroupEnd returns: the group's members, handed over while the
+// group was open, run in the kernel launched there, so their completion can only be watched now.
+void after_nccl_group_end() noexcept;
+using NcclGroupEndHook = void (*)() noexcept;
+void set_after_nccl_group_end_hook(NcclGroupEndHook hook) noexcept;
+
 }  // namespace lockstep::trace

@@ -426,5 +426,6 @@ WRAP_EXPORT int ncclGroupEnd() {
                                 LST_STATE_ENTERED);
   int rc = real ? real() : no_nccl();
   marker_return(id);
+  if (succeeded(rc)) after_nccl_group_end();
   return rc;
 }

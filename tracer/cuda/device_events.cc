@@ -1,0 +1,350 @@
+// Device-side completion of NCCL collectives: right after an intercepted collective returns, a CUDA
+// event is recorded on its stream; the tracer's GPU thread polls the events (cudaEventQuery, with no
+// lock held) and marks each record COMPLETED with a DEVICE record. The CUDA runtime is loaded at run
+// time (the injected library links no CUDA); without one this is a silent no-op, without a device it
+// warns once. A collective that never finishes on the device stays RETURNED: the hang post-mortem.
+#include <dlfcn.h>
+#include <pthread.h>
+#include <signal.h>
+#include <time.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <new>
+#include <vector>
+
+#include "gpu_hooks.h"
+#include "gpu_records.h"
+#include "gpu_state.h"
+#include "session.h"
+
+namespace lockstep::trace::gpu {
+namespace {
+
+// ---- the CUDA runtime, resolved at run time ------------------------------------------------------
+
+// The few runtime entry points used, declared from the CUDA runtime API (cudaError_t is an int enum,
+// events and streams are opaque pointers). cuda_abi_check.cc verifies them against cuda_runtime_api.h.
+constexpr int kCudaSuccess = 0;
+constexpr int kCudaErrorNotReady = 600;
+constexpr unsigned kCudaEventDisableTiming = 0x02;
+
+struct CudaRuntime {
+  int (*getDeviceCount)(int*) = nullptr;
+  int (*getDevice)(int*) = nullptr;
+  int (*eventCreateWithFlags)(void**, unsigned) = nullptr;
+  int (*eventRecord)(void*, void*) = nullptr;
+  int (*eventQuery)(void*) = nullptr;
+  int (*eventDestroy)(void*) = nullptr;
+  int (*streamIsCapturing)(void*, int*) = nullptr;
+  const char* (*getErrorName)(int) = nullptr;
+};
+
+enum RuntimeState { kUntried = 0, kReady, kUnavailable };
+std::atomic<int> g_rt_state{kUntried};
+std::mutex g_rt_mutex;
+CudaRuntime g_rt;
+
+const char* error_name(int rc) {
+  const char* n = g_rt.getErrorName ? g_rt.getErrorName(rc) : nullptr;
+  return n ? n : "unknown error";
+}
+
+void* open_runtime() {
+  if (const char* path = std::getenv("LOCKSTEP_CUDART"); path && *path) return dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  // The runtime the application already loaded, if it uses a shared one; else the toolkit's. Events and
+  // streams are driver objects, so a second runtime instance works with the application's streams.
+  for (const char* name : {"libcudart.so.13", "libcudart.so.12", "libcudart.so"})
+    if (void* h = dlopen(name, RTLD_NOW | RTLD_NOLOAD)) return h;
+  for (const char* name : {"libcudart.so.13", "libcudart.so"})
+    if (void* h = dlopen(name, RTLD_NOW | RTLD_LOCAL)) return h;
+  return nullptr;
+}
+
+bool load_runtime_locked() {
+  const char* off = std::getenv("LOCKSTEP_TRACE_DEVICE");
+  if (off && std::strcmp(off, "0") == 0) return false;
+  void* h = open_runtime();
+  if (!h) return false;  // no CUDA runtime in reach: nothing to watch, nothing to say
+  CudaRuntime rt;
+  rt.getDeviceCount = reinterpret_cast<int (*)(int*)>(dlsym(h, "cudaGetDeviceCount"));
+  rt.getDevice = reinterpret_cast<int (*)(int*)>(dlsym(h, "cudaGetDevice"));
+  rt.eventCreateWithFlags = reinterpret_cast<int (*)(void**, unsigned)>(dlsym(h, "cudaEventCreateWithFlags"));
+  rt.eventRecord = reinterpret_cast<int (*)(void*, void*)>(dlsym(h, "cudaEventRecord"));
+  rt.eventQuery = reinterpret_cast<int (*)(void*)>(dlsym(h, "cudaEventQuery"));
+  rt.eventDestroy = reinterpret_cast<int (*)(void*)>(dlsym(h, "cudaEventDestroy"));
+  rt.streamIsCapturing = reinterpret_cast<int (*)(void*, int*)>(dlsym(h, "cudaStreamIsCapturing"));
+  rt.getErrorName = reinterpret_cast<const char* (*)(int)>(dlsym(h, "cudaGetErrorName"));
+  if (!rt.getDeviceCount || !rt.getDevice || !rt.eventCreateWithFlags || !rt.eventRecord || !rt.eventQuery ||
+      !rt.eventDestroy) {
+    warn_once(kWarnCudaNoDevice, "the CUDA runtime lacks the event API: device-side completion is off");
+    return false;
+  }
+  g_rt = rt;
+  int n = 0;
+  int rc = rt.getDeviceCount(&n);
+  if (rc != kCudaSuccess || n <= 0) {
+    warn_once(kWarnCudaNoDevice,
+              "no CUDA device (cudaGetDeviceCount: %s, %d): device-side completion is off, host-side tracing "
+              "continues",
+              rc != kCudaSuccess ? error_name(rc) : "0 devices", rc);
+    return false;
+  }
+  return true;
+}
+
+bool runtime_ready() {
+  int st = g_rt_state.load(std::memory_order_acquire);
+  if (st != kUntried) return st == kReady;
+  std::lock_guard<std::mutex> lock(g_rt_mutex);
+  st = g_rt_state.load(std::memory_order_acquire);
+  if (st == kUntried) {
+    st = load_runtime_locked() ? kReady : kUnavailable;
+    g_rt_state.store(st, std::memory_order_release);
+  }
+  return st == kReady;
+}
+
+// ---- events in flight ----------------------------------------------------------------------------
+
+struct Tracked {
+  uint64_t record_id;
+  void* event;
+};
+
+// Bounded: beyond this many collectives in flight, further ones are not tracked (warned once).
+constexpr size_t kMaxInFlight = 1u << 16;
+constexpr size_t kMaxPooled = 4096;
+
+std::mutex g_mu;  // guards the queue and the pool; never held across a CUDA call
+std::condition_variable g_cv;
+std::vector<Tracked> g_queue;       // recorded on the application's thread, not yet seen by the poller
+std::vector<void*> g_pool;          // events ready for reuse (one device per process is the rule)
+std::atomic<size_t> g_in_flight{0};
+std::atomic<bool> g_stop{false};
+std::atomic<bool> g_thread_done{false};
+std::atomic<bool> g_forked{false};
+std::atomic<bool> g_interposed{false};
+std::atomic<bool> g_plugin{false};
+std::once_flag g_thread_once;
+
+void* take_event() {
+  {
+    std::lock_guard<std::mutex> lock(g_mu);
+    if (!g_pool.empty()) {
+      void* ev = g_pool.back();
+      g_pool.pop_back();
+      return ev;
+    }
+  }
+  void* ev = nullptr;
+  if (g_rt.eventCreateWithFlags(&ev, kCudaEventDisableTiming) != kCudaSuccess) return nullptr;
+  return ev;
+}
+
+void give_event(void* ev) {
+  {
+    std::lock_guard<std::mutex> lock(g_mu);
+    if (g_pool.size() < kMaxPooled) {
+      g_pool.push_back(ev);
+      return;
+    }
+  }
+  g_rt.eventDestroy(ev);
+}
+
+void track(uint64_t record_id, void* stream) {
+  if (!runtime_ready()) return;
+  if (g_rt.streamIsCapturing) {
+    // Inside stream capture an event record becomes a graph node: the collective runs at replay.
+    int capturing = 0;
+    if (g_rt.streamIsCapturing(stream, &capturing) == kCudaSuccess && capturing != 0) return;
+  }
+  if (g_in_flight.load(std::memory_order_relaxed) >= kMaxInFlight) {
+    warn_once(kWarnEventQueueFull, "more than %zu NCCL collectives in flight on the device: the rest are not "
+              "tracked to completion", kMaxInFlight);
+    return;
+  }
+  void* ev = take_event();
+  if (!ev) {
+    warn_once(kWarnCudaEvent, "cudaEventCreateWithFlags failed: device-side completion is incomplete");
+    return;
+  }
+  int rc = g_rt.eventRecord(ev, stream);
+  if (rc != kCudaSuccess) {
+    warn_once(kWarnCudaEvent, "cudaEventRecord on the collective's stream failed (%s, %d): device-side "
+              "completion is incomplete", error_name(rc), rc);
+    give_event(ev);
+    return;
+  }
+  start_gpu_thread();
+  g_in_flight.fetch_add(1, std::memory_order_relaxed);
+  {
+    std::lock_guard<std::mutex> lock(g_mu);
+    g_queue.push_back({record_id, ev});
+  }
+  g_cv.notify_one();
+}
+
+// ---- NCCL groups ----------------------------------------------------------------------------------
+
+// Members of an NCCL group run in the kernel launched at ncclGroupEnd: an event recorded when a member
+// returns would complete before that kernel even starts, so members wait here until the group ends.
+struct Deferred {
+  uint64_t record_id;
+  void* stream;
+};
+constexpr int kMaxDeferred = 256;
+struct GroupMembers {
+  Deferred members[kMaxDeferred];
+  int n = 0;
+};
+// Only a pointer lives in TLS: when NCCL loads the library as a profiler plugin (dlopen), its TLS must
+// fit the small static TLS surplus, since the session uses initial-exec TLS.
+struct GroupMembersHolder {
+  GroupMembers* p = nullptr;
+  ~GroupMembersHolder() { delete p; }
+};
+thread_local GroupMembersHolder t_group;
+
+void flush_deferred() {
+  GroupMembers* g = t_group.p;
+  if (!g || g->n == 0) return;
+  int n = g->n;
+  g->n = 0;
+  uint64_t ids[kMaxDeferred] = {};
+  for (int i = 0; i < n; ++i) ids[i] = g->members[i].record_id;
+  cupti_bind_thread(ids, static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) track(g->members[i].record_id, g->members[i].stream);
+}
+
+void on_nccl_collective(uint64_t record_id, void* stream) noexcept {
+  if (g_forked.load(std::memory_order_relaxed)) return;
+  g_interposed.store(true, std::memory_order_relaxed);
+  if (thread_state().nccl_group_depth > 0) {
+    if (!t_group.p) t_group.p = new (std::nothrow) GroupMembers();
+    if (GroupMembers* g = t_group.p; g && g->n < kMaxDeferred) g->members[g->n++] = {record_id, stream};
+    return;
+  }
+  // A group whose end was not reported: its members are watched from now on, which is late but never
+  // reports a completion too early.
+  flush_deferred();
+  cupti_bind_thread(&record_id, 1);
+  track(record_id, stream);
+}
+
+void on_nccl_group_end() noexcept {
+  if (g_forked.load(std::memory_order_relaxed)) return;
+  if (thread_state().nccl_group_depth > 0) return;  // an inner group ended; the kernel comes later
+  flush_deferred();
+}
+
+// ---- the GPU thread -------------------------------------------------------------------------------
+
+void sleep_ns(long ns) {
+  struct timespec ts{0, ns};
+  nanosleep(&ts, nullptr);
+}
+
+void* gpu_thread_main(void*) {
+  std::vector<Tracked> pending;
+  pending.reserve(1024);
+  long idle_sleep_ns = 50'000;
+  uint64_t last_flush = now_ns();
+  bool stopping = false;
+  while (true) {
+    {
+      std::unique_lock<std::mutex> lock(g_mu);
+      if (pending.empty() && g_queue.empty() && !g_stop.load(std::memory_order_acquire))
+        g_cv.wait_for(lock, std::chrono::milliseconds(200));
+      pending.insert(pending.end(), g_queue.begin(), g_queue.end());
+      g_queue.clear();
+      stopping = g_stop.load(std::memory_order_acquire);
+    }
+    bool progressed = false;
+    size_t keep = 0;
+    for (size_t i = 0; i < pending.size(); ++i) {
+      Tracked t = pending[i];
+      int rc = g_rt.eventQuery(t.event);  // no lock held: this may take long on a busy device
+      if (rc == kCudaErrorNotReady) {
+        pending[keep++] = t;
+        continue;
+      }
+      progressed = true;
+      g_in_flight.fetch_sub(1, std::memory_order_relaxed);
+      if (rc == kCudaSuccess) {
+        write_device(t.record_id, 0, now_ns());
+        collective_complete(t.record_id);
+        give_event(t.event);
+      } else {
+        warn_once(kWarnCudaEvent, "cudaEventQuery failed (%s, %d): a collective's completion is unknown",
+                  error_name(rc), rc);
+      }
+    }
+    pending.resize(keep);
+    uint64_t now = now_ns();
+    if (cupti_active() && (stopping || now - last_flush > 250'000'000ull)) {
+      cupti_flush(stopping);
+      last_flush = now;
+    }
+    if (stopping) break;
+    if (!pending.empty()) {
+      // Poll fast while collectives finish, back off while the device is busy with a long one.
+      idle_sleep_ns = progressed ? 50'000 : (idle_sleep_ns < 2'000'000 ? idle_sleep_ns * 2 : 2'000'000);
+      sleep_ns(idle_sleep_ns);
+    }
+  }
+  g_thread_done.store(true, std::memory_order_release);
+  return nullptr;
+}
+
+void on_exit_stop_thread() {
+  if (g_forked.load(std::memory_order_relaxed)) return;
+  g_stop.store(true, std::memory_order_release);
+  g_cv.notify_all();
+  // A last pass records what finished; a hung device must not hang the exit, so wait a bounded time.
+  for (int i = 0; i < 100 && !g_thread_done.load(std::memory_order_acquire); ++i) sleep_ns(2'000'000);
+}
+
+void on_fork_child() {
+  // CUDA is unusable in a forked child and the GPU thread does not exist there.
+  g_forked.store(true, std::memory_order_relaxed);
+}
+
+__attribute__((constructor)) void on_load() {
+  pthread_atfork(nullptr, nullptr, on_fork_child);
+  set_after_nccl_collective_hook(on_nccl_collective);
+  set_after_nccl_group_end_hook(on_nccl_group_end);
+  cupti_start();
+}
+
+}  // namespace
+
+bool nccl_interposed() noexcept { return g_interposed.load(std::memory_order_relaxed); }
+void note_plugin_active() noexcept { g_plugin.store(true, std::memory_order_relaxed); }
+bool plugin_active() noexcept { return g_plugin.load(std::memory_order_relaxed); }
+
+void start_gpu_thread() noexcept {
+  std::call_once(g_thread_once, [] {
+    g_queue.reserve(1024);
+    // The thread takes no signals: the application's handlers must not run on it.
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pthread_t th;
+    if (pthread_create(&th, nullptr, gpu_thread_main, nullptr) == 0) {
+      pthread_detach(th);
+      std::atexit(on_exit_stop_thread);
+    } else {
+      g_thread_done.store(true, std::memory_order_release);
+    }
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  });
+}
+
+void wake_gpu_thread() noexcept { g_cv.notify_one(); }
+
+}  // namespace lockstep::trace::gpu
