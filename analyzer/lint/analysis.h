@@ -1,0 +1,20 @@
+// The per-translation-unit analysis behind `lockstep lint`: control dependences of every collective and a
+// uniformity dataflow over each function, with summaries carried across calls.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "lint/catalog.h"
+#include "lint/finding.h"
+
+namespace clang {
+class ASTConsumer;
+}
+
+namespace lockstep::lint {
+
+// An AST consumer that analyzes one translation unit and appends its findings to `out`.
+std::unique_ptr<clang::ASTConsumer> make_lint_consumer(const Catalog& catalog, std::vector<Finding>& out);
+
+}  // namespace lockstep::lint

@@ -1,0 +1,309 @@
+// `lockstep lint`: runs the collective-consistency analysis over C, C++ and CUDA sources the way clang
+// tools do (compile_commands.json, or flags after `--`), one translation unit per worker thread.
+#include <clang/Basic/Diagnostic.h>
+#include <clang/Frontend/CompilerInstance.h>
+#include <clang/Frontend/FrontendActions.h>
+#include <clang/Frontend/TextDiagnosticPrinter.h>
+#include <clang/Tooling/ArgumentsAdjusters.h>
+#include <clang/Tooling/CompilationDatabase.h>
+#include <clang/Tooling/JSONCompilationDatabase.h>
+#include <clang/Tooling/Tooling.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "cli/command.h"
+#include "lint/analysis.h"
+#include "lint/catalog.h"
+#include "lint/finding.h"
+#include "lockstep/version.h"
+
+namespace lockstep::lint {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace clang;
+using namespace clang::tooling;
+
+// The CUDA 13 headers include two texture headers Clang 19 does not ship; empty ones let the host side parse.
+constexpr const char* kCudaShimDir = "/__lockstep_cuda_shim";
+
+struct Options {
+  std::string build_dir;
+  std::vector<std::string> files;
+  std::vector<std::string> extra_args;  // after `--`
+  bool have_fixed_args = false;
+  unsigned jobs = 0;
+  std::vector<std::string> rules;
+  std::string format = "text";
+  std::string output;
+};
+
+bool is_cuda(const std::string& file) { return fs::path(file).extension() == ".cu"; }
+bool is_c(const std::string& file) { return fs::path(file).extension() == ".c"; }
+
+std::string cuda_root() {
+  if (const char* env = std::getenv("CUDA_HOME"); env && fs::exists(fs::path(env) / "include"))
+    return env;
+  if (fs::exists("/usr/local/cuda/include")) return "/usr/local/cuda";
+  return {};
+}
+
+// Compile commands for the files to lint: from compile_commands.json where listed, otherwise defaults
+// chosen by file kind (and a note saying so).
+class LintDatabase : public CompilationDatabase {
+ public:
+  LintDatabase(std::unique_ptr<CompilationDatabase> base, std::vector<std::string> extra, bool fixed)
+      : base_(std::move(base)), extra_(std::move(extra)), fixed_(fixed) {}
+
+  std::vector<CompileCommand> getCompileCommands(StringRef file) const override {
+    if (base_ && !fixed_) {
+      auto cmds = base_->getCompileCommands(file);
+      if (!cmds.empty()) {
+        cmds.resize(1);  // one analysis per file even when it is compiled several ways
+        for (const auto& a : extra_) cmds[0].CommandLine.push_back(a);
+        return cmds;
+      }
+    }
+    std::string f = file.str();
+    std::vector<std::string> cmd{is_c(f) ? "clang" : "clang++"};
+    if (!fixed_) {
+      if (is_c(f)) cmd.push_back("-std=c11");
+      else if (!is_cuda(f)) cmd.push_back("-std=c++17");
+    }
+    if (is_cuda(f)) cmd.push_back("-xcuda");
+    for (const auto& a : extra_) cmd.push_back(a);
+    cmd.push_back(f);
+    return {CompileCommand(fs::current_path().string(), f, cmd, "")};
+  }
+  std::vector<std::string> getAllFiles() const override { return base_ ? base_->getAllFiles() : std::vector<std::string>{}; }
+  bool listed(const std::string& file) const { return base_ && !base_->getCompileCommands(file).empty(); }
+  bool has_base() const { return base_ != nullptr; }
+
+ private:
+  std::unique_ptr<CompilationDatabase> base_;
+  std::vector<std::string> extra_;
+  bool fixed_;
+};
+
+class LintAction : public ASTFrontendAction {
+ public:
+  LintAction(const Catalog& c, std::vector<Finding>& out) : catalog_(c), out_(out) {}
+  std::unique_ptr<ASTConsumer> CreateASTConsumer(CompilerInstance&, StringRef) override {
+    return make_lint_consumer(catalog_, out_);
+  }
+
+ private:
+  const Catalog& catalog_;
+  std::vector<Finding>& out_;
+};
+
+class LintActionFactory : public FrontendActionFactory {
+ public:
+  LintActionFactory(const Catalog& c, std::vector<Finding>& out) : catalog_(c), out_(out) {}
+  std::unique_ptr<FrontendAction> create() override { return std::make_unique<LintAction>(catalog_, out_); }
+
+ private:
+  const Catalog& catalog_;
+  std::vector<Finding>& out_;
+};
+
+ArgumentsAdjuster lint_adjuster(const std::string& cuda) {
+  return [cuda](const CommandLineArguments& args, StringRef file) {
+    CommandLineArguments out;
+    bool cu = is_cuda(file.str());
+    bool has_resource_dir = false;
+    for (const auto& a : args) has_resource_dir |= a.rfind("-resource-dir", 0) == 0;
+    out.push_back(args.empty() ? "clang++" : args[0]);
+    if (!has_resource_dir) out.push_back("-resource-dir=" LOCKSTEP_CLANG_RESOURCE_DIR);
+    if (cu) {
+      out.push_back("--cuda-host-only");
+      out.push_back("-Wno-unknown-cuda-version");
+      out.push_back(std::string("-I") + kCudaShimDir);
+      if (!cuda.empty()) out.push_back("--cuda-path=" + cuda);
+      else out.push_back("-nocudainc");
+    }
+    for (size_t i = 1; i < args.size(); ++i) {
+      const auto& a = args[i];
+      // nvcc-only flags would stop the Clang driver; the device side is never compiled here.
+      if (a.rfind("--generate-code", 0) == 0 || a.rfind("-gencode", 0) == 0 || a == "-Xcompiler" ||
+          a.rfind("--expt-", 0) == 0 || a.rfind("-rdc", 0) == 0 || a == "--extended-lambda")
+        continue;
+      out.push_back(a);
+    }
+    out.push_back("-Wno-everything");
+    return out;
+  };
+}
+
+struct Sorter {
+  bool operator()(const Finding& a, const Finding& b) const {
+    return std::tie(a.at.file, a.at.line, a.at.column, a.rule, a.message) <
+           std::tie(b.at.file, b.at.line, b.at.column, b.rule, b.message);
+  }
+};
+
+int run_lint(Options opts) {
+  Catalog catalog;
+  try {
+    const char* env = std::getenv("LOCKSTEP_RULES_DIR");
+    std::string dir = env && *env ? env : LOCKSTEP_RULES_DIR;
+    if (fs::is_directory(dir)) catalog.load_dir(dir);
+    else std::fprintf(stderr, "lockstep lint: note: no rules directory at %s; only --rules files apply\n", dir.c_str());
+    for (const auto& r : opts.rules) catalog.load_file(r);
+  } catch (const std::exception& e) {
+    throw cli::BadInput(std::string("lint: ") + e.what());
+  }
+  if (opts.format != "text" && opts.format != "json" && opts.format != "sarif")
+    throw cli::BadInput("lint: --format must be text, json or sarif, not '" + opts.format + "'");
+
+  std::unique_ptr<CompilationDatabase> base;
+  std::string error;
+  if (!opts.build_dir.empty()) {
+    base = JSONCompilationDatabase::loadFromDirectory(opts.build_dir, error);
+    if (!base) throw cli::BadInput("lint: " + opts.build_dir + ": cannot load compile_commands.json: " + error);
+  } else if (!opts.have_fixed_args && !opts.files.empty()) {
+    base = CompilationDatabase::autoDetectFromSource(fs::absolute(opts.files[0]).string(), error);
+  }
+  auto db = std::make_unique<LintDatabase>(std::move(base), opts.extra_args, opts.have_fixed_args && opts.build_dir.empty());
+
+  std::vector<std::string> files;
+  for (const auto& f : opts.files) {
+    std::error_code ec;
+    if (!fs::is_regular_file(f, ec)) throw cli::BadInput("lint: " + f + ": no such file");
+    files.push_back(fs::absolute(f).lexically_normal().string());
+  }
+  if (files.empty()) {
+    if (!db->has_base()) throw cli::BadInput("lint: no files given and no compile_commands.json (use -p BUILD_DIR)");
+    files = db->getAllFiles();
+    // Only the languages lint understands; generated or assembler sources are not its business.
+    files.erase(std::remove_if(files.begin(), files.end(), [](const std::string& f) {
+                  auto ext = fs::path(f).extension().string();
+                  return ext != ".c" && ext != ".cc" && ext != ".cpp" && ext != ".cxx" && ext != ".cu" && ext != ".C";
+                }), files.end());
+  }
+
+  std::vector<ToolNote> tool_notes;
+  for (const auto& f : files) {
+    if (!opts.have_fixed_args && !db->listed(f)) {
+      std::string flags = is_c(f) ? "-std=c11" : is_cuda(f) ? "-xcuda" : "-std=c++17";
+      std::string msg = db->has_base() ? "not in compile_commands.json; analyzed with default flags (" + flags + ")"
+                                       : "no compile_commands.json found; analyzed with default flags (" + flags + ")";
+      tool_notes.push_back({f, msg});
+      std::fprintf(stderr, "%s: note: %s\n", f.c_str(), msg.c_str());
+    }
+  }
+
+  unsigned jobs = opts.jobs ? opts.jobs : std::max(1u, std::thread::hardware_concurrency());
+  jobs = std::min<unsigned>(jobs, std::max<size_t>(1, files.size()));
+  std::string cuda = cuda_root();
+  std::atomic<size_t> next{0};
+  std::mutex mu;
+  std::vector<Finding> findings;
+  bool failed = false;
+  auto worker = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < files.size();) {
+      std::vector<Finding> local;
+      std::string diag_text;
+      llvm::raw_string_ostream diag_stream(diag_text);
+      auto diag_opts = llvm::makeIntrusiveRefCnt<DiagnosticOptions>();
+      diag_opts->ShowColors = false;
+      TextDiagnosticPrinter printer(diag_stream, diag_opts.get());
+      ClangTool tool(*db, {files[i]});
+      tool.appendArgumentsAdjuster(getClangStripOutputAdjuster());
+      tool.appendArgumentsAdjuster(getClangSyntaxOnlyAdjuster());
+      tool.appendArgumentsAdjuster(getClangStripDependencyFileAdjuster());
+      tool.appendArgumentsAdjuster(lint_adjuster(cuda));
+      tool.mapVirtualFile(std::string(kCudaShimDir) + "/texture_fetch_functions.h", "");
+      tool.mapVirtualFile(std::string(kCudaShimDir) + "/texture_indirect_functions.h", "");
+      tool.setDiagnosticConsumer(&printer);
+      tool.setPrintErrorMessage(false);
+      LintActionFactory factory(catalog, local);
+      int rc = tool.run(&factory);
+      diag_stream.flush();
+      std::lock_guard<std::mutex> lock(mu);
+      if (!diag_text.empty()) std::fputs(diag_text.c_str(), stderr);
+      if (rc != 0) {
+        failed = true;
+        std::fprintf(stderr, "lockstep lint: %s: could not be parsed (errors above)\n", files[i].c_str());
+      }
+      for (auto& f : local) findings.push_back(std::move(f));
+    }
+  };
+  std::vector<std::thread> threads;
+  for (unsigned t = 1; t < jobs; ++t) threads.emplace_back(worker);
+  worker();
+  for (auto& t : threads) t.join();
+
+  // Headers seen by several translation units yield the same finding more than once.
+  std::sort(findings.begin(), findings.end(), Sorter{});
+  findings.erase(std::unique(findings.begin(), findings.end(),
+                             [](const Finding& a, const Finding& b) { return !Sorter{}(a, b) && !Sorter{}(b, a); }),
+                 findings.end());
+
+  std::string rendered = opts.format == "json"    ? render_json(findings, tool_notes)
+                         : opts.format == "sarif" ? render_sarif(findings, tool_notes, LOCKSTEP_VERSION)
+                                                  : render_text(findings);
+  if (opts.output.empty()) {
+    std::fputs(rendered.c_str(), stdout);
+  } else {
+    std::ofstream out(opts.output, std::ios::binary | std::ios::trunc);
+    out << rendered;
+    out.close();
+    if (!out) throw cli::BadInput("lint: " + opts.output + ": cannot write output file");
+  }
+  if (failed) return cli::kBadInput;
+  return findings.empty() ? cli::kClean : cli::kFindings;
+}
+
+
+// CLI11 hands everything after `--` to the positional `files`; the command line itself says how many of
+// them came after the separator, and those are compiler arguments.
+void split_compiler_args(Options& opts) {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::vector<std::string> argv;
+  for (std::string a; std::getline(in, a, '\0');) argv.push_back(a);
+  auto lint_pos = std::find(argv.begin(), argv.end(), "lint");
+  if (lint_pos == argv.end()) return;
+  auto sep = std::find(lint_pos, argv.end(), "--");
+  if (sep == argv.end()) return;
+  size_t after = std::min(static_cast<size_t>(argv.end() - sep - 1), opts.files.size());
+  opts.extra_args.assign(opts.files.end() - static_cast<long>(after), opts.files.end());
+  opts.files.resize(opts.files.size() - after);
+  opts.have_fixed_args = true;
+}
+
+}  // namespace
+}  // namespace lockstep::lint
+
+LOCKSTEP_COMMAND(lint, [](CLI::App& app) {
+  auto opts = std::make_shared<lockstep::lint::Options>();
+  auto* cmd = app.add_subcommand(
+      "lint", "Statically find collectives that only some ranks reach or that get rank-dependent arguments");
+  cmd->add_option("-p,--build-dir", opts->build_dir, "Directory holding compile_commands.json");
+  cmd->add_option("files", opts->files, "Source files (default: every file in compile_commands.json)")
+      ->allow_extra_args(true);
+  // Declared after `files` and never filled: it only makes CLI11 keep the arguments after `--` in this
+  // subcommand (they land in `files` and are split off by position).
+  static std::string separator_anchor;
+  cmd->add_option("compiler-args", separator_anchor, "Compiler arguments, after `--`");
+  cmd->allow_extras(true);
+  cmd->add_option("-j,--jobs", opts->jobs, "Translation units analyzed in parallel (default: CPU count)");
+  cmd->add_option("--rules", opts->rules, "Extra API catalog (YAML) with your own collective wrappers")->allow_extra_args(false);
+  cmd->add_option("--format", opts->format, "Output format: text, json or sarif")->check(CLI::IsMember({"text", "json", "sarif"}));
+  cmd->add_option("-o,--output", opts->output, "Write the report to FILE instead of stdout");
+  cmd->footer("Compiler arguments after `--` apply to every file (and replace compile_commands.json lookups unless -p is given).");
+  cmd->callback([opts, cmd] {
+    for (const auto& extra : cmd->remaining())
+      if (extra != "--") throw lockstep::cli::BadInput("lint: unexpected argument '" + extra + "'");
+    lockstep::lint::split_compiler_args(*opts);
+    lockstep::cli::set_exit_code(lockstep::lint::run_lint(*opts));
+  });
+});
