@@ -161,9 +161,10 @@ __attribute__((always_inline)) inline int collective(uint8_t op, Comm comm, uint
   a.root_or_peer = root_or_peer;
   if (thread_state().nccl_group_depth > 0) a.flags |= LST_F_IN_GROUP;
   Pending p = collective_enter(a, caller);
+  const bool recorded = p.rec != nullptr;  // collective_return() clears p.rec
   int rc = call();
   collective_return(p, succeeded(rc));
-  if (p.rec && succeeded(rc)) after_nccl_collective(p.id, stream);
+  if (recorded && succeeded(rc)) after_nccl_collective(p.id, stream);
   return rc;
 }
 
