@@ -108,7 +108,7 @@ TEST(RoundTrip, EveryKindAndField) {
     EXPECT_EQ(r->op, c.op);
     EXPECT_EQ(r->api, c.api);
     EXPECT_EQ(r->caller, anchor());
-    EXPECT_EQ(r->t_ns, 1000 + id * 10);
+    EXPECT_EQ(r->t_ns, t.header().start_mono_ns + 1000 + id * 10);
     EXPECT_EQ(t.string(r->aux), c.name ? c.name : "");
     if (c.kind == LST_KIND_COLLECTIVE) {
       EXPECT_EQ(r->comm, c.comm);

@@ -51,7 +51,7 @@ inline uint64_t write_call(format::Writer& w, const SampleCall& c, uint64_t call
   r->api = c.api;
   r->comm = c.comm;
   r->caller = caller;
-  r->t_ns = 1000 + id * 10;
+  r->t_ns = w.header()->start_mono_ns + 1000 + id * 10;
   r->aux = c.name ? w.intern(c.name, std::strlen(c.name)) : 0;
   switch (c.kind) {
     case LST_KIND_COLLECTIVE:

@@ -1,0 +1,355 @@
+// `lockstep show DIR|FILE`: the header summary and the decoded records of trace files, as a table or
+// JSON, with call sites symbolized to file:line. A bad file stops it with exit 2 and one line naming
+// the file and the byte.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <ctime>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <sys/stat.h>
+#include <vector>
+
+#include "cli/command.h"
+#include "lockstep/format/reader.h"
+#include "symbolize/symbolize.h"
+
+namespace lockstep::show {
+namespace {
+
+using format::TraceFile;
+using json = nlohmann::ordered_json;
+
+struct Options {
+  std::string path;
+  std::string format = "table";
+  bool no_symbolize = false;
+};
+
+std::string hex(uint64_t v) { return fmt::format("0x{:x}", v); }
+
+std::string wall_time(uint64_t ns) {
+  time_t s = time_t(ns / 1000000000ull);
+  tm t{};
+  gmtime_r(&s, &t);
+  char buf[64];
+  strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &t);
+  return fmt::format("{}.{:03}Z", buf, (ns / 1000000ull) % 1000);
+}
+
+std::string rank_text(int32_t v) { return v < 0 ? "?" : std::to_string(v); }
+
+// One decoded record, the same fields for the table and for JSON.
+struct Row {
+  uint64_t id = 0;
+  const lst_record* r = nullptr;
+  std::string time, kind, op, comm, seq, count, dtype, bytes, root, redop, state, us, name;
+  std::vector<symbolize::Location> sites;  // caller first, then extra frames (STACK records)
+};
+
+std::string comm_text(uint64_t id, const std::map<uint64_t, std::string>& names) {
+  if (id == 0) return "";
+  auto it = names.find(id);
+  return it != names.end() && !it->second.empty() ? it->second : hex(id);
+}
+
+std::vector<Row> decode(const TraceFile& t, symbolize::Symbolizer* sym) {
+  const lst_header& h = t.header();
+  std::map<uint64_t, std::string> comm_names;
+  for (uint64_t id = t.first_id(); id < t.end_id(); ++id)
+    if (const lst_record* r = t.record(id); r && LST_WORD_KIND(r->word) == LST_KIND_COMM && r->aux)
+      comm_names[r->comm] = std::string(t.string(r->aux));
+
+  std::vector<Row> rows;
+  std::vector<uint64_t> addrs;
+  for (uint64_t id = t.first_id(); id < t.end_id(); ++id) {
+    const lst_record* r = t.record(id);
+    if (!r) continue;
+    Row row;
+    row.id = id;
+    row.r = r;
+    const uint8_t kind = LST_WORD_KIND(r->word), state = LST_WORD_STATE(r->word), flags = LST_WORD_FLAGS(r->word);
+    row.time = r->t_ns >= h.start_mono_ns ? fmt::format("{:.6f}", double(r->t_ns - h.start_mono_ns) / 1e9) : "";
+    row.kind = format::kind_name(kind);
+    row.op = format::op_name(*r);
+    row.state = format::state_name(state);
+    row.name = std::string(t.string(r->aux));
+    auto add_detail = [&](const std::string& d) { row.name += row.name.empty() ? d : " " + d; };
+    switch (kind) {
+      case LST_KIND_COLLECTIVE: {
+        row.comm = comm_text(r->comm, comm_names);
+        row.seq = std::to_string(r->u.coll.seq);
+        row.count = std::to_string(r->u.coll.count);
+        row.dtype = format::dtype_name(r->dtype);
+        row.bytes = std::to_string(r->u.coll.count * r->u.coll.dtype_size);
+        row.root = r->u.coll.root_or_peer < 0 ? "" : std::to_string(r->u.coll.root_or_peer);
+        row.redop = format::redop_name(r->redop);
+        if (state >= LST_STATE_RETURNED) row.us = std::to_string(r->t_return_us);
+        if (flags & LST_F_IN_GROUP) add_detail("[group]");
+        if (flags & LST_F_CONTROL) add_detail("[control]");
+        if (flags & LST_F_INFERRED) add_detail("[inferred]");
+        break;
+      }
+      case LST_KIND_COMM: {
+        row.comm = comm_text(r->comm, comm_names);
+        row.count = r->u.comm.size < 0 ? "" : std::to_string(r->u.comm.size);
+        std::string d = fmt::format("rank={} size={}", rank_text(r->u.comm.rank), rank_text(r->u.comm.size));
+        if (r->u.comm.parent) d += " parent=" + comm_text(r->u.comm.parent, comm_names);
+        if (r->u.comm.color != LST_NONE) d += fmt::format(" color={} key={}", r->u.comm.color, r->u.comm.key);
+        std::vector<int32_t> m = t.members(r->members);
+        if (!m.empty()) {
+          d += " members=[";
+          for (size_t i = 0; i < m.size() && i < 16; ++i) d += (i ? "," : "") + std::to_string(m[i]);
+          d += m.size() > 16 ? fmt::format(",... {} in all]", m.size()) : "]";
+        }
+        add_detail(d);
+        break;
+      }
+      case LST_KIND_MARKER:
+        if (r->op == LST_MARK_SIGNAL || r->op == LST_MARK_PROCESS_START || r->op == LST_MARK_FORK ||
+            r->op == LST_MARK_MPI_ABORT || r->op == LST_MARK_PROCESS_END || r->op == LST_MARK_MPI_INIT ||
+            r->op == LST_MARK_NCCL_GROUP_START || r->op == LST_MARK_NCCL_GROUP_END || r->op == LST_MARK_RT_EVENT)
+          add_detail(fmt::format("value={}", r->u.marker.value));
+        if (r->u.marker.ref) add_detail(fmt::format("ref=#{}", r->u.marker.ref));
+        break;
+      case LST_KIND_WAIT:
+        row.count = std::to_string(r->u.wait.nrequests);
+        if (state >= LST_STATE_RETURNED) row.us = std::to_string(r->t_return_us);
+        add_detail(fmt::format("first=#{} completed={}", r->u.wait.first_ref, r->u.wait.ncompleted));
+        break;
+      case LST_KIND_DEVICE:
+        add_detail(fmt::format("ref=#{} kernel={}us", r->u.device.ref,
+                               r->u.device.end_ns >= r->u.device.start_ns
+                                   ? (r->u.device.end_ns - r->u.device.start_ns) / 1000 : 0));
+        break;
+      case LST_KIND_STACK:
+        add_detail(fmt::format("ref=#{}", r->u.stack.ref));
+        break;
+      default: break;
+    }
+    rows.push_back(std::move(row));
+    addrs.push_back(r->caller);
+    if (kind == LST_KIND_STACK) addrs.insert(addrs.end(), {r->u.stack.frames[0], r->u.stack.frames[1]});
+  }
+
+  std::vector<symbolize::Location> locs;
+  if (sym) {
+    locs = sym->call_sites(t.modules(), addrs);
+  } else {
+    // Without symbolization a site is module+offset, which is stable across runs of one build.
+    for (uint64_t a : addrs) {
+      symbolize::Location l;
+      if (a) {
+        l.offset = a;
+        for (const auto& m : t.modules())
+          if (a - 1 >= m.lo && a - 1 < m.hi) l.module = m.path, l.offset = a - m.base;
+      }
+      locs.push_back(l);
+    }
+  }
+  size_t k = 0;
+  for (Row& row : rows) {
+    if (row.r->caller) row.sites.push_back(locs[k]);
+    ++k;
+    if (LST_WORD_KIND(row.r->word) == LST_KIND_STACK) {
+      for (int f = 0; f < 2; ++f, ++k)
+        if (row.r->u.stack.frames[f]) row.sites.push_back(locs[k]);
+    }
+  }
+  return rows;
+}
+
+std::string summary_line(const TraceFile& t) {
+  const lst_header& h = t.header();
+  const bool ring = h.flags & LST_HDR_RING;
+  return fmt::format("end {}; records {}{}, dropped {}, unpublished {}{}, metadata dropped {}",
+                     format::end_state_name(h.end_state), t.end_id() - t.first_id(),
+                     ring ? fmt::format(" (ring of {}, ids {}..{})", h.record_capacity, t.first_id(), t.end_id()) : "",
+                     h.dropped_records, t.unpublished(),
+                     t.overwritten() ? fmt::format(", overwritten {}", t.overwritten()) : "", h.dropped_meta);
+}
+
+void print_table(const TraceFile& t, const std::vector<Row>& rows) {
+  const lst_header& h = t.header();
+  fmt::print("{}\n", t.path());
+  fmt::print("  rank {} of {}, host {}, pid {} (parent {}), job {}\n", rank_text(h.world_rank),
+             rank_text(h.world_size), t.host(), h.pid, h.ppid, t.job_id().empty() ? "-" : t.job_id());
+  fmt::print("  command: {}\n", t.cmdline());
+  fmt::print("  started {}, format {}.{}, tracer {}, {} modules\n", wall_time(h.start_wall_ns), h.version_major,
+             h.version_minor, t.tracer_version(), t.modules().size());
+  fmt::print("  {}\n", summary_line(t));
+
+  static const char* const heads[] = {"ID",    "TIME",  "KIND",  "OP",    "COMM", "SEQ", "COUNT",
+                                      "DTYPE", "BYTES", "ROOT",  "REDOP", "STATE", "US", "NAME", "SITE"};
+  constexpr size_t ncol = std::size(heads);
+  std::vector<std::array<std::string, ncol>> cells;
+  for (const Row& r : rows) {
+    std::string site;
+    for (const auto& s : r.sites) {
+      std::string one = s.site(true);
+      if (!s.problem.empty() && !s.has_line()) one += " (" + s.problem + ")";
+      site += site.empty() ? one : " < " + one;
+    }
+    cells.push_back({std::to_string(r.id), r.time, r.kind, r.op, r.comm, r.seq, r.count, r.dtype, r.bytes, r.root,
+                     r.redop, r.state, r.us, r.name, site});
+  }
+  std::array<size_t, ncol> width{};
+  for (size_t c = 0; c < ncol; ++c) width[c] = strlen(heads[c]);
+  for (const auto& row : cells)
+    for (size_t c = 0; c < ncol; ++c) width[c] = std::max(width[c], row[c].size());
+  auto line = [&](auto get) {
+    std::string out = " ";
+    for (size_t c = 0; c < ncol; ++c) {
+      if (c + 1 == ncol) {
+        out += " " + std::string(get(c));
+      } else {
+        out += " " + fmt::format("{:<{}}", get(c), width[c]);
+      }
+    }
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    fmt::print("{}\n", out);
+  };
+  line([&](size_t c) { return std::string(heads[c]); });
+  for (const auto& row : cells) line([&](size_t c) { return row[c]; });
+}
+
+json to_json(const TraceFile& t, const std::vector<Row>& rows) {
+  const lst_header& h = t.header();
+  json f;
+  f["path"] = t.path();
+  f["format"] = fmt::format("{}.{}", h.version_major, h.version_minor);
+  f["rank"] = h.world_rank;
+  f["size"] = h.world_size;
+  f["host"] = t.host();
+  f["pid"] = h.pid;
+  f["ppid"] = h.ppid;
+  f["job_id"] = t.job_id();
+  f["cmdline"] = t.cmdline();
+  f["tracer_version"] = t.tracer_version();
+  f["start_wall_ns"] = h.start_wall_ns;
+  f["start_mono_ns"] = h.start_mono_ns;
+  f["end_state"] = format::end_state_name(h.end_state);
+  f["ring"] = bool(h.flags & LST_HDR_RING);
+  f["first_id"] = t.first_id();
+  f["end_id"] = t.end_id();
+  f["dropped_records"] = h.dropped_records;
+  f["dropped_meta"] = h.dropped_meta;
+  f["unpublished"] = t.unpublished();
+  f["overwritten"] = t.overwritten();
+  json mods = json::array();
+  for (const auto& m : t.modules())
+    mods.push_back({{"path", m.path}, {"build_id", m.build_id}, {"base", m.base}, {"lo", m.lo}, {"hi", m.hi}});
+  f["modules"] = mods;
+  json recs = json::array();
+  for (const Row& row : rows) {
+    const lst_record* r = row.r;
+    const uint8_t kind = LST_WORD_KIND(r->word);
+    json j;
+    j["id"] = row.id;
+    j["kind"] = row.kind;
+    j["op"] = row.op;
+    j["api"] = format::api_name(r->api);
+    j["state"] = row.state;
+    j["flags"] = LST_WORD_FLAGS(r->word);
+    j["t_ns"] = r->t_ns;
+    j["comm"] = r->comm;
+    if (!row.comm.empty()) j["comm_name"] = row.comm;
+    if (kind == LST_KIND_COLLECTIVE) {
+      j["seq"] = r->u.coll.seq;
+      j["count"] = r->u.coll.count;
+      j["dtype"] = format::dtype_name(r->dtype);
+      j["dtype_size"] = r->u.coll.dtype_size;
+      j["bytes"] = r->u.coll.count * r->u.coll.dtype_size;
+      j["root_or_peer"] = r->u.coll.root_or_peer;
+      j["redop"] = format::redop_name(r->redop);
+      j["return_us"] = r->t_return_us;
+    } else if (kind == LST_KIND_COMM) {
+      j["parent"] = r->u.comm.parent;
+      j["color"] = r->u.comm.color;
+      j["key"] = r->u.comm.key;
+      j["size"] = r->u.comm.size;
+      j["rank"] = r->u.comm.rank;
+      j["members"] = t.members(r->members);
+    } else if (kind == LST_KIND_MARKER) {
+      j["value"] = r->u.marker.value;
+      j["ref"] = r->u.marker.ref;
+      j["extra"] = r->u.marker.extra;
+    } else if (kind == LST_KIND_WAIT) {
+      j["first_ref"] = r->u.wait.first_ref;
+      j["nrequests"] = r->u.wait.nrequests;
+      j["ncompleted"] = r->u.wait.ncompleted;
+      j["return_us"] = r->t_return_us;
+    } else if (kind == LST_KIND_DEVICE) {
+      j["ref"] = r->u.device.ref;
+      j["start_ns"] = r->u.device.start_ns;
+      j["end_ns"] = r->u.device.end_ns;
+    } else if (kind == LST_KIND_STACK) {
+      j["ref"] = r->u.stack.ref;
+    }
+    j["name"] = std::string(t.string(r->aux));
+    json sites = json::array();
+    for (const auto& s : row.sites) {
+      json sj = {{"module", s.module}, {"offset", s.offset}};
+      if (!s.function.empty()) sj["function"] = s.function;
+      if (s.has_line()) sj["file"] = s.file, sj["line"] = s.line;
+      if (!s.problem.empty()) sj["problem"] = s.problem;
+      sites.push_back(sj);
+    }
+    j["call_site"] = sites;
+    recs.push_back(std::move(j));
+  }
+  f["records"] = std::move(recs);
+  return f;
+}
+
+int run(const Options& o) {
+  std::vector<std::string> paths;
+  struct stat st;
+  if (stat(o.path.c_str(), &st) != 0) throw cli::BadInput(o.path + ": no such file or directory");
+  try {
+    if (S_ISDIR(st.st_mode)) {
+      paths = format::find_traces(o.path);
+      if (paths.empty()) throw cli::BadInput(o.path + ": no .lstrace files in this directory");
+    } else {
+      paths.push_back(o.path);
+    }
+    // Validate every file before printing anything, so bad input never leaves half a report.
+    std::vector<TraceFile> files;
+    for (const auto& p : paths) {
+      files.push_back(TraceFile::open(p));
+      files.back().validate();
+    }
+    std::unique_ptr<symbolize::Symbolizer> sym;
+    if (!o.no_symbolize) sym = std::make_unique<symbolize::Symbolizer>();
+    json all = json::array();
+    for (size_t i = 0; i < files.size(); ++i) {
+      std::vector<Row> rows = decode(files[i], sym.get());
+      if (o.format == "json") {
+        all.push_back(to_json(files[i], rows));
+      } else {
+        if (i) fmt::print("\n");
+        print_table(files[i], rows);
+      }
+    }
+    if (o.format == "json") fmt::print("{}\n", json{{"traces", all}}.dump(2));
+  } catch (const format::FormatError& e) {
+    throw cli::BadInput(e.what());
+  }
+  return cli::kClean;
+}
+
+}  // namespace
+}  // namespace lockstep::show
+
+LOCKSTEP_COMMAND(show, [](CLI::App& app) {
+  auto opts = std::make_shared<lockstep::show::Options>();
+  CLI::App* cmd = app.add_subcommand("show", "Print the header and decoded records of trace files");
+  cmd->add_option("path", opts->path, "a trace directory or one .lstrace file")->required();
+  cmd->add_option("--format", opts->format, "table or json")->check(CLI::IsMember({"table", "json"}));
+  cmd->add_flag("--no-symbolize", opts->no_symbolize, "print call sites as module+offset");
+  cmd->callback([opts] { lockstep::cli::set_exit_code(lockstep::show::run(*opts)); });
+});
