@@ -1,0 +1,906 @@
+// The checker's analysis: communicators reconciled across ranks, per-communicator alignment against
+// the majority (Myers' diff), classification of each difference, point-to-point pairing, and the hang
+// post-mortem with its wait-for graph. Blame is by majority; with no majority both views are reported.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+#include "lockstep/check/check.h"
+#include "lockstep/format/reader.h"
+#include "myers.h"
+#include "semantics.h"
+
+namespace lockstep::check {
+
+const char* kind_name(Kind k) {
+  switch (k) {
+    case Kind::kMissingCollective: return "missing_collective";
+    case Kind::kOpMismatch: return "op_mismatch";
+    case Kind::kCountMismatch: return "count_mismatch";
+    case Kind::kDtypeMismatch: return "dtype_mismatch";
+    case Kind::kRootMismatch: return "root_mismatch";
+    case Kind::kRedopMismatch: return "redop_mismatch";
+    case Kind::kPeerMismatch: return "peer_mismatch";
+    case Kind::kNameMismatch: return "name_mismatch";
+    case Kind::kMembershipMismatch: return "membership_mismatch";
+    case Kind::kDeadlockCycle: return "deadlock_cycle";
+    case Kind::kUnfinished: return "unfinished";
+  }
+  return "unknown";
+}
+
+const char* severity_name(Severity s) { return s == Severity::kError ? "error" : "warning"; }
+
+std::string Site::text() const {
+  if (!file.empty()) {
+    std::string base = file.substr(file.rfind('/') + 1);
+    return line > 0 ? fmt::format("{}:{}", base, line) : base;
+  }
+  if (!function.empty()) return function;
+  if (!module.empty()) return fmt::format("{}+{:#x}", module.substr(module.rfind('/') + 1), offset);
+  if (address) return fmt::format("{:#x}", address);
+  return "";
+}
+
+namespace {
+
+std::string rank_list(const std::vector<int32_t>& ranks, size_t cap = 8) {
+  std::string s;
+  for (size_t i = 0; i < ranks.size() && i < cap; ++i) s += (i ? "," : "") + std::to_string(ranks[i]);
+  if (ranks.size() > cap) s += fmt::format(",... ({} in all)", ranks.size());
+  return s;
+}
+
+std::string ranks_phrase(const std::vector<int32_t>& ranks) {
+  return (ranks.size() == 1 ? "rank " : "ranks ") + rank_list(ranks);
+}
+
+bool behind(const Rank& r) {
+  // A rank that has not finished may simply not have reached a collective yet.
+  return r.end == EndState::kRunning || r.end == EndState::kKilled || r.end == EndState::kUnknown;
+}
+
+std::string ending(const Rank& r) {
+  switch (r.end) {
+    case EndState::kExited: return "it exited normally (MPI_Finalize)";
+    case EndState::kFinalizing: return "it went on to MPI_Finalize";
+    case EndState::kCrashed: return fmt::format("it crashed (signal {})", r.signal);
+    case EndState::kAborted: return "it called MPI_Abort";
+    default: return "";
+  }
+}
+
+struct Comm {
+  CommRef ref;
+  std::vector<int32_t> members;  // world ranks, in communicator-rank order
+  std::vector<const Rank*> ranks;  // members that have a trace file, in member order
+};
+
+class Analyzer {
+ public:
+  Analyzer(const Job& job, const Options& opt, Result& res) : job_(job), opt_(opt), res_(res) {}
+
+  void run() {
+    summary();
+    reconcile();
+    for (auto& [id, c] : comms_) align(c);
+    point_to_point();
+    hang();
+    unfinished();
+    finish();
+  }
+
+ private:
+  const Job& job_;
+  const Options& opt_;
+  Result& res_;
+  std::map<uint64_t, Comm> comms_;
+  std::vector<Finding> findings_;
+  std::set<std::pair<uint64_t, int64_t>> flagged_;  // (comm, seq) with a finding already
+
+  // ----- details -----
+  double time_of(const Rank& r, uint64_t t_ns) const {
+    if (!r.start_wall_ns || !job_.min_wall_ns) return double(t_ns) * 1e-9;
+    int64_t wall = int64_t(r.start_wall_ns) + (int64_t(t_ns) - int64_t(r.start_mono_ns));
+    return double(wall - int64_t(job_.min_wall_ns)) * 1e-9;
+  }
+
+  Site site_of(const Rank& r, uint64_t caller) const {
+    Site s;
+    s.address = caller;
+    int m = r.module_of(caller);
+    if (m >= 0) {
+      s.module = r.modules[size_t(m)].path;
+      s.offset = caller - r.modules[size_t(m)].base;
+    }
+    if (opt_.symbolize && caller) opt_.symbolize(r, s);
+    return s;
+  }
+
+  std::string tensor_at(const Rank& r, const lst_record& rec) const {
+    if (rec.api == LST_API_RT) return rec.aux ? std::string(r.source->string(rec.aux)) : "";
+    const RtSpan* best = nullptr;
+    for (auto& s : r.rt)
+      if (s.t0 <= rec.t_ns && rec.t_ns <= s.t1 && (!best || s.t0 > best->t0)) best = &s;
+    return best ? std::string(r.source->string(best->name)) : "";
+  }
+
+  RankDetail detail(const Rank& r, const lst_record* rec, int64_t own_seq) const {
+    RankDetail d;
+    d.rank = r.world_rank;
+    d.seq = own_seq;
+    if (!rec) {
+      d.note = ending(r);
+      return d;
+    }
+    d.present = true;
+    d.api = rec->api;
+    d.op = rec->op;
+    d.dtype = rec->dtype;
+    d.redop = rec->redop;
+    d.state = uint8_t(LST_WORD_STATE(rec->word));
+    d.flags = uint8_t(LST_WORD_FLAGS(rec->word));
+    d.operation = format::op_name(*rec);
+    d.count = rec->u.coll.count;
+    d.dtype_size = rec->u.coll.dtype_size;
+    d.bytes = rec->u.coll.count * rec->u.coll.dtype_size;
+    if (is_rooted(rec->op)) d.root = rec->u.coll.root_or_peer;
+    if (rec->op == LST_OP_SEND || rec->op == LST_OP_RECV) d.peer = rec->u.coll.root_or_peer;
+    d.tensor = tensor_at(r, *rec);
+    d.site = site_of(r, rec->caller);
+    d.time_s = time_of(r, rec->t_ns);
+    return d;
+  }
+
+  RankDetail detail_at(const Rank& r, const Sequence* s, int64_t pos) const {
+    if (!s || pos < 0 || size_t(pos) >= s->ref.size()) return detail(r, nullptr, -1);
+    return detail(r, r.record(s->ref[size_t(pos)]), pos);
+  }
+
+  // ----- summary and communicators -----
+  void summary() {
+    Summary& s = res_.summary;
+    s.ranks = int32_t(job_.ranks.size());
+    s.world_size = job_.world_size;
+    s.job_id = job_.job_id;
+    for (auto& r : job_.ranks) {
+      s.records += r.records;
+      s.unpublished += r.unpublished;
+    }
+    res_.missing_processes = job_.missing;
+    res_.warnings = job_.warnings;
+  }
+
+  void reconcile() {
+    std::map<uint64_t, std::vector<std::pair<const Rank*, const CommView*>>> views;
+    std::map<uint64_t, std::vector<const Rank*>> users;
+    for (auto& r : job_.ranks) {
+      for (auto& v : r.comms) views[v.id].push_back({&r, &v});
+      for (auto& s : r.seqs) users[s.comm].push_back(&r);
+      for (auto& p : r.p2p) users[p.comm];
+    }
+    std::set<uint64_t> ids;
+    for (auto& [id, v] : views) ids.insert(id);
+    for (auto& [id, u] : users) ids.insert(id);
+    for (uint64_t id : ids) {
+      Comm c;
+      c.ref.id = id;
+      auto& vs = views[id];
+      // Majority view of the member list.
+      std::map<std::vector<int32_t>, std::vector<int32_t>> by_members;
+      for (auto& [r, v] : vs) {
+        std::vector<int32_t> m = v->members;
+        if (m.empty() && v->create_op == LST_COMM_WORLD && v->size > 0)
+          for (int32_t i = 0; i < v->size; ++i) m.push_back(i);
+        if (!m.empty()) by_members[m].push_back(r->world_rank);
+        if (c.ref.name.empty() && !v->name.empty()) c.ref.name = v->name;
+        if (c.ref.api == LST_API_NONE) c.ref.api = v->api;
+      }
+      if (c.ref.name.empty()) {
+        bool world = !vs.empty() && vs.front().second->create_op == LST_COMM_WORLD;
+        c.ref.name = world ? "MPI_COMM_WORLD" : fmt::format("comm {:#x}", id);
+      }
+      if (!by_members.empty()) {
+        auto best = by_members.begin();
+        for (auto it = by_members.begin(); it != by_members.end(); ++it)
+          if (it->second.size() > best->second.size()) best = it;
+        c.members = best->first;
+        if (by_members.size() > 1) membership(c, by_members, best->first);
+      } else {
+        // No member lists: reconstruct from each holder's rank in the communicator.
+        std::map<int32_t, int32_t> at;
+        for (auto& [r, v] : vs)
+          if (v->rank >= 0) at[v->rank] = r->world_rank;
+        for (auto& [cr, w] : at) c.members.push_back(w);
+        if (c.members.empty()) {
+          for (auto* r : users[id]) c.members.push_back(r->world_rank);
+          std::sort(c.members.begin(), c.members.end());
+          c.members.erase(std::unique(c.members.begin(), c.members.end()), c.members.end());
+        }
+      }
+      c.ref.size = int32_t(c.members.size());
+      for (int32_t w : c.members)
+        if (const Rank* r = job_.rank(w)) c.ranks.push_back(r);
+      if (c.members.size() > 1) res_.comms.push_back(c.ref);
+      comms_.emplace(id, std::move(c));
+    }
+    // MPI_COMM_SELF and other one-rank communicators cannot go out of lockstep: not counted.
+    for (auto& [id, c] : comms_) res_.summary.communicators += c.members.size() > 1 ? 1 : 0;
+  }
+
+  void membership(const Comm& c, const std::map<std::vector<int32_t>, std::vector<int32_t>>& by_members,
+                  const std::vector<int32_t>& majority) {
+    Finding f;
+    f.kind = Kind::kMembershipMismatch;
+    f.comm = c.ref;
+    f.comm.size = int32_t(majority.size());
+    f.seq = -1;
+    size_t top = by_members.at(majority).size();
+    bool tie = false;
+    for (auto& [m, rs] : by_members)
+      if (m != majority && rs.size() == top) tie = true;
+    std::string views;
+    for (auto& [m, rs] : by_members) {
+      for (int32_t w : rs) {
+        f.ranks.push_back(w);
+        if (!tie && m != majority) f.culprits.push_back(w);
+      }
+      views += fmt::format("{}{} see [{}]", views.empty() ? "" : "; ", ranks_phrase(rs), rank_list(m, 16));
+    }
+    std::sort(f.ranks.begin(), f.ranks.end());
+    f.tie = tie;
+    f.explanation = fmt::format("the ranks disagree on who is in {}: {}", c.ref.name, views);
+    if (tie) f.notes.push_back("tie: no majority view, so no rank is blamed");
+    for (int32_t w : f.ranks) {
+      RankDetail d;
+      d.rank = w;
+      f.detail.push_back(d);
+    }
+    findings_.push_back(std::move(f));
+  }
+
+  // ----- alignment -----
+  struct Group {
+    const Sequence* seq = nullptr;  // representative (nullptr: no collectives)
+    std::vector<const Rank*> ranks;
+    size_t support = 0;
+  };
+
+  static size_t len(const Sequence* s) { return s ? s->sig.size() : 0; }
+
+  static bool is_prefix(const Sequence* a, const Sequence* b) {  // a strictly shorter prefix of b
+    if (len(a) >= len(b)) return false;
+    for (size_t i = 0; i < len(a); ++i)
+      if (a->sig[i] != b->sig[i]) return false;
+    return true;
+  }
+
+  void align(Comm& c) {
+    if (c.ranks.empty()) return;
+    std::vector<Group> groups;
+    for (const Rank* r : c.ranks) {
+      const Sequence* s = r->sequence(c.ref.id);
+      Group* g = nullptr;
+      for (auto& x : groups)
+        if (len(x.seq) == len(s) && (len(s) == 0 || x.seq->hash == s->hash)) g = &x;
+      if (!g) {
+        groups.push_back({s, {}, 0});
+        g = &groups.back();
+      }
+      g->ranks.push_back(r);
+      if (s && s->has_control) control_comms_.insert(c.ref.id);
+    }
+    for (auto& g : groups) g.support = g.ranks.size();
+    if (groups.size() > 1) {
+      // Ranks that have not finished and are a prefix of a longer view are behind, not different.
+      for (auto& h : groups) {
+        bool all_behind = std::all_of(h.ranks.begin(), h.ranks.end(), [](const Rank* r) { return behind(*r); });
+        if (!all_behind) continue;
+        for (auto& g : groups)
+          if (&g != &h && is_prefix(h.seq, g.seq)) g.support += h.ranks.size();
+      }
+    }
+    size_t best = 0;
+    for (size_t i = 1; i < groups.size(); ++i)
+      if (groups[i].support > groups[best].support) best = i;
+    bool tie = false;
+    for (size_t i = 0; i < groups.size(); ++i)
+      if (i != best && groups[i].support == groups[best].support) tie = true;
+    if (tie) {
+      // Number positions as the view of the lowest rank among the tied ones; blame nobody.
+      for (size_t i = 0; i < groups.size(); ++i)
+        if (groups[i].support == groups[best].support) {
+          best = i;
+          break;
+        }
+    }
+    const Group& ref = groups[best];
+    res_.summary.collectives += len(ref.seq);
+    std::vector<int32_t> majority;
+    for (auto* r : ref.ranks) majority.push_back(r->world_rank);
+
+    for (size_t gi = 0; gi < groups.size(); ++gi) {
+      if (gi == best) continue;
+      for (const Rank* r : groups[gi].ranks) compare(c, ref, *r, tie, majority);
+    }
+  }
+
+  std::set<uint64_t> control_comms_;
+
+  void compare(const Comm& c, const Group& ref, const Rank& r, bool tie, const std::vector<int32_t>& majority) {
+    const Sequence* rs = r.sequence(c.ref.id);
+    const Sequence* ms = ref.seq;
+    if (behind(r) && is_prefix(rs, ms)) return;
+    static const std::vector<uint64_t> kEmpty;
+    const std::vector<uint64_t>& a = ms ? ms->sig : kEmpty;
+    const std::vector<uint64_t>& b = rs ? rs->sig : kEmpty;
+    auto hunks = diff(a, b, opt_.max_edits);
+    if (!hunks) {
+      positional(c, ref, r, tie, majority);
+      return;
+    }
+    const Rank& mr = *ref.ranks.front();
+    int64_t offset = 0;  // b position - a position after the hunks seen so far
+    for (size_t hi = 0; hi < hunks->size(); ++hi) {
+      const Hunk& h = (*hunks)[hi];
+      size_t n = h.a1 - h.a0, m = h.b1 - h.b0, k = std::min(n, m);
+      for (size_t i = 0; i < k; ++i) mismatch(c, ref, r, h.a0 + i, h.b0 + i, tie, majority);
+      if (n > k) {
+        uint32_t a0 = uint32_t(h.a0 + k), b0 = uint32_t(h.b0 + k);
+        bool tail = h.a1 == a.size() && b0 == b.size();
+        if (tail && behind(r)) continue;
+        Finding f = base(c, Kind::kMissingCollective, a0, ref, r, tie, majority);
+        f.detail.push_back(detail_at(r, rs, -1));
+        f.detail.back().note = ending(r);
+        RankDetail md = detail_at(mr, ms, a0);
+        std::string what = fmt::format("{} #{} on {}{}", md.operation, a0, c.ref.name,
+                                       md.site.text().empty() ? "" : " (" + md.site.text() + ")");
+        if (!tail) {
+          // Skip and continue: MPI pairs calls by position, so everything after the skip pairs wrong
+          // until the rank's count catches up again (a later extra call) or its calls run out.
+          int64_t restore = -1;
+          int64_t cum = offset + int64_t(m) - int64_t(n);
+          size_t comp = hunks->size();
+          for (size_t hj = hi + 1; hj < hunks->size(); ++hj) {
+            cum += int64_t((*hunks)[hj].b1 - (*hunks)[hj].b0) - int64_t((*hunks)[hj].a1 - (*hunks)[hj].a0);
+            if (cum == offset) {
+              restore = (*hunks)[hj].a1;
+              comp = hj;
+              break;
+            }
+          }
+          int64_t end = restore >= 0 ? std::min<int64_t>(restore, int64_t(a.size()))
+                                     : int64_t(std::min(a.size(), b.size()));
+          f.mispaired = std::max<int64_t>(0, end - a0);
+          f.silently_wrong = f.mispaired > 0 && completed_range(c, a0, a0 + f.mispaired);
+          f.explanation = fmt::format("rank {} skipped {} that {} called, and went on", r.world_rank, what,
+                                      ranks_phrase(majority));
+          f.notes.push_back(fmt::format(
+              "the {} later collective{} on {} {} paired with the wrong ones (MPI matches calls by order)", f.mispaired,
+              f.mispaired == 1 ? "" : "s", c.ref.name, f.mispaired == 1 ? "was" : "were"));
+          if (f.silently_wrong)
+            f.notes.push_back("those collectives completed on every rank: their results are silently wrong");
+          if (comp < hunks->size()) {
+            const Hunk& ch = (*hunks)[comp];
+            if (ch.a0 == ch.a1 && ch.b1 - ch.b0 == n - k) {
+              RankDetail extra = detail_at(r, rs, ch.b0);
+              f.notes.push_back(fmt::format("rank {} later made an extra {} call at its #{}{}, which let the counts agree again",
+                                            r.world_rank, extra.operation, ch.b0,
+                                            extra.site.text().empty() ? "" : " (" + extra.site.text() + ")"));
+              absorbed_.insert({r.world_rank, c.ref.id, ch.b0});
+            }
+          }
+        } else {
+          std::string why = ending(r);
+          f.explanation = fmt::format("rank {} never called {} that {} called{}", r.world_rank, what,
+                                      ranks_phrase(majority), why.empty() ? "" : ": " + why);
+        }
+        if (n - k > 1) f.notes.push_back(fmt::format("{} consecutive collectives are missing from #{}", n - k, a0));
+        push(std::move(f));
+      }
+      if (m > k) {
+        uint32_t a0 = uint32_t(h.a0 + k), b0 = uint32_t(h.b0 + k);
+        if (absorbed_.count({r.world_rank, c.ref.id, b0})) {
+          offset += int64_t(m) - int64_t(n);
+          continue;
+        }
+        Finding f = base(c, Kind::kMissingCollective, a0, ref, r, tie, majority);
+        RankDetail d = detail_at(r, rs, b0);
+        f.detail.push_back(d);
+        f.explanation = fmt::format("rank {} called {} (its #{} on {}{}) that {} never called there", r.world_rank,
+                                    d.operation, b0, c.ref.name, d.site.text().empty() ? "" : ", " + d.site.text(),
+                                    ranks_phrase(majority));
+        if (m - k > 1) f.notes.push_back(fmt::format("{} extra collectives in a row", m - k));
+        push(std::move(f));
+      }
+      offset += int64_t(m) - int64_t(n);
+    }
+  }
+  std::set<std::tuple<int32_t, uint64_t, uint32_t>> absorbed_;
+
+  // Far-apart sequences: compare position by position on the MPI semantics only.
+  void positional(const Comm& c, const Group& ref, const Rank& r, bool tie, const std::vector<int32_t>& majority) {
+    const Sequence* rs = r.sequence(c.ref.id);
+    const Sequence* ms = ref.seq;
+    const Rank& mr = *ref.ranks.front();
+    size_t n = std::min(len(rs), len(ms));
+    for (size_t i = 0; i < n; ++i) {
+      const lst_record* a = mr.record(ms->ref[i]);
+      const lst_record* b = r.record(rs->ref[i]);
+      if (semantic_signature(*a, name_of(mr, *a)) != semantic_signature(*b, name_of(r, *b))) {
+        mismatch(c, ref, r, uint32_t(i), uint32_t(i), tie, majority);
+        return;
+      }
+    }
+    if (len(rs) != len(ms) && !(behind(r) && len(rs) < len(ms))) {
+      Finding f = base(c, Kind::kMissingCollective, int64_t(n), ref, r, tie, majority);
+      f.detail.push_back(detail_at(r, rs, int64_t(n)));
+      f.explanation = fmt::format("rank {} made {} collectives on {} where {} made {}; they first differ in number at #{}",
+                                  r.world_rank, len(rs), c.ref.name, ranks_phrase(majority), len(ms), n);
+      push(std::move(f));
+    }
+  }
+
+  std::string_view name_of(const Rank& r, const lst_record& rec) const {
+    return rec.api == LST_API_RT && rec.aux ? r.source->string(rec.aux) : std::string_view();
+  }
+
+  Finding base(const Comm& c, Kind kind, int64_t seq, const Group& ref, const Rank& r, bool tie,
+               const std::vector<int32_t>& majority) {
+    Finding f;
+    f.kind = kind;
+    f.comm = c.ref;
+    f.seq = seq;
+    f.tie = tie;
+    f.control = control_comms_.count(c.ref.id) > 0;
+    f.ranks = {r.world_rank};
+    if (!tie) f.culprits = {r.world_rank};
+    // What the majority did here: every member for small communicators, else one representative.
+    size_t shown = 0;
+    for (const Rank* mr : ref.ranks) {
+      if (c.ranks.size() > 16 && shown >= 1) break;
+      f.detail.push_back(detail_at(*mr, ref.seq, seq));
+      f.ranks.push_back(mr->world_rank);
+      ++shown;
+    }
+    if (tie)
+      f.notes.push_back(fmt::format("tie: {} and rank {} disagree with no majority either way; both views are shown "
+                                    "and no rank is blamed",
+                                    ranks_phrase(majority), r.world_rank));
+    return f;
+  }
+
+  bool completed_range(const Comm& c, int64_t lo, int64_t hi) const {
+    for (const Rank* r : c.ranks) {
+      const Sequence* s = r->sequence(c.ref.id);
+      if (!s) continue;
+      for (uint32_t o : s->open)
+        if (o >= lo && o < hi) return false;
+    }
+    return true;
+  }
+
+  void mismatch(const Comm& c, const Group& ref, const Rank& r, uint32_t ai, uint32_t bi, bool tie,
+                const std::vector<int32_t>& majority) {
+    const Rank& mr = *ref.ranks.front();
+    const lst_record* a = mr.record(ref.seq->ref[ai]);
+    const lst_record* b = r.record(r.sequence(c.ref.id)->ref[bi]);
+    uint8_t fa = uint8_t(LST_WORD_FLAGS(a->word)), fb = uint8_t(LST_WORD_FLAGS(b->word));
+    std::string na(name_of(mr, *a)), nb(name_of(r, *b));
+    std::vector<std::string> diffs;
+    Kind kind;
+    Severity sev = Severity::kError;
+    uint64_t ba = a->u.coll.count * a->u.coll.dtype_size, bb = b->u.coll.count * b->u.coll.dtype_size;
+    bool v = is_v_variant(a->op, fa) || is_v_variant(b->op, fb);
+    bool derived = (fa | fb) & LST_F_DERIVED || a->dtype == LST_DT_DERIVED || b->dtype == LST_DT_DERIVED;
+    bool op_diff = a->api != b->api || a->op != b->op || ((fa ^ fb) & (LST_F_NONBLOCKING | LST_F_CONTROL));
+    bool root_diff = is_rooted(a->op) && a->u.coll.root_or_peer != b->u.coll.root_or_peer;
+    bool redop_diff = is_reducing(a->op) && a->redop != b->redop;
+    bool bytes_diff = !v && ba != bb;
+    bool dtype_diff = !derived && a->dtype != b->dtype;
+    bool name_diff = na != nb;
+    RankDetail da = detail(mr, a, ai), db = detail(r, b, bi);
+    if (op_diff) {
+      kind = Kind::kOpMismatch;
+      diffs.push_back(fmt::format("rank {} called {}{} where {} called {}{}", r.world_rank, db.operation,
+                                  db.site.text().empty() ? "" : " (" + db.site.text() + ")", ranks_phrase(majority),
+                                  da.operation, da.site.text().empty() ? "" : " (" + da.site.text() + ")"));
+    } else {
+      if (name_diff) diffs.push_back(fmt::format("rank {} named tensor '{}' where {} named '{}'", r.world_rank, nb,
+                                                 ranks_phrase(majority), na));
+      if (root_diff) diffs.push_back(fmt::format("rank {} named root {} where {} named root {}", r.world_rank,
+                                                 b->u.coll.root_or_peer, ranks_phrase(majority), a->u.coll.root_or_peer));
+      if (redop_diff) diffs.push_back(fmt::format("rank {} reduced with {} where {} used {}", r.world_rank,
+                                                  format::redop_name(b->redop), ranks_phrase(majority),
+                                                  format::redop_name(a->redop)));
+      if (bytes_diff || dtype_diff)
+        diffs.push_back(fmt::format("rank {} passed {} x {} ({} bytes) where {} passed {} x {} ({} bytes)", r.world_rank,
+                                    b->u.coll.count, format::dtype_name(b->dtype), bb, ranks_phrase(majority),
+                                    a->u.coll.count, format::dtype_name(a->dtype), ba));
+      if (name_diff) kind = Kind::kNameMismatch;
+      else if (root_diff) kind = Kind::kRootMismatch;
+      else if (redop_diff) kind = Kind::kRedopMismatch;
+      else if (dtype_diff) {
+        kind = Kind::kDtypeMismatch;
+        if (!bytes_diff) sev = Severity::kWarning;
+      } else if (bytes_diff) kind = Kind::kCountMismatch;
+      else return;  // same collective from another call site: nothing MPI cares about
+    }
+    Finding f = base(c, kind, ai, ref, r, tie, majority);
+    f.severity = sev;
+    f.detail.push_back(db);
+    f.explanation = fmt::format("at {} #{} on {}, {}", da.operation, ai, c.ref.name, diffs.front());
+    if (kind == Kind::kDtypeMismatch && sev == Severity::kWarning)
+      f.explanation += ": the same bytes, read as different types";
+    for (size_t i = 1; i < diffs.size(); ++i) f.notes.push_back("also: " + diffs[i]);
+    if (ai != bi) f.notes.push_back(fmt::format("rank {} numbers this call #{}", r.world_rank, bi));
+    push(std::move(f));
+  }
+
+  void push(Finding f) {
+    // One finding per (communicator, position, kind): several culprits doing the same thing merge.
+    for (auto& g : findings_) {
+      if (g.kind == f.kind && g.comm.id == f.comm.id && g.seq == f.seq && g.kind != Kind::kDeadlockCycle) {
+        for (int32_t w : f.culprits)
+          if (std::find(g.culprits.begin(), g.culprits.end(), w) == g.culprits.end()) g.culprits.push_back(w);
+        for (int32_t w : f.ranks)
+          if (std::find(g.ranks.begin(), g.ranks.end(), w) == g.ranks.end()) g.ranks.push_back(w);
+        for (auto& d : f.detail) {
+          bool have = false;
+          for (auto& e : g.detail) have |= e.rank == d.rank;
+          if (!have) g.detail.push_back(d);
+        }
+        if (g.culprits.size() > 1 && g.explanation.find("(and ") == std::string::npos)
+          g.explanation += " (and the same on other ranks: see culprits)";
+        return;
+      }
+    }
+    flagged_.insert({f.comm.id, f.seq});
+    findings_.push_back(std::move(f));
+  }
+
+  // ----- point to point -----
+  void point_to_point() {
+    for (auto& [id, c] : comms_) {
+      auto world = [&](int32_t cr) { return cr >= 0 && size_t(cr) < c.members.size() ? c.members[size_t(cr)] : -1; };
+      // Unmatched sends/receives after pairing in order per (source, destination).
+      std::map<std::pair<int32_t, int32_t>, std::vector<std::pair<const Rank*, const P2P*>>> sends, recvs;
+      std::map<int32_t, std::vector<std::pair<const Rank*, const P2P*>>> any;
+      bool have = false;
+      for (const Rank* r : c.ranks)
+        for (auto& p : r->p2p) {
+          if (p.comm != id) continue;
+          have = true;
+          if (p.op == LST_OP_SEND) sends[{r->world_rank, world(p.peer)}].push_back({r, &p});
+          else if (p.peer == LST_NONE) any[r->world_rank].push_back({r, &p});
+          else recvs[{world(p.peer), r->world_rank}].push_back({r, &p});
+        }
+      if (!have) continue;
+      std::vector<std::pair<const Rank*, const P2P*>> us, ur;  // unmatched
+      std::set<std::pair<int32_t, int32_t>> keys;
+      for (auto& [k, v] : sends) keys.insert(k);
+      for (auto& [k, v] : recvs) keys.insert(k);
+      std::map<int32_t, size_t> any_used;
+      for (auto& k : keys) {
+        auto& s = sends[k];
+        auto& rv = recvs[k];
+        size_t m = std::min(s.size(), rv.size());
+        for (size_t i = m; i < s.size(); ++i) {
+          size_t& used = any_used[k.second];
+          if (used < any[k.second].size()) ++used;
+          else us.push_back(s[i]);
+        }
+        for (size_t i = m; i < rv.size(); ++i) ur.push_back(rv[i]);
+      }
+      for (auto& [rcv, p] : ur) {
+        int32_t d = rcv->world_rank, sp = world(p->peer);
+        const std::pair<const Rank*, const P2P*>* other = nullptr;
+        for (auto& s : us)
+          if (world(s.second->peer) == d && s.first->world_rank != sp) other = &s;
+        if (other) peer_finding(c, *rcv, *p, d, *other->first, *other->second, true);
+      }
+      for (auto& [snd, p] : us) {
+        int32_t s = snd->world_rank, dp = world(p->peer);
+        const std::pair<const Rank*, const P2P*>* other = nullptr;
+        for (auto& r : ur)
+          if (world(r.second->peer) == s && r.first->world_rank != dp) other = &r;
+        if (other) peer_finding(c, *snd, *p, s, *other->first, *other->second, false);
+      }
+    }
+  }
+
+  void peer_finding(const Comm& c, const Rank& culprit, const P2P& p, int32_t w, const Rank& other, const P2P& op,
+                    bool receiver) {
+    const lst_record* rec = culprit.record(p.ref);
+    const lst_record* orec = other.record(op.ref);
+    Finding f;
+    f.kind = Kind::kPeerMismatch;
+    f.comm = c.ref;
+    f.seq = rec->u.coll.seq;
+    f.ranks = {w, other.world_rank};
+    f.culprits = {w};
+    f.detail.push_back(detail(culprit, rec, rec->u.coll.seq));
+    f.detail.push_back(detail(other, orec, orec->u.coll.seq));
+    auto world = [&](int32_t cr) { return cr >= 0 && size_t(cr) < c.members.size() ? c.members[size_t(cr)] : cr; };
+    if (receiver)
+      f.explanation = fmt::format("rank {} waits to receive from rank {} on {}, which sends it nothing; the message "
+                                  "rank {} sends to rank {} is never received",
+                                  w, world(p.peer), c.ref.name, other.world_rank, w);
+    else
+      f.explanation = fmt::format("rank {} sends to rank {} on {}, which expects nothing from it; rank {} waits to "
+                                  "receive from rank {} instead",
+                                  w, world(p.peer), c.ref.name, other.world_rank, w);
+    push(std::move(f));
+  }
+
+  // ----- hang post-mortem -----
+  struct Blocked {
+    bool yes = false;
+    uint64_t comm = 0;
+    int64_t pos = -1;   // own position in the comm's sequence
+    const lst_record* rec = nullptr;
+    const P2P* p2p = nullptr;
+  };
+  std::map<int32_t, Blocked> blocked_;
+
+  Blocked find_blocked(const Rank& r) const {
+    Blocked b;
+    if (!behind(r)) return b;
+    uint64_t best_t = 0;
+    const uint64_t first = r.source->first_id();
+    for (auto& s : r.seqs)
+      for (uint32_t o : s.open) {
+        const lst_record* rec = r.record(s.ref[o]);
+        uint8_t st = uint8_t(LST_WORD_STATE(rec->word));
+        bool nb = LST_WORD_FLAGS(rec->word) & LST_F_NONBLOCKING;
+        bool in = st == LST_STATE_ENTERED ||
+                  (nb && st == LST_STATE_RETURNED && r.in_wait &&
+                   (r.wait_first_ref == first + s.ref[o] || r.wait_first_ref == 0));
+        if (in && rec->t_ns >= best_t) {
+          best_t = rec->t_ns;
+          b = {true, s.comm, int64_t(o), rec, nullptr};
+        }
+      }
+    if (r.in_wait && !b.yes)  // waiting on a request whose record is not the first: take the oldest open one
+      for (auto& s : r.seqs)
+        if (!s.open.empty()) {
+          b = {true, s.comm, int64_t(s.open.front()), r.record(s.ref[s.open.front()]), nullptr};
+          break;
+        }
+    for (auto& p : r.p2p)
+      if (p.state == LST_STATE_ENTERED) {
+        const lst_record* rec = r.record(p.ref);
+        if (rec->t_ns >= best_t) {
+          best_t = rec->t_ns;
+          b = {true, p.comm, int64_t(rec->u.coll.seq), rec, &p};
+        }
+      }
+    return b;
+  }
+
+  void hang() {
+    std::map<int32_t, std::vector<WaitEdge>> out;
+    std::map<int32_t, int> indeg;
+    for (auto& r : job_.ranks) {
+      RankState st;
+      st.rank = r.world_rank;
+      st.file = r.file;
+      st.host = r.host;
+      st.pid = r.pid;
+      st.end = r.end;
+      st.signal = r.signal;
+      Blocked b = find_blocked(r);
+      blocked_[r.world_rank] = b;
+      if (b.yes) {
+        st.blocked = true;
+        st.in = detail(r, b.rec, b.pos);
+        auto it = comms_.find(b.comm);
+        if (it != comms_.end()) {
+          const Comm& c = it->second;
+          st.comm = c.ref;
+          std::vector<int32_t> targets;
+          if (b.p2p) {
+            if (b.p2p->peer >= 0 && size_t(b.p2p->peer) < c.members.size()) targets.push_back(c.members[size_t(b.p2p->peer)]);
+          } else {
+            for (int32_t w : c.members) {
+              if (w == r.world_rank) continue;
+              const Rank* m = job_.rank(w);
+              if (!m || int64_t(len(m->sequence(c.ref.id))) <= b.pos) targets.push_back(w);
+            }
+          }
+          for (int32_t w : targets) {
+            WaitEdge e{r.world_rank, w, c.ref.id, c.ref.name, b.pos};
+            out[r.world_rank].push_back(e);
+            res_.wait_for.push_back(e);
+            st.waits_for.push_back(w);
+            ++indeg[w];
+          }
+        }
+        res_.hung = true;
+      }
+      res_.states.push_back(std::move(st));
+    }
+    for (auto& [w, n] : indeg)
+      if (out[w].empty()) res_.look_here.push_back(w);
+    cycles(out);
+  }
+
+  void cycles(std::map<int32_t, std::vector<WaitEdge>>& out) {
+    // Tarjan's strongly connected components; each component of two or more ranks is a deadlock.
+    std::map<int32_t, int> index, low;
+    std::map<int32_t, bool> on;
+    std::vector<int32_t> stack;
+    int next = 0;
+    std::vector<std::vector<int32_t>> sccs;
+    std::function<void(int32_t)> visit = [&](int32_t v) {
+      index[v] = low[v] = next++;
+      stack.push_back(v);
+      on[v] = true;
+      for (auto& e : out[v]) {
+        if (!index.count(e.to)) {
+          visit(e.to);
+          low[v] = std::min(low[v], low[e.to]);
+        } else if (on[e.to]) {
+          low[v] = std::min(low[v], index[e.to]);
+        }
+      }
+      if (low[v] == index[v]) {
+        std::vector<int32_t> comp;
+        int32_t w;
+        do {
+          w = stack.back();
+          stack.pop_back();
+          on[w] = false;
+          comp.push_back(w);
+        } while (w != v);
+        if (comp.size() > 1) sccs.push_back(comp);
+      }
+    };
+    std::vector<int32_t> nodes;
+    for (auto& [v, e] : out) nodes.push_back(v);
+    for (int32_t v : nodes)
+      if (!index.count(v)) visit(v);
+    for (auto& comp : sccs) {
+      std::sort(comp.begin(), comp.end());
+      std::set<int32_t> in(comp.begin(), comp.end());
+      // Walk one cycle from the lowest rank for the explanation; keep every edge inside the component.
+      Finding f;
+      f.kind = Kind::kDeadlockCycle;
+      f.ranks = comp;
+      f.culprits = comp;
+      for (int32_t v : comp)
+        for (auto& e : out[v])
+          if (in.count(e.to)) f.edges.push_back(e);
+      std::vector<int32_t> path{comp.front()};
+      std::set<int32_t> seen{comp.front()};
+      std::string text;
+      while (true) {
+        int32_t v = path.back();
+        const WaitEdge* next_e = nullptr;
+        for (auto& e : out[v])
+          if (in.count(e.to) && (!seen.count(e.to) || e.to == comp.front())) {
+            next_e = &e;
+            if (e.to == comp.front()) break;
+          }
+        if (!next_e) break;
+        const Blocked& b = blocked_[v];
+        std::string op = b.rec ? format::op_name(*b.rec) : "a collective";
+        text += fmt::format("{}rank {} waits in {} #{} on {} for rank {}", text.empty() ? "" : "; ", v, op,
+                            next_e->seq, next_e->comm_name, next_e->to);
+        if (next_e->to == comp.front() || path.size() > comp.size()) break;
+        path.push_back(next_e->to);
+        seen.insert(next_e->to);
+      }
+      const Blocked& b0 = blocked_[comp.front()];
+      auto it = comms_.find(b0.comm);
+      if (it != comms_.end()) f.comm = it->second.ref;
+      f.seq = b0.pos;
+      f.explanation = text + ": a wait-for cycle, so none of them can ever proceed";
+      std::set<uint64_t> cs;
+      for (auto& e : f.edges) cs.insert(e.comm);
+      if (cs.size() > 1)
+        f.notes.push_back(fmt::format("the cycle spans {} communicators: the ranks use them in different orders", cs.size()));
+      for (int32_t v : comp) {
+        const Rank* r = job_.rank(v);
+        const Blocked& b = blocked_[v];
+        f.detail.push_back(detail(*r, b.rec, b.pos));
+      }
+      findings_.push_back(std::move(f));
+    }
+  }
+
+  // Every member entered position k, and some never finished it.
+  void unfinished() {
+    for (auto& [id, c] : comms_) {
+      std::set<uint32_t> cand;
+      for (const Rank* r : c.ranks)
+        if (const Sequence* s = r->sequence(id))
+          for (uint32_t o : s->open) cand.insert(o);
+      for (uint32_t k : cand) {
+        if (flagged_.count({id, int64_t(k)})) continue;
+        bool all = c.ranks.size() == c.members.size();
+        std::vector<int32_t> open, stuck_free, done;
+        for (const Rank* r : c.ranks) {
+          const Sequence* s = r->sequence(id);
+          if (!s || s->sig.size() <= k) {
+            all = false;
+            break;
+          }
+          if (std::binary_search(s->open.begin(), s->open.end(), k)) {
+            open.push_back(r->world_rank);
+            const Blocked& b = blocked_[r->world_rank];
+            if (!(b.yes && b.comm == id && b.pos == int64_t(k))) stuck_free.push_back(r->world_rank);
+          } else {
+            done.push_back(r->world_rank);
+          }
+        }
+        if (!all || open.empty()) continue;
+        // A finished job whose nonblocking calls were never waited for is not a hang.
+        if (!res_.hung) continue;
+        Finding f;
+        f.kind = Kind::kUnfinished;
+        f.comm = c.ref;
+        f.seq = k;
+        f.control = control_comms_.count(id) > 0;
+        for (const Rank* r : c.ranks) {
+          f.ranks.push_back(r->world_rank);
+          if (c.ranks.size() <= 16 || std::find(open.begin(), open.end(), r->world_rank) != open.end())
+            f.detail.push_back(detail_at(*r, r->sequence(id), k));
+        }
+        RankDetail d = f.detail.empty() ? RankDetail{} : f.detail.front();
+        for (auto& x : f.detail)
+          if (std::find(stuck_free.begin(), stuck_free.end(), x.rank) != stuck_free.end()) {
+            const Rank* r = job_.rank(x.rank);
+            x.note = r->end == EndState::kCrashed ? ending(*r)
+                     : (x.flags & LST_F_NONBLOCKING) ? "returned but never waited for it"
+                                                      : std::string(end_state_name(r->end));
+          }
+        if (!stuck_free.empty()) f.culprits = stuck_free;
+        else if (open.size() < done.size()) f.culprits = open;
+        f.explanation = fmt::format("every rank entered {} #{} on {}, but {} never {} it", d.operation, k, c.ref.name,
+                                    ranks_phrase(open), (d.flags & LST_F_NONBLOCKING) ? "completed" : "returned from");
+        if (!stuck_free.empty())
+          f.notes.push_back(fmt::format("{} {} not waiting in it: look there first", ranks_phrase(stuck_free),
+                                        stuck_free.size() == 1 ? "is" : "are"));
+        else if (f.culprits.empty())
+          f.notes.push_back("every rank that did not finish is still inside it: suspect the communication library or the network");
+        findings_.push_back(std::move(f));
+        flagged_.insert({id, int64_t(k)});
+      }
+    }
+  }
+
+  void finish() {
+    std::stable_sort(findings_.begin(), findings_.end(), [](const Finding& a, const Finding& b) {
+      if (a.control != b.control) return !a.control;
+      if (a.comm.id != b.comm.id) return a.comm.id < b.comm.id;
+      return a.seq < b.seq;
+    });
+    for (auto& f : findings_) {
+      std::sort(f.culprits.begin(), f.culprits.end());
+      std::sort(f.ranks.begin(), f.ranks.end());
+      std::sort(f.detail.begin(), f.detail.end(), [](const RankDetail& a, const RankDetail& b) { return a.rank < b.rank; });
+      for (auto& d : f.detail)
+        if (!d.tensor.empty()) {
+          f.tensor = d.tensor;
+          break;
+        }
+      if (f.control) f.notes.push_back("control-plane traffic (the runtime's own negotiation), not the application's data");
+    }
+    res_.findings = std::move(findings_);
+  }
+};
+
+}  // namespace
+
+Result analyze(const Job& job, const Options& options) {
+  Result res;
+  Analyzer(job, options, res).run();
+  return res;
+}
+
+}  // namespace lockstep::check

@@ -1,0 +1,26 @@
+// Loads every *.lstrace file of a directory into one Job: memory-mapped, validated, ingested in
+// parallel across files. Anything that is not one readable job is a LoadError naming the file(s).
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+#include "lockstep/check/model.h"
+
+namespace lockstep::check {
+
+struct LoadError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct LoadOptions {
+  int jobs = 0;            // worker threads; 0: one per core, at most one per file
+  bool validate = true;    // run the reader's full record validation first
+  std::string this_host;   // empty: gethostname(); processes on this host are looked up in /proc
+};
+
+Job load_dir(const std::string& dir, const LoadOptions& options = {});
+// One file as one rank (no job grouping), for `show`-like tools and tests.
+Rank load_file(const std::string& path, const LoadOptions& options = {});
+
+}  // namespace lockstep::check

@@ -1,0 +1,181 @@
+// The checker's in-memory model of one job: per rank, per communicator, the sequence of compact
+// collective signatures plus a reference back to each record. Built from trace files (load.h) or,
+// in tests, straight from records (RankBuilder), by the same ingest code.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "lockstep/format/layout.h"
+
+namespace lockstep::check {
+
+// Where the records of one rank live: a mapped trace file or, in tests, a vector.
+class RecordSource {
+ public:
+  virtual ~RecordSource() = default;
+  virtual uint64_t first_id() const = 0;
+  virtual uint64_t end_id() const = 0;
+  virtual const lst_record* record(uint64_t id) const = 0;  // nullptr: unpublished
+  virtual std::string_view string(uint32_t id) const = 0;
+  virtual std::vector<int32_t> members(uint32_t id) const = 0;
+  // Drops the pages of records [lo, hi) from memory after ingest (a hint; may do nothing).
+  virtual void release(uint64_t lo, uint64_t hi) const {}
+};
+
+struct ModuleRange {
+  std::string path;
+  std::string build_id;  // hex, empty if none
+  uint64_t base = 0, lo = 0, hi = 0;
+  uint64_t path_hash = 0;
+};
+
+// A communicator as one rank created it.
+struct CommView {
+  uint64_t id = 0;
+  uint64_t parent = 0;
+  uint8_t api = LST_API_NONE;
+  uint8_t create_op = 0;       // lst_comm_op
+  int32_t size = LST_NONE;
+  int32_t rank = LST_NONE;     // this process's rank in it
+  int32_t color = LST_NONE;
+  std::vector<int32_t> members;  // world ranks in communicator-rank order; empty if unknown
+  std::string name;
+  bool freed = false;
+};
+
+// Index of a record within a rank's file: id - first_id (fits: 2^32 records are 256 GiB).
+using RecordRef = uint32_t;
+
+// One rank's collectives on one communicator, in call order.
+struct Sequence {
+  uint64_t comm = 0;
+  std::vector<uint64_t> sig;     // alignment signature of each collective
+  std::vector<RecordRef> ref;    // its record
+  uint64_t hash = 0;             // hash of the whole sequence (equal sequences share it)
+  // Positions not done: a blocking call still ENTERED, a nonblocking one not COMPLETED, or FAILED.
+  std::vector<uint32_t> open;
+  bool has_control = false;
+};
+
+// A point-to-point call (kept apart from the collective sequences: they pair by peer, not by order).
+struct P2P {
+  uint64_t comm = 0;
+  uint8_t op = 0;                // LST_OP_SEND / LST_OP_RECV
+  int32_t peer = LST_NONE;       // rank in comm; LST_NONE: any source
+  uint64_t bytes = 0;
+  RecordRef ref = 0;
+  uint8_t state = 0;
+};
+
+// A runtime (api rt) collective span, to name the tensor of MPI/NCCL records it encloses.
+struct RtSpan {
+  uint64_t t0 = 0, t1 = 0;       // t1 = UINT64_MAX while not returned
+  uint32_t name = 0;
+};
+
+enum class EndState { kRunning, kExited, kFinalizing, kCrashed, kAborted, kKilled, kUnknown };
+const char* end_state_name(EndState s);
+
+struct Rank {
+  int32_t world_rank = LST_NONE;
+  int32_t world_size = LST_NONE;
+  std::string file;
+  std::string host;
+  uint32_t pid = 0;
+  uint64_t job_hash = 0;
+  std::string job_id;
+  uint64_t start_wall_ns = 0, start_mono_ns = 0;
+  uint32_t header_end_state = LST_END_RUNNING;
+  uint64_t records = 0;          // published records ingested
+  uint64_t unpublished = 0;
+  uint32_t dropped = 0;
+
+  std::vector<ModuleRange> modules;
+  std::vector<CommView> comms;
+  std::vector<Sequence> seqs;
+  std::unordered_map<uint64_t, uint32_t> seq_index;  // comm id -> index in seqs
+  std::vector<P2P> p2p;
+  std::vector<RtSpan> rt;
+
+  // Lifecycle as recorded.
+  bool finalize_entered = false, finalize_returned = false;
+  bool saw_signal = false, saw_abort = false, saw_process_end = false;
+  uint64_t signal = 0;
+  // The last WAIT record if it is still ENTERED (the rank is blocked in MPI_Wait*).
+  bool in_wait = false;
+  uint64_t wait_first_ref = 0;   // record id of the first request's collective
+  uint64_t last_t_ns = 0;
+
+  EndState end = EndState::kUnknown;  // set by classify_end()
+
+  std::shared_ptr<const RecordSource> source;
+
+  const Sequence* sequence(uint64_t comm) const {
+    auto it = seq_index.find(comm);
+    return it == seq_index.end() ? nullptr : &seqs[it->second];
+  }
+  const CommView* comm(uint64_t id) const {
+    for (auto& c : comms)
+      if (c.id == id) return &c;
+    return nullptr;
+  }
+  const lst_record* record(RecordRef r) const { return source->record(source->first_id() + r); }
+  // Module-relative call site of an address (module index, offset); -1 when outside every module.
+  int module_of(uint64_t addr) const;
+};
+
+// Alignment signature of a collective: what must agree across ranks, plus the call site (module and
+// offset), so that equal-looking calls from different lines stay apart during alignment.
+uint64_t semantic_signature(const lst_record& r, std::string_view name);
+uint64_t site_hash(const Rank& rank, uint64_t caller);
+
+// Turns the records of `source` into `rank` (header fields are the caller's). Throws
+// std::runtime_error naming the record for a record the model cannot use.
+void ingest(Rank& rank, std::shared_ptr<const RecordSource> source);
+
+// How a process ended, as far as its trace and (on this host only) /proc can tell.
+void classify_end(Rank& rank, const std::string& this_host);
+
+struct Job {
+  std::string job_id;
+  uint64_t job_hash = 0;
+  int32_t world_size = LST_NONE;
+  std::vector<Rank> ranks;           // sorted by world rank
+  std::vector<int32_t> missing;      // world ranks with no trace file
+  uint64_t min_wall_ns = 0;          // earliest rank start: times are reported from here
+  std::vector<std::string> warnings; // files skipped, unpublished slots: reported, not fatal
+  const Rank* rank(int32_t world) const {
+    for (auto& r : ranks)
+      if (r.world_rank == world) return &r;
+    return nullptr;
+  }
+};
+
+// Sorts ranks, finds missing ones, and computes the time origin.
+void finish_job(Job& job);
+
+// Records in memory, for tests: a RecordSource and helpers that produce the records a tracer writes.
+class MemorySource : public RecordSource {
+ public:
+  uint64_t first_id() const override { return 0; }
+  uint64_t end_id() const override { return records.size(); }
+  const lst_record* record(uint64_t id) const override {
+    return id < records.size() && records[id].word ? &records[id] : nullptr;
+  }
+  std::string_view string(uint32_t id) const override {
+    return id && id <= strings.size() ? std::string_view(strings[id - 1]) : std::string_view();
+  }
+  std::vector<int32_t> members(uint32_t id) const override {
+    return id && id <= blobs.size() ? blobs[id - 1] : std::vector<int32_t>();
+  }
+  std::vector<lst_record> records;
+  std::vector<std::string> strings;
+  std::vector<std::vector<int32_t>> blobs;
+};
+
+}  // namespace lockstep::check

@@ -1,0 +1,157 @@
+// Trace directory loading: one worker per core pulls files off a shared index; each file is mapped by
+// the format reader, validated, and ingested into its own Rank, so workers share nothing but the index.
+#include "lockstep/check/load.h"
+
+#include <fmt/format.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <filesystem>
+#include <map>
+#include <thread>
+
+#include "lockstep/format/reader.h"
+
+namespace lockstep::check {
+namespace {
+
+class FileSource : public RecordSource {
+ public:
+  explicit FileSource(format::TraceFile f) : file_(std::move(f)) {}
+  uint64_t first_id() const override { return file_.first_id(); }
+  uint64_t end_id() const override { return file_.end_id(); }
+  const lst_record* record(uint64_t id) const override { return file_.record(id); }
+  std::string_view string(uint32_t id) const override { return file_.string(id); }
+  std::vector<int32_t> members(uint32_t id) const override { return file_.members(id); }
+  // Pages already ingested are dropped from this process: they stay in the page cache, and resident
+  // memory stays near the model's size rather than the traces'.
+  void release(uint64_t lo, uint64_t hi) const override {
+    if (hi <= lo || (file_.header().flags & LST_HDR_RING)) return;
+    const lst_record* a = file_.record(lo);
+    const lst_record* b = file_.record(hi - 1);
+    if (!a || !b || b < a) return;
+    const uintptr_t page = uintptr_t(sysconf(_SC_PAGESIZE));
+    uintptr_t p0 = (reinterpret_cast<uintptr_t>(a) + page - 1) & ~(page - 1);
+    uintptr_t p1 = (reinterpret_cast<uintptr_t>(b) + sizeof(lst_record)) & ~(page - 1);
+    if (p1 > p0) ::madvise(reinterpret_cast<void*>(p0), p1 - p0, MADV_DONTNEED);
+  }
+  const format::TraceFile& file() const { return file_; }
+
+ private:
+  format::TraceFile file_;
+};
+
+std::string hostname() {
+  char buf[256] = {};
+  if (::gethostname(buf, sizeof buf - 1) != 0) return "";
+  return buf;
+}
+
+std::string fixed(const char* p, size_t n) { return std::string(p, strnlen(p, n)); }
+
+Rank load_one(const std::string& path, const LoadOptions& options, const std::string& host) {
+  auto file = format::TraceFile::open(path);
+  if (options.validate) file.validate();
+  auto src = std::make_shared<FileSource>(std::move(file));
+  const format::TraceFile& f = src->file();
+  const lst_header& h = f.header();
+  Rank r;
+  r.file = path;
+  r.world_rank = h.world_rank;
+  r.world_size = h.world_size;
+  r.host = fixed(h.host, sizeof h.host);
+  r.pid = h.pid;
+  r.job_hash = h.job_hash;
+  r.job_id = fixed(h.job_id, sizeof h.job_id);
+  r.start_wall_ns = h.start_wall_ns;
+  r.start_mono_ns = h.start_mono_ns;
+  r.header_end_state = h.end_state;
+  r.dropped = h.dropped_records;
+  for (auto& m : f.modules()) r.modules.push_back({m.path, m.build_id, m.base, m.lo, m.hi, 0});
+  try {
+    ingest(r, src);
+  } catch (const format::FormatError&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw LoadError(fmt::format("{}: {}", path, e.what()));
+  }
+  classify_end(r, host);
+  return r;
+}
+
+}  // namespace
+
+Rank load_file(const std::string& path, const LoadOptions& options) {
+  std::string host = options.this_host.empty() ? hostname() : options.this_host;
+  try {
+    return load_one(path, options, host);
+  } catch (const format::FormatError& e) {
+    throw LoadError(e.what());
+  }
+}
+
+Job load_dir(const std::string& dir, const LoadOptions& options) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) throw LoadError(fmt::format("{}: not a directory", dir));
+  std::vector<std::string> paths;
+  for (auto it = fs::directory_iterator(dir, ec); !ec && it != fs::directory_iterator(); it.increment(ec))
+    if (it->path().extension() == ".lstrace" && it->is_regular_file()) paths.push_back(it->path().string());
+  if (ec) throw LoadError(fmt::format("{}: {}", dir, ec.message()));
+  if (paths.empty()) throw LoadError(fmt::format("{}: no trace files (*.lstrace)", dir));
+  std::sort(paths.begin(), paths.end());
+
+  const std::string host = options.this_host.empty() ? hostname() : options.this_host;
+  size_t workers = options.jobs > 0 ? size_t(options.jobs) : std::max(1u, std::thread::hardware_concurrency());
+  workers = std::min(workers, paths.size());
+  std::vector<Rank> ranks(paths.size());
+  std::vector<std::string> errors(paths.size());
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < paths.size();) {
+      try {
+        ranks[i] = load_one(paths[i], options, host);
+      } catch (const std::exception& e) {
+        errors[i] = e.what();
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < workers; ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+  for (auto& e : errors)
+    if (!e.empty()) throw LoadError(e);
+
+  Job job;
+  std::map<int32_t, const Rank*> by_rank;
+  for (auto& r : ranks) {
+    const Rank& first = ranks.front();
+    if (r.job_hash != first.job_hash || r.job_id != first.job_id)
+      throw LoadError(fmt::format("files of two jobs in {}: {} (job '{}') and {} (job '{}')", dir, first.file,
+                                  first.job_id, r.file, r.job_id));
+    if (r.world_rank < 0) {
+      job.warnings.push_back(fmt::format("{}: the process never learned its rank (no MPI_Init): skipped", r.file));
+      continue;
+    }
+    auto [it, fresh] = by_rank.emplace(r.world_rank, &r);
+    if (!fresh)
+      throw LoadError(fmt::format("two trace files for rank {}: {} and {}", r.world_rank, it->second->file, r.file));
+    if (r.unpublished)
+      job.warnings.push_back(fmt::format("{}: {} record slot(s) reserved but never written (a thread died mid-call)",
+                                         r.file, r.unpublished));
+    if (r.dropped)
+      job.warnings.push_back(fmt::format("{}: the tracer dropped {} record(s) (file could not grow)", r.file, r.dropped));
+  }
+  job.job_id = ranks.front().job_id;
+  job.job_hash = ranks.front().job_hash;
+  for (auto& r : ranks)
+    if (r.world_rank >= 0) job.ranks.push_back(std::move(r));
+  if (job.ranks.empty()) throw LoadError(fmt::format("{}: no trace file names its rank", dir));
+  finish_job(job);
+  return job;
+}
+
+}  // namespace lockstep::check

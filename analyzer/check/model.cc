@@ -1,0 +1,297 @@
+// Ingest: turns one rank's records into the checker's model (model.h). This loop touches every record
+// of every file, so it is kept branch-light: one comm lookup cache, one module lookup cache.
+#include <fmt/format.h>
+#include <signal.h>
+#include <sys/types.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <stdexcept>
+
+#include "lockstep/check/model.h"
+
+namespace lockstep::check {
+namespace {
+
+inline uint64_t mix(uint64_t x) {
+  x ^= x >> 31;
+  x *= 0x7fb5d329728ea185ull;
+  x ^= x >> 27;
+  x *= 0x81dadef4bc2dd44dull;
+  x ^= x >> 33;
+  return x;
+}
+
+uint64_t fnv(std::string_view s) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+bool rooted(uint8_t op) {
+  switch (op) {
+    case LST_OP_BCAST: case LST_OP_REDUCE: case LST_OP_GATHER: case LST_OP_GATHERV:
+    case LST_OP_SCATTER: case LST_OP_SCATTERV:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool reducing(uint8_t op) {
+  switch (op) {
+    case LST_OP_REDUCE: case LST_OP_ALLREDUCE: case LST_OP_REDUCE_SCATTER:
+    case LST_OP_REDUCE_SCATTER_BLOCK: case LST_OP_SCAN: case LST_OP_EXSCAN:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool v_variant(uint8_t op, uint8_t flags) {
+  switch (op) {
+    case LST_OP_GATHERV: case LST_OP_SCATTERV: case LST_OP_ALLGATHERV: case LST_OP_ALLTOALLV:
+    case LST_OP_ALLTOALLW: case LST_OP_REDUCE_SCATTER:
+      return true;
+    default:
+      return (flags & LST_F_VCOUNTS) != 0;
+  }
+}
+
+// A call is done when nothing more will happen to it: MPI nonblocking calls need their Wait/Test;
+// NCCL and runtime calls count as done once they returned (device completion is optional).
+bool done(const lst_record& r) {
+  uint8_t state = LST_WORD_STATE(r.word);
+  if (state == LST_STATE_COMPLETED || state == LST_STATE_FAILED) return true;
+  if (state != LST_STATE_RETURNED) return false;
+  return !((LST_WORD_FLAGS(r.word) & LST_F_NONBLOCKING) && r.api == LST_API_MPI);
+}
+
+}  // namespace
+
+bool is_rooted(uint8_t op) { return rooted(op); }
+bool is_reducing(uint8_t op) { return reducing(op); }
+bool is_v_variant(uint8_t op, uint8_t flags) { return v_variant(op, flags); }
+bool is_done(const lst_record& r) { return done(r); }
+
+const char* end_state_name(EndState s) {
+  switch (s) {
+    case EndState::kRunning: return "running";
+    case EndState::kExited: return "exited";
+    case EndState::kFinalizing: return "finalizing";
+    case EndState::kCrashed: return "crashed";
+    case EndState::kAborted: return "aborted";
+    case EndState::kKilled: return "killed";
+    case EndState::kUnknown: return "unknown";
+  }
+  return "unknown";
+}
+
+uint64_t semantic_signature(const lst_record& r, std::string_view name) {
+  uint8_t flags = LST_WORD_FLAGS(r.word);
+  uint64_t h = mix(uint64_t(r.api) << 16 | uint64_t(r.op) << 8 | (flags & (LST_F_NONBLOCKING | LST_F_CONTROL)));
+  if (!v_variant(r.op, flags)) h = mix(h ^ (r.u.coll.count * uint64_t(r.u.coll.dtype_size)));
+  if (!(flags & LST_F_DERIVED) && r.dtype != LST_DT_DERIVED) h = mix(h ^ (uint64_t(r.dtype) << 40));
+  if (rooted(r.op)) h = mix(h ^ (uint64_t(uint32_t(r.u.coll.root_or_peer)) << 8));
+  if (reducing(r.op)) h = mix(h ^ (uint64_t(r.redop) << 48));
+  if (!name.empty()) h = mix(h ^ fnv(name));
+  return h;
+}
+
+int Rank::module_of(uint64_t addr) const {
+  for (size_t i = 0; i < modules.size(); ++i)
+    if (addr >= modules[i].lo && addr < modules[i].hi) return int(i);
+  return -1;
+}
+
+uint64_t site_hash(const Rank& rank, uint64_t caller) {
+  int m = rank.module_of(caller);
+  if (m < 0) return mix(caller);
+  return mix(rank.modules[m].path_hash ^ (caller - rank.modules[m].base));
+}
+
+void ingest(Rank& rank, std::shared_ptr<const RecordSource> source) {
+  const RecordSource& src = *source;
+  rank.source = std::move(source);
+  for (auto& m : rank.modules)
+    if (!m.path_hash) m.path_hash = fnv(m.path.substr(m.path.rfind('/') + 1));
+
+  uint64_t last_comm = ~0ull;
+  Sequence* seq = nullptr;
+  int last_mod = -1;
+  const uint64_t first = src.first_id(), end = src.end_id();
+  constexpr uint64_t kRelease = 1u << 16;  // records per page-release step
+  uint64_t released = first;
+  for (uint64_t id = first; id < end; ++id) {
+    if (id - released >= kRelease) {
+      src.release(released, id);
+      released = id;
+    }
+    const lst_record* r = src.record(id);
+    if (!r) {
+      ++rank.unpublished;
+      continue;
+    }
+    ++rank.records;
+    const uint32_t word = r->word;
+    const uint8_t kind = LST_WORD_KIND(word);
+    if (r->t_ns > rank.last_t_ns) rank.last_t_ns = r->t_ns;
+    const RecordRef ref = RecordRef(id - first);
+    switch (kind) {
+      case LST_KIND_COLLECTIVE: {
+        if (r->op == LST_OP_SEND || r->op == LST_OP_RECV) {
+          rank.p2p.push_back({r->comm, r->op, r->u.coll.root_or_peer,
+                              r->u.coll.count * r->u.coll.dtype_size, ref, uint8_t(LST_WORD_STATE(word))});
+          break;
+        }
+        if (r->comm != last_comm) {
+          auto [it, fresh] = rank.seq_index.try_emplace(r->comm, uint32_t(rank.seqs.size()));
+          if (fresh) {
+            rank.seqs.emplace_back();
+            rank.seqs.back().comm = r->comm;
+          }
+          seq = &rank.seqs[it->second];
+          last_comm = r->comm;
+        }
+        std::string_view name;
+        if (r->api == LST_API_RT && r->aux) {
+          name = src.string(r->aux);
+          rank.rt.push_back({r->t_ns, done(*r) ? r->t_ns + uint64_t(r->t_return_us) * 1000 : ~0ull, r->aux});
+        }
+        uint64_t site;
+        if (last_mod >= 0 && r->caller >= rank.modules[last_mod].lo && r->caller < rank.modules[last_mod].hi) {
+          site = mix(rank.modules[last_mod].path_hash ^ (r->caller - rank.modules[last_mod].base));
+        } else {
+          last_mod = rank.module_of(r->caller);
+          site = site_hash(rank, r->caller);
+        }
+        uint64_t sig = semantic_signature(*r, name) ^ (site * 0x9e3779b97f4a7c15ull);
+        if (LST_WORD_FLAGS(word) & LST_F_CONTROL) seq->has_control = true;
+        if (!done(*r)) seq->open.push_back(uint32_t(seq->sig.size()));
+        seq->sig.push_back(sig);
+        seq->ref.push_back(ref);
+        break;
+      }
+      case LST_KIND_COMM: {
+        uint8_t op = r->op;
+        if (op == LST_COMM_FREE || op == LST_COMM_NCCL_DESTROY || op == LST_COMM_NCCL_ABORT ||
+            op == LST_COMM_NCCL_FINALIZE) {
+          for (auto& c : rank.comms)
+            if (c.id == r->comm) c.freed = true;
+          break;
+        }
+        CommView v;
+        v.id = r->comm;
+        v.parent = r->u.comm.parent;
+        v.api = r->api;
+        v.create_op = op;
+        v.size = r->u.comm.size;
+        v.rank = r->u.comm.rank;
+        v.color = r->u.comm.color;
+        if (r->members) v.members = src.members(r->members);
+        if (r->aux) v.name = std::string(src.string(r->aux));
+        bool replaced = false;
+        for (auto& c : rank.comms)
+          if (c.id == v.id) {
+            c = v;
+            replaced = true;
+          }
+        if (!replaced) rank.comms.push_back(std::move(v));
+        break;
+      }
+      case LST_KIND_MARKER:
+        switch (r->op) {
+          case LST_MARK_MPI_FINALIZE:
+            rank.finalize_entered = true;
+            if (LST_WORD_STATE(word) >= LST_STATE_RETURNED) rank.finalize_returned = true;
+            break;
+          case LST_MARK_SIGNAL:
+            rank.saw_signal = true;
+            rank.signal = r->u.marker.value;
+            break;
+          case LST_MARK_MPI_ABORT:
+            rank.saw_abort = true;
+            break;
+          case LST_MARK_PROCESS_END:
+            rank.saw_process_end = true;
+            break;
+          default:
+            break;
+        }
+        break;
+      case LST_KIND_WAIT:
+        rank.in_wait = LST_WORD_STATE(word) == LST_STATE_ENTERED;
+        rank.wait_first_ref = r->u.wait.first_ref;
+        break;
+      default:
+        break;
+    }
+  }
+  src.release(released, end);
+  for (auto& s : rank.seqs) {
+    uint64_t h = mix(s.sig.size());
+    for (uint64_t v : s.sig) h = mix(h ^ v) + 0x632be59bd9b4e019ull;
+    s.hash = h;
+  }
+}
+
+namespace {
+// Signals a user, a launcher or a --timeout sends to stop a job: the process did not fail by itself.
+bool stop_signal(uint64_t sig) { return sig == SIGTERM || sig == SIGINT || sig == SIGHUP || sig == SIGKILL || sig == SIGQUIT; }
+
+bool process_alive(uint32_t pid) {
+  if (::kill(pid_t(pid), 0) != 0 && errno != EPERM) return false;
+  // A zombie has ended; only the reaping is left.
+  std::FILE* f = std::fopen(fmt::format("/proc/{}/stat", pid).c_str(), "r");
+  if (!f) return true;
+  char buf[512] = {};
+  size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+  std::fclose(f);
+  std::string_view st(buf, n);
+  size_t p = st.rfind(')');
+  return !(p != std::string_view::npos && p + 2 < st.size() && (st[p + 2] == 'Z' || st[p + 2] == 'X'));
+}
+}  // namespace
+
+void classify_end(Rank& rank, const std::string& this_host) {
+  bool crash_signal = (rank.saw_signal && !stop_signal(rank.signal)) ||
+                      (!rank.saw_signal && rank.header_end_state == LST_END_SIGNAL);
+  if (crash_signal) {
+    rank.end = EndState::kCrashed;
+  } else if (rank.saw_abort || rank.header_end_state == LST_END_ABORT) {
+    rank.end = EndState::kAborted;
+  } else if (rank.finalize_returned || rank.saw_process_end || rank.header_end_state == LST_END_EXIT) {
+    rank.end = EndState::kExited;
+  } else if (rank.finalize_entered) {
+    rank.end = EndState::kFinalizing;
+  } else if (rank.saw_signal) {
+    rank.end = EndState::kKilled;
+  } else if (!rank.host.empty() && rank.host == this_host && rank.pid) {
+    // Only a process on this host can be looked up; a reused pid reads as "running", never as "killed".
+    rank.end = process_alive(rank.pid) ? EndState::kRunning : EndState::kKilled;
+  } else {
+    rank.end = EndState::kUnknown;
+  }
+}
+
+void finish_job(Job& job) {
+  std::sort(job.ranks.begin(), job.ranks.end(),
+            [](const Rank& a, const Rank& b) { return a.world_rank < b.world_rank; });
+  job.missing.clear();
+  int32_t size = job.world_size;
+  for (auto& r : job.ranks) size = std::max(size, r.world_size);
+  job.world_size = size;
+  if (size > 0) {
+    std::vector<bool> seen(size_t(size), false);
+    for (auto& r : job.ranks)
+      if (r.world_rank >= 0 && r.world_rank < size) seen[size_t(r.world_rank)] = true;
+    for (int32_t i = 0; i < size; ++i)
+      if (!seen[size_t(i)]) job.missing.push_back(i);
+  }
+  job.min_wall_ns = 0;
+  for (auto& r : job.ranks)
+    if (r.start_wall_ns && (!job.min_wall_ns || r.start_wall_ns < job.min_wall_ns)) job.min_wall_ns = r.start_wall_ns;
+}
+
+}  // namespace lockstep::check

@@ -1,0 +1,73 @@
+// JUnit XML: one test case per communicator (failed when it has findings), plus one for the job's
+// processes (missing trace files), so a CI test tab shows which communicator went out of lockstep.
+#include <fmt/format.h>
+
+#include <map>
+
+#include "lockstep/report/report.h"
+
+namespace lockstep::report {
+namespace {
+
+std::string xml(const std::string& s) {
+  std::string o;
+  for (unsigned char c : s) {
+    switch (c) {
+      case '<': o += "&lt;"; break;
+      case '>': o += "&gt;"; break;
+      case '&': o += "&amp;"; break;
+      case '"': o += "&quot;"; break;
+      case '\'': o += "&apos;"; break;
+      default:
+        if (c < 0x20 && c != '\n' && c != '\t') o += ' ';
+        else o += char(c);
+    }
+  }
+  return o;
+}
+
+}  // namespace
+
+std::string junit(const check::Result& r, const Context& ctx) {
+  std::map<uint64_t, std::vector<const check::Finding*>> by_comm;
+  for (auto& f : r.findings) by_comm[f.comm.id].push_back(&f);
+  size_t tests = r.comms.size() + 1, failures = 0;
+  std::string cases;
+  for (auto& c : r.comms) {
+    auto it = by_comm.find(c.id);
+    cases += fmt::format("    <testcase classname=\"lockstep.check.communicators\" name=\"{} ({:#x}, size {})\" time=\"0\">\n",
+                         xml(c.name), c.id, c.size);
+    if (it != by_comm.end()) {
+      ++failures;
+      const check::Finding& first = *it->second.front();
+      std::string body;
+      for (auto* f : it->second) {
+        body += fmt::format("[{}] {} #{}: {}\n", check::kind_name(f->kind), f->comm.name, f->seq, f->explanation);
+        for (auto& n : f->notes) body += "  note: " + n + "\n";
+        for (auto& d : f->detail)
+          body += fmt::format("  rank {}: {} {}\n", d.rank, d.present ? d.operation : "no call", d.site.text());
+      }
+      cases += fmt::format("      <failure type=\"{}\" message=\"{}\">{}</failure>\n", check::kind_name(first.kind),
+                           xml(headline(first)), xml(body));
+    }
+    cases += "    </testcase>\n";
+  }
+  cases += "    <testcase classname=\"lockstep.check.job\" name=\"processes\" time=\"0\">\n";
+  if (!r.missing_processes.empty()) {
+    ++failures;
+    std::string list;
+    for (int32_t m : r.missing_processes) list += (list.empty() ? "" : ",") + std::to_string(m);
+    cases += fmt::format("      <failure type=\"missing_process\" message=\"no trace file for rank(s) {}\"/>\n", list);
+  }
+  cases += "    </testcase>\n";
+  std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  out += fmt::format("<testsuites name=\"lockstep check\" tests=\"{}\" failures=\"{}\" errors=\"0\" time=\"0\">\n", tests, failures);
+  out += fmt::format("  <testsuite name=\"lockstep check {}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"0\" time=\"0\">\n",
+                     xml(ctx.dir), tests, failures);
+  out += fmt::format("    <properties><property name=\"verdict\" value=\"{}\"/></properties>\n", xml(verdict(r)));
+  out += cases;
+  out += "  </testsuite>\n</testsuites>\n";
+  return out;
+}
+
+}  // namespace lockstep::report

@@ -1,0 +1,116 @@
+// SARIF 2.1.0: one result per finding, located at the culprit's call site (the first rank's when no
+// rank is blamed), with the other ranks' call sites as related locations.
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "json_model.h"
+#include "lockstep/report/report.h"
+
+namespace lockstep::report {
+
+namespace {
+
+using Json = nlohmann::json;
+
+const check::Kind kAllKinds[] = {
+    check::Kind::kMissingCollective, check::Kind::kOpMismatch,     check::Kind::kCountMismatch,
+    check::Kind::kDtypeMismatch,     check::Kind::kRootMismatch,   check::Kind::kRedopMismatch,
+    check::Kind::kPeerMismatch,      check::Kind::kNameMismatch,   check::Kind::kMembershipMismatch,
+    check::Kind::kDeadlockCycle,     check::Kind::kUnfinished};
+
+const char* rule_text(check::Kind k) {
+  switch (k) {
+    case check::Kind::kMissingCollective: return "a rank did not make a collective call the others made";
+    case check::Kind::kOpMismatch: return "ranks made different collective calls at the same position";
+    case check::Kind::kCountMismatch: return "ranks passed different amounts of data to the same collective";
+    case check::Kind::kDtypeMismatch: return "ranks passed different datatypes to the same collective";
+    case check::Kind::kRootMismatch: return "ranks named different roots for the same collective";
+    case check::Kind::kRedopMismatch: return "ranks used different reduction operations for the same collective";
+    case check::Kind::kPeerMismatch: return "a send or receive names a peer that does not expect it";
+    case check::Kind::kNameMismatch: return "ranks reduced differently named tensors together";
+    case check::Kind::kMembershipMismatch: return "ranks disagree on the members of a communicator";
+    case check::Kind::kDeadlockCycle: return "ranks wait for each other in a cycle";
+    case check::Kind::kUnfinished: return "every rank entered a collective and some never finished it";
+  }
+  return "";
+}
+
+Json location(const check::RankDetail& d, const std::string& comm) {
+  Json loc = Json::object();
+  const check::Site& s = d.site;
+  Json phys = Json::object();
+  if (!s.file.empty()) {
+    phys["artifactLocation"] = {{"uri", s.file}};
+    if (s.line > 0) phys["region"] = {{"startLine", s.line}};
+  } else if (!s.module.empty()) {
+    phys["artifactLocation"] = {{"uri", s.module}};
+    phys["address"] = {{"relativeAddress", s.offset}, {"kind", "instruction"}};
+  }
+  if (!phys.empty()) loc["physicalLocation"] = phys;
+  std::string what = d.present ? fmt::format("rank {}: {} #{} on {}", d.rank, d.operation, d.seq, comm)
+                               : fmt::format("rank {}: no call here", d.rank);
+  loc["message"] = {{"text", what}};
+  if (!s.function.empty()) loc["logicalLocations"] = Json::array({{{"name", s.function}, {"kind", "function"}}});
+  return loc;
+}
+
+}  // namespace
+
+std::string sarif(const check::Result& r, const Context& ctx) {
+  Json rules = Json::array();
+  for (auto k : kAllKinds)
+    rules.push_back({{"id", check::kind_name(k)},
+                     {"name", check::kind_name(k)},
+                     {"shortDescription", {{"text", rule_text(k)}}},
+                     {"helpUri", "https://github.com/lockstep/lockstep/blob/main/docs/check-output.md"}});
+  Json results = Json::array();
+  for (auto& f : r.findings) {
+    Json res;
+    res["ruleId"] = check::kind_name(f.kind);
+    res["ruleIndex"] = int(f.kind);
+    res["level"] = f.severity == check::Severity::kError ? "error" : "warning";
+    res["message"] = {{"text", headline(f) + ": " + f.explanation}};
+    const check::RankDetail* at = nullptr;
+    for (auto& d : f.detail)
+      for (int32_t c : f.culprits)
+        if (!at && d.rank == c && d.present) at = &d;
+    for (auto& d : f.detail)
+      if (!at && d.present) at = &d;
+    Json locs = Json::array(), related = Json::array();
+    int id = 0;
+    for (auto& d : f.detail) {
+      Json l = location(d, f.comm.name);
+      if (&d == at) {
+        locs.push_back(l);
+      } else {
+        l["id"] = id++;
+        related.push_back(l);
+      }
+    }
+    if (locs.empty()) locs.push_back({{"message", {{"text", fmt::format("{} #{}", f.comm.name, f.seq)}}}});
+    res["locations"] = locs;
+    if (!related.empty()) res["relatedLocations"] = related;
+    res["properties"] = finding_json(f);
+    results.push_back(res);
+  }
+  Json notes = Json::array();
+  for (int32_t m : r.missing_processes)
+    notes.push_back({{"level", "error"}, {"message", {{"text", fmt::format("rank {} has no trace file (missing process)", m)}}}});
+  for (auto& w : r.warnings) notes.push_back({{"level", "warning"}, {"message", {{"text", w}}}});
+  Json inv = {{"executionSuccessful", true}, {"exitCode", r.in_lockstep() ? 0 : 1}};
+  if (!notes.empty()) inv["toolExecutionNotifications"] = notes;
+  Json log = {
+      {"$schema", "https://json.schemastore.org/sarif-2.1.0.json"},
+      {"version", "2.1.0"},
+      {"runs", Json::array({{{"tool", {{"driver", {{"name", "lockstep"},
+                                                   {"version", ctx.version},
+                                                   {"informationUri", "https://github.com/lockstep/lockstep"},
+                                                   {"rules", rules}}}}},
+                             {"invocations", Json::array({inv})},
+                             {"results", results},
+                             {"properties", {{"directory", ctx.dir}, {"verdict", verdict(r)}}}}})}};
+  return log.dump(2) + "\n";
+}
+
+}  // namespace lockstep::report

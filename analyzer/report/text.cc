@@ -1,0 +1,189 @@
+// Text report: the verdict in one line, then each finding with what every rank did and where, then
+// the hang picture. Meant to be read in ten seconds: the first line is the answer.
+#include <fmt/format.h>
+
+#include "lockstep/format/reader.h"
+#include "lockstep/report/report.h"
+
+namespace lockstep::report {
+
+using check::Finding;
+using check::Kind;
+
+std::optional<Format> parse_format(std::string_view name) {
+  if (name == "text") return Format::kText;
+  if (name == "json") return Format::kJson;
+  if (name == "sarif") return Format::kSarif;
+  if (name == "junit") return Format::kJunit;
+  return std::nullopt;
+}
+
+std::string thousands(uint64_t n) {
+  std::string s = std::to_string(n), out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (i && (s.size() - i) % 3 == 0) out += ',';
+    out += s[i];
+  }
+  return out;
+}
+
+namespace {
+
+std::string plural(uint64_t n, const char* one, const char* many) {
+  return thousands(n) + " " + (n == 1 ? one : many);
+}
+
+std::string ranks_text(const std::vector<int32_t>& v) {
+  std::string s = v.size() == 1 ? "rank " : "ranks ";
+  for (size_t i = 0; i < v.size() && i < 8; ++i) s += (i ? "," : "") + std::to_string(v[i]);
+  if (v.size() > 8) s += ",...";
+  return s;
+}
+
+const check::RankDetail* culprit_detail(const Finding& f) {
+  for (auto& d : f.detail)
+    for (int32_t c : f.culprits)
+      if (d.rank == c) return &d;
+  return nullptr;
+}
+
+const check::RankDetail* other_detail(const Finding& f) {
+  for (auto& d : f.detail) {
+    bool culprit = false;
+    for (int32_t c : f.culprits) culprit |= d.rank == c;
+    if (!culprit && d.present) return &d;
+  }
+  return nullptr;
+}
+
+std::string where(const check::RankDetail* d) {
+  if (!d) return "";
+  std::string s = d->site.text();
+  return s.empty() ? "" : " (" + s + ")";
+}
+
+std::string state_text(const check::RankDetail& d) {
+  return d.present ? format::state_name(d.state) : "-";
+}
+
+}  // namespace
+
+std::string headline(const Finding& f) {
+  const check::RankDetail* c = culprit_detail(f);
+  const check::RankDetail* o = other_detail(f);
+  const check::RankDetail* any = o ? o : (c ? c : (f.detail.empty() ? nullptr : &f.detail.front()));
+  std::string op = any && any->present ? any->operation : "collective";
+  std::string who = f.culprits.empty() ? (f.tie ? "ranks disagree (tie)" : ranks_text(f.ranks)) : ranks_text(f.culprits);
+  std::string at = fmt::format("{} #{} on {}", op, f.seq, f.comm.name);
+  switch (f.kind) {
+    case Kind::kMissingCollective:
+      if (c && c->present)
+        return fmt::format("{} called an extra {} at #{} on {}{}", who, c->operation, f.seq, f.comm.name, where(c));
+      return fmt::format("{} {} {}{}", who, f.mispaired > 0 ? "skipped" : "never called", at, where(o));
+    case Kind::kOpMismatch:
+      return fmt::format("{} called {}{} where the others called {}", who, c ? c->operation : "another operation",
+                         where(c), at);
+    case Kind::kCountMismatch: return fmt::format("{}: different count at {}{}", who, at, where(c ? c : o));
+    case Kind::kDtypeMismatch: return fmt::format("{}: different datatype at {}{}", who, at, where(c ? c : o));
+    case Kind::kRootMismatch: return fmt::format("{}: different root at {}{}", who, at, where(c ? c : o));
+    case Kind::kRedopMismatch: return fmt::format("{}: different reduction op at {}{}", who, at, where(c ? c : o));
+    case Kind::kPeerMismatch: return fmt::format("{}: wrong peer at {} on {}{}", who, c ? c->operation : op, f.comm.name, where(c));
+    case Kind::kNameMismatch: return fmt::format("{}: different tensor name at {}{}", who, at, where(c ? c : o));
+    case Kind::kMembershipMismatch: return fmt::format("ranks disagree on the members of {}", f.comm.name);
+    case Kind::kDeadlockCycle: return fmt::format("deadlock: {} wait for each other ({})", ranks_text(f.ranks), at);
+    case Kind::kUnfinished: return fmt::format("{} never finished on {}{}", at, f.culprits.empty() ? ranks_text(f.ranks) : ranks_text(f.culprits), where(any));
+  }
+  return "";
+}
+
+std::string verdict(const check::Result& r) {
+  std::string head = fmt::format("lockstep: {}, {}, {}", plural(uint64_t(r.summary.ranks), "rank", "ranks"),
+                                 plural(uint64_t(r.summary.communicators), "communicator", "communicators"),
+                                 plural(r.summary.collectives, "collective", "collectives"));
+  if (r.in_lockstep()) return head + (r.hung ? ": IN LOCKSTEP, but the job hung" : ": IN LOCKSTEP");
+  std::string s = head + ": ";
+  if (!r.findings.empty()) {
+    s += plural(r.findings.size(), "finding", "findings") + ": " + headline(r.findings.front());
+    if (r.findings.size() > 1) s += fmt::format(" (+{} more)", r.findings.size() - 1);
+  }
+  if (!r.missing_processes.empty()) {
+    if (!r.findings.empty()) s += "; ";
+    s += fmt::format("missing process{}: {} (no trace file)", r.missing_processes.size() == 1 ? "" : "es",
+                     ranks_text(r.missing_processes));
+  }
+  return s;
+}
+
+std::string hang_text(const check::Result& r) {
+  std::string s;
+  for (auto& st : r.states) {
+    s += fmt::format("  rank {:<4} ", st.rank);
+    if (st.blocked) {
+      s += fmt::format("blocked in {} #{} on {}{}", st.in.operation, st.in.seq, st.comm.name, where(&st.in));
+      if (!st.waits_for.empty()) s += ", waiting for " + ranks_text(st.waits_for);
+      s += fmt::format(" [{}]", check::end_state_name(st.end));
+    } else {
+      s += fmt::format("in no collective: {}", check::end_state_name(st.end));
+      if (st.end == check::EndState::kCrashed) s += fmt::format(" (signal {})", st.signal);
+    }
+    s += "\n";
+  }
+  for (int32_t w : r.look_here) {
+    std::string why = "unknown";
+    for (auto& st : r.states)
+      if (st.rank == w) why = check::end_state_name(st.end);
+    bool has = false;
+    for (auto& st : r.states) has |= st.rank == w;
+    s += fmt::format("  look at rank {}: others wait for it and it waits for nothing ({})\n", w,
+                     has ? why : "no trace file");
+  }
+  return s;
+}
+
+std::string text(const check::Result& r, const Context& ctx) {
+  std::string s = verdict(r) + "\n";
+  for (auto& w : r.warnings) s += "warning: " + w + "\n";
+  int n = 0;
+  for (auto& f : r.findings) {
+    s += fmt::format("\n{}. [{}] {}: {} #{} on {} (size {}){}{}\n", ++n, check::severity_name(f.severity),
+                     check::kind_name(f.kind), f.detail.empty() || !f.detail.front().present ? "collective" : f.detail.front().operation,
+                     f.seq, f.comm.name, f.comm.size, f.control ? " [control plane]" : "", f.tie ? " [tie]" : "");
+    s += "   " + f.explanation + "\n";
+    for (auto& note : f.notes) s += "   note: " + note + "\n";
+    if (!f.tensor.empty()) s += "   tensor: " + f.tensor + "\n";
+    for (auto& e : f.edges)
+      s += fmt::format("   rank {} -> rank {} (waits at #{} on {})\n", e.from, e.to, e.seq, e.comm_name);
+    for (auto& d : f.detail) {
+      bool culprit = false;
+      for (int32_t c : f.culprits) culprit |= c == d.rank;
+      if (!d.present) {
+        s += fmt::format("   {} rank {:<4} no call here{}\n", culprit ? "*" : " ", d.rank, d.note.empty() ? "" : ": " + d.note);
+        continue;
+      }
+      std::string args = d.dtype == LST_DT_NONE && d.count == 0 ? std::string("-")
+                         : fmt::format("{} x {} ({} B)", d.count, format::dtype_name(d.dtype), d.bytes);
+      if (d.root != LST_NONE) args += fmt::format(" root {}", d.root);
+      if (d.peer != LST_NONE) args += fmt::format(" peer {}", d.peer);
+      if (d.redop) args += fmt::format(" {}", format::redop_name(d.redop));
+      if (!d.tensor.empty()) args += " '" + d.tensor + "'";
+      s += fmt::format("   {} rank {:<4} #{:<6} {:<16} {:<36} {:<9} {} t={:.3f}s{}\n", culprit ? "*" : " ", d.rank,
+                       d.seq, d.operation, args, state_text(d), d.site.text().empty() ? "?" : d.site.text(), d.time_s,
+                       d.note.empty() ? "" : "  (" + d.note + ")");
+    }
+  }
+  if (r.hung) s += "\nhang post-mortem (per rank):\n" + hang_text(r);
+  (void)ctx;
+  return s;
+}
+
+std::string render(const check::Result& r, Format format, const Context& ctx) {
+  switch (format) {
+    case Format::kText: return text(r, ctx);
+    case Format::kJson: return json(r, ctx);
+    case Format::kSarif: return sarif(r, ctx);
+    case Format::kJunit: return junit(r, ctx);
+  }
+  return "";
+}
+
+}  // namespace lockstep::report

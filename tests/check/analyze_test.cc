@@ -1,0 +1,357 @@
+// Analysis on in-memory models: every finding kind, blame by majority, ties, skip and continue,
+// MPI semantics (v-variants, derived types), hangs and the wait-for graph.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "builder.h"
+#include "lockstep/check/check.h"
+
+namespace lockstep::check::test {
+namespace {
+
+using V = std::vector<int32_t>;
+
+// n identical ranks of `per` allreduces, finalized; `edit` changes one rank before it is built.
+std::vector<RankBuilder> ranks(int n) {
+  std::vector<RankBuilder> v;
+  for (int i = 0; i < n; ++i) v.emplace_back(i, n);
+  return v;
+}
+
+Result run(std::vector<RankBuilder>& b, std::vector<EndState> ends = {}) {
+  std::vector<Rank> rs;
+  for (size_t i = 0; i < b.size(); ++i) rs.push_back(b[i].build(i < ends.size() ? ends[i] : EndState::kExited));
+  Job job = make_job(std::move(rs));
+  return analyze(job);
+}
+
+const Finding& only(const Result& r) {
+  EXPECT_EQ(r.findings.size(), 1u);
+  if (r.findings.size() != 1)
+    for (auto& f : r.findings) ADD_FAILURE() << kind_name(f.kind) << " #" << f.seq << ": " << f.explanation;
+  static const Finding none;
+  if (r.findings.empty()) return none;
+  return r.findings.front();
+}
+
+TEST(Analyze, IdenticalRanksAreInLockstep) {
+  auto b = ranks(4);
+  for (auto& r : b) r.calls(kWorld, allreduce(), 50).call(kWorld, Call{.op = LST_OP_BARRIER, .count = 0, .dtype = 0}).finalize();
+  Result r = run(b);
+  EXPECT_TRUE(r.in_lockstep());
+  EXPECT_EQ(r.summary.collectives, 51u);
+  EXPECT_EQ(r.summary.ranks, 4);
+  EXPECT_FALSE(r.hung);
+}
+
+TEST(Analyze, MissingCollectiveBlamesTheMinorityNotRankZero) {
+  auto b = ranks(4);
+  for (int i = 0; i < 4; ++i) {
+    b[i].calls(kWorld, allreduce(), 5);
+    if (i != 0) b[i].call(kWorld, Call{.op = LST_OP_BARRIER, .count = 0, .dtype = 0, .state = LST_STATE_ENTERED});
+    if (i == 0) b[i].finalize();
+  }
+  Result r = run(b, {EndState::kExited, EndState::kKilled, EndState::kKilled, EndState::kKilled});
+  ASSERT_EQ(r.findings.size(), 1u);
+  const Finding& f = r.findings[0];
+  EXPECT_EQ(f.kind, Kind::kMissingCollective);
+  EXPECT_EQ(f.seq, 5);
+  EXPECT_EQ(f.culprits, V{0});
+  EXPECT_TRUE(r.hung);
+  EXPECT_EQ(r.look_here, V{0});
+}
+
+TEST(Analyze, SkipAndContinueIsOneFindingWithMispairedNote) {
+  // Each step: grad allreduce (site A) then metric allreduce (site B), equal sizes. Rank 2 skips
+  // the grad allreduce of step 4 and makes it up with an extra call (site C) at the end.
+  const int steps = 10;
+  auto b = ranks(4);
+  for (int i = 0; i < 4; ++i) {
+    for (int s = 0; s < steps; ++s) {
+      if (!(i == 2 && s == 4)) b[i].call(kWorld, allreduce(256, 0xA00));
+      b[i].call(kWorld, allreduce(256, 0xB00));
+    }
+    if (i == 2) b[i].call(kWorld, allreduce(256, 0xC00));
+    b[i].finalize();
+  }
+  Result r = run(b);
+  const Finding& f = only(r);
+  EXPECT_EQ(f.kind, Kind::kMissingCollective);
+  EXPECT_EQ(f.seq, 8);
+  EXPECT_EQ(f.culprits, V{2});
+  EXPECT_EQ(f.mispaired, 2 * steps - 8);
+  EXPECT_TRUE(f.silently_wrong);
+  bool said = false;
+  for (auto& n : f.notes) said |= n.find("silently wrong") != std::string::npos;
+  EXPECT_TRUE(said);
+}
+
+TEST(Analyze, SkipWithoutMakingUpLeavesOthersBlockedAndStillOneFinding) {
+  auto b = ranks(4);
+  for (int i = 0; i < 4; ++i) {
+    for (int s = 0; s < 6; ++s) {
+      if (!(i == 1 && s == 2)) b[i].call(kWorld, allreduce(256, 0xA00));
+      Call m = allreduce(256, 0xB00);
+      if (i != 1 && s == 5) m.state = LST_STATE_ENTERED;  // the others wait for a partner that never comes
+      b[i].call(kWorld, m);
+    }
+    if (i == 1) b[i].finalize();
+  }
+  Result r = run(b, {EndState::kKilled, EndState::kExited, EndState::kKilled, EndState::kKilled});
+  const Finding& f = only(r);
+  EXPECT_EQ(f.kind, Kind::kMissingCollective);
+  EXPECT_EQ(f.seq, 4);
+  EXPECT_EQ(f.culprits, V{1});
+  EXPECT_EQ(f.mispaired, 11 - 4);
+  EXPECT_TRUE(r.hung);
+}
+
+struct MismatchCase {
+  const char* name;
+  Call odd;
+  Kind kind;
+  Severity severity;
+};
+
+class Mismatch : public ::testing::TestWithParam<MismatchCase> {};
+
+TEST_P(Mismatch, OneRankDiffersAtOnePosition) {
+  const MismatchCase& c = GetParam();
+  Call normal = allreduce();
+  if (c.odd.op == LST_OP_BCAST) normal = Call{.op = LST_OP_BCAST, .redop = 0, .root = 0};
+  auto b = ranks(4);
+  for (int i = 0; i < 4; ++i) {
+    b[i].calls(kWorld, normal, 3);
+    b[i].call(kWorld, i == 3 ? c.odd : normal);
+    b[i].calls(kWorld, normal, 3).finalize();
+  }
+  Result r = run(b);
+  const Finding& f = only(r);
+  EXPECT_EQ(f.kind, c.kind) << kind_name(f.kind);
+  EXPECT_EQ(f.severity, c.severity);
+  EXPECT_EQ(f.seq, 3);
+  EXPECT_EQ(f.culprits, V{3});
+  EXPECT_EQ(f.detail.size(), 4u);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Kinds, Mismatch,
+    ::testing::Values(
+        MismatchCase{"op", Call{.op = LST_OP_REDUCE, .root = 0, .caller = 0x2000}, Kind::kOpMismatch, Severity::kError},
+        MismatchCase{"count", allreduce(512), Kind::kCountMismatch, Severity::kError},
+        MismatchCase{"dtype_same_bytes", Call{.dtype = LST_DT_INT32}, Kind::kDtypeMismatch, Severity::kWarning},
+        MismatchCase{"dtype_other_bytes", Call{.dtype = LST_DT_FLOAT64, .dtype_size = 8}, Kind::kDtypeMismatch,
+                     Severity::kError},
+        MismatchCase{"redop", Call{.redop = LST_RED_MAX}, Kind::kRedopMismatch, Severity::kError},
+        MismatchCase{"root", Call{.op = LST_OP_BCAST, .redop = 0, .root = 1}, Kind::kRootMismatch, Severity::kError}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+TEST(Analyze, NameMismatchOnRuntimeRecords) {
+  auto b = ranks(4);
+  for (int i = 0; i < 4; ++i) {
+    b[i].call(kWorld, Call{.api = LST_API_RT, .name = "grad/a"});
+    b[i].call(kWorld, Call{.api = LST_API_RT, .name = i == 1 ? "grad/c" : "grad/b"});
+    b[i].finalize();
+  }
+  Result r = run(b);
+  const Finding& f = only(r);
+  EXPECT_EQ(f.kind, Kind::kNameMismatch);
+  EXPECT_EQ(f.seq, 1);
+  EXPECT_EQ(f.culprits, V{1});
+  EXPECT_EQ(f.tensor, "grad/b");
+}
+
+TEST(Analyze, VVariantCountsMayDiffer) {
+  auto b = ranks(4);
+  for (int i = 0; i < 4; ++i)
+    b[i].call(kWorld, Call{.op = LST_OP_ALLGATHERV, .count = uint64_t(10 + i), .redop = 0, .flags = LST_F_VCOUNTS})
+        .call(kWorld, Call{.op = LST_OP_GATHERV, .count = uint64_t(1 + i), .redop = 0, .root = 0})
+        .finalize();
+  EXPECT_TRUE(run(b).in_lockstep());
+}
+
+TEST(Analyze, DerivedTypesCompareBytesOnly) {
+  auto b = ranks(4);
+  for (int i = 0; i < 4; ++i) {
+    // Same bytes through different derived types: fine. Different bytes: a count mismatch.
+    Call c{.op = LST_OP_BCAST, .count = i == 0 ? 2u : 1u, .dtype = LST_DT_DERIVED, .dtype_size = i == 0 ? 8u : 16u,
+           .redop = 0, .root = 0, .flags = LST_F_DERIVED};
+    b[i].call(kWorld, c);
+    Call d = c;
+    d.count = i == 2 ? 3 : 1;
+    d.dtype_size = 16;
+    b[i].call(kWorld, d).finalize();
+  }
+  Result r = run(b);
+  const Finding& f = only(r);
+  EXPECT_EQ(f.kind, Kind::kCountMismatch);
+  EXPECT_EQ(f.seq, 1);
+  EXPECT_EQ(f.culprits, V{2});
+}
+
+TEST(Analyze, TieBetweenTwoRanksBlamesNobodyAndShowsBoth) {
+  auto b = ranks(2);
+  b[0].call(kWorld, allreduce(100)).finalize();
+  b[1].call(kWorld, allreduce(200)).finalize();
+  Result r = run(b);
+  const Finding& f = only(r);
+  EXPECT_EQ(f.kind, Kind::kCountMismatch);
+  EXPECT_TRUE(f.tie);
+  EXPECT_TRUE(f.culprits.empty());
+  EXPECT_EQ(f.ranks, (V{0, 1}));
+  ASSERT_EQ(f.detail.size(), 2u);
+  EXPECT_NE(f.detail[0].count, f.detail[1].count);
+}
+
+TEST(Analyze, SameCallFromAnotherLineIsNotAFinding) {
+  // if (rank == 0) MPI_Bcast(...) else MPI_Bcast(...): two call sites, one collective.
+  auto b = ranks(4);
+  for (int i = 0; i < 4; ++i) {
+    Call c{.op = LST_OP_BCAST, .redop = 0, .root = 0, .caller = i == 0 ? 0x100u : 0x200u};
+    b[i].calls(kWorld, c, 20).finalize();
+  }
+  EXPECT_TRUE(run(b).in_lockstep());
+}
+
+TEST(Analyze, MembershipMismatch) {
+  const uint64_t sub = 0x2222;
+  std::vector<RankBuilder> b;
+  for (int i = 0; i < 4; ++i) {
+    b.emplace_back(i, 4);
+    b[i].comm(sub, i == 3 ? V{0, 1, 3} : V{0, 1, 2, 3}, "sub").finalize();
+  }
+  Result r = run(b);
+  const Finding& f = only(r);
+  EXPECT_EQ(f.kind, Kind::kMembershipMismatch);
+  EXPECT_EQ(f.culprits, V{3});
+  EXPECT_EQ(f.comm.name, "sub");
+}
+
+TEST(Analyze, DeadlockCycleAcrossTwoCommunicators) {
+  const uint64_t ca = 0xA, cb = 0xB;
+  auto b = ranks(4);
+  for (int i = 0; i < 4; ++i) b[i].comm(ca, V{0, 1}, "A").comm(cb, V{0, 1}, "B");
+  Call blocked = allreduce();
+  blocked.state = LST_STATE_ENTERED;
+  b[0].call(ca, blocked);  // rank 0 uses A then B
+  b[1].call(cb, blocked);  // rank 1 uses B then A
+  b[2].finalize();
+  b[3].finalize();
+  Result r = run(b, {EndState::kKilled, EndState::kKilled, EndState::kExited, EndState::kExited});
+  const Finding& f = only(r);
+  EXPECT_EQ(f.kind, Kind::kDeadlockCycle);
+  EXPECT_EQ(f.culprits, (V{0, 1}));
+  EXPECT_EQ(f.seq, 0);
+  EXPECT_EQ(f.comm.name, "A");
+  EXPECT_EQ(f.edges.size(), 2u);
+  EXPECT_TRUE(r.hung);
+}
+
+TEST(Analyze, UnfinishedBlamesTheRankThatNeverWaited) {
+  auto b = ranks(4);
+  for (int i = 0; i < 4; ++i) {
+    b[i].call(kWorld, allreduce());
+    Call nb = allreduce();
+    nb.flags = LST_F_NONBLOCKING;
+    nb.state = i == 0 || i == 2 ? LST_STATE_COMPLETED : LST_STATE_RETURNED;
+    b[i].call(kWorld, nb);
+    if (i == 1) b[i].wait_entered(b[i].last_id());
+  }
+  Result r = run(b, {EndState::kKilled, EndState::kKilled, EndState::kKilled, EndState::kKilled});
+  const Finding& f = only(r);
+  EXPECT_EQ(f.kind, Kind::kUnfinished);
+  EXPECT_EQ(f.seq, 1);
+  EXPECT_EQ(f.culprits, V{3});
+  ASSERT_EQ(r.states.size(), 4u);
+  EXPECT_TRUE(r.states[1].blocked);
+  EXPECT_FALSE(r.states[3].blocked);
+}
+
+TEST(Analyze, CrashInsideACollectiveIsUnfinished) {
+  auto b = ranks(4);
+  Call in = allreduce();
+  in.state = LST_STATE_ENTERED;
+  for (int i = 0; i < 4; ++i) b[i].call(kWorld, allreduce()).call(kWorld, in);
+  b[2].marker(LST_MARK_SIGNAL, LST_STATE_RETURNED, 11);
+  Result r = run(b, {EndState::kKilled, EndState::kKilled, EndState::kCrashed, EndState::kKilled});
+  const Finding& f = only(r);
+  EXPECT_EQ(f.kind, Kind::kUnfinished);
+  EXPECT_EQ(f.culprits, V{2});
+}
+
+TEST(Analyze, PeerMismatchBlamesTheReceiverThatNamedTheWrongPeer) {
+  auto b = ranks(4);
+  // rank 0 sends to 1; rank 1 waits for a message from 2, which sends nothing.
+  b[0].call(kWorld, Call{.op = LST_OP_SEND, .redop = 0, .root = 1});
+  b[1].call(kWorld, Call{.op = LST_OP_RECV, .redop = 0, .root = 2, .state = LST_STATE_ENTERED});
+  b[2].finalize();
+  b[3].finalize();
+  Result r = run(b, {EndState::kExited, EndState::kKilled, EndState::kExited, EndState::kExited});
+  const Finding& f = only(r);
+  EXPECT_EQ(f.kind, Kind::kPeerMismatch);
+  EXPECT_EQ(f.culprits, V{1});
+}
+
+TEST(Analyze, RankBehindInAHangIsNotMissing) {
+  auto b = ranks(3);
+  Call in = allreduce();
+  in.state = LST_STATE_ENTERED;
+  b[0].calls(kWorld, allreduce(), 4).call(kWorld, in);
+  b[1].calls(kWorld, allreduce(), 4).call(kWorld, in);
+  b[2].calls(kWorld, allreduce(), 4);  // still computing when the job was stopped
+  Result r = run(b, {EndState::kKilled, EndState::kKilled, EndState::kKilled});
+  EXPECT_TRUE(r.findings.empty()) << r.findings.front().explanation;
+  EXPECT_TRUE(r.hung);
+  EXPECT_EQ(r.look_here, V{2});
+  EXPECT_EQ(r.states[0].waits_for, V{2});
+}
+
+TEST(Analyze, ExtraCollectiveOnOneRank) {
+  auto b = ranks(4);
+  for (int i = 0; i < 4; ++i) {
+    b[i].calls(kWorld, allreduce(), 3);
+    if (i == 1) b[i].call(kWorld, Call{.op = LST_OP_BARRIER, .count = 0, .dtype = 0, .caller = 0x3000});
+    b[i].calls(kWorld, allreduce(), 3).finalize();
+  }
+  Result r = run(b);
+  const Finding& f = only(r);
+  EXPECT_EQ(f.kind, Kind::kMissingCollective);
+  EXPECT_EQ(f.seq, 3);
+  EXPECT_EQ(f.culprits, V{1});
+}
+
+TEST(Analyze, ControlPlaneFindingsComeAfterDataFindings) {
+  const uint64_t ctl = 0x3333;
+  auto b = ranks(4);
+  for (int i = 0; i < 4; ++i) {
+    b[i].comm(ctl, V{0, 1, 2, 3}, "control");
+    Call c = allreduce(i == 0 ? 2 : 1);
+    c.flags = LST_F_CONTROL;
+    b[i].call(ctl, c);
+    b[i].call(kWorld, allreduce(i == 3 ? 9 : 8)).finalize();
+  }
+  Result r = run(b);
+  ASSERT_EQ(r.findings.size(), 2u);
+  EXPECT_FALSE(r.findings[0].control);
+  EXPECT_EQ(r.findings[0].culprits, V{3});
+  EXPECT_TRUE(r.findings[1].control);
+  EXPECT_EQ(r.findings[1].culprits, V{0});
+}
+
+TEST(Analyze, MissingProcessIsReported) {
+  std::vector<Rank> rs;
+  for (int i = 0; i < 4; ++i)
+    if (i != 2) {
+      RankBuilder b(i, 4);
+      b.call(kWorld, allreduce()).finalize();
+      rs.push_back(b.build(EndState::kExited));
+    }
+  Job job = make_job(std::move(rs));
+  Result r = analyze(job);
+  EXPECT_EQ(r.missing_processes, V{2});
+  EXPECT_FALSE(r.in_lockstep());
+}
+
+}  // namespace
+}  // namespace lockstep::check::test

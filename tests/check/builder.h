@@ -1,0 +1,143 @@
+// Test helper: builds ranks record by record, as the tracer would write them, into the checker's
+// in-memory model (MemorySource + ingest), so analysis tests need no files and no MPI.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "lockstep/check/check.h"
+#include "lockstep/check/model.h"
+
+namespace lockstep::check::test {
+
+constexpr uint64_t kWorld = 0x1111;
+
+struct Call {
+  uint8_t op = LST_OP_ALLREDUCE;
+  uint64_t count = 256;
+  uint8_t dtype = LST_DT_FLOAT32;
+  uint32_t dtype_size = 4;
+  uint8_t redop = LST_RED_SUM;
+  int32_t root = LST_NONE;
+  uint8_t state = LST_STATE_RETURNED;
+  uint8_t flags = 0;
+  uint64_t caller = 0x1000;  // call site (the module covers every address)
+  uint8_t api = LST_API_MPI;
+  std::string name;          // runtime tensor name (api rt)
+};
+
+inline Call allreduce(uint64_t count = 256, uint64_t site = 0x1000) {
+  Call c;
+  c.count = count;
+  c.caller = site;
+  return c;
+}
+
+class RankBuilder {
+ public:
+  RankBuilder(int32_t world_rank, int32_t world_size) : src_(std::make_shared<MemorySource>()) {
+    rank_.world_rank = world_rank;
+    rank_.world_size = world_size;
+    rank_.file = "rank-" + std::to_string(world_rank) + ".test.lstrace";
+    rank_.host = "test-host";
+    rank_.pid = 1000 + uint32_t(world_rank);
+    rank_.modules.push_back({"/test/app", "", 0, 0, 1ull << 48, 0});
+    std::vector<int32_t> all;
+    for (int32_t i = 0; i < world_size; ++i) all.push_back(i);
+    comm(kWorld, all, "MPI_COMM_WORLD", LST_COMM_WORLD);
+  }
+
+  uint32_t str(const std::string& s) {
+    src_->strings.push_back(s);
+    return uint32_t(src_->strings.size());
+  }
+
+  RankBuilder& comm(uint64_t id, const std::vector<int32_t>& members, const std::string& name,
+                    uint8_t op = LST_COMM_SPLIT) {
+    lst_record r{};
+    r.word = LST_WORD(LST_KIND_COMM, LST_STATE_RETURNED, 0);
+    r.op = op;
+    r.api = LST_API_MPI;
+    r.comm = id;
+    r.u.comm.size = int32_t(members.size());
+    r.u.comm.rank = LST_NONE;
+    for (size_t i = 0; i < members.size(); ++i)
+      if (members[i] == rank_.world_rank) r.u.comm.rank = int32_t(i);
+    src_->blobs.push_back(members);
+    r.members = uint32_t(src_->blobs.size());
+    r.aux = str(name);
+    push(r);
+    return *this;
+  }
+
+  RankBuilder& call(uint64_t comm, const Call& c) {
+    lst_record r{};
+    r.word = LST_WORD(LST_KIND_COLLECTIVE, c.state, c.flags);
+    r.op = c.op;
+    r.api = c.api;
+    r.dtype = c.dtype;
+    r.redop = c.redop;
+    r.comm = comm;
+    r.u.coll.seq = next_seq_[comm]++;
+    r.u.coll.root_or_peer = c.root;
+    r.u.coll.dtype_size = c.dtype_size;
+    r.u.coll.count = c.count;
+    r.caller = c.caller;
+    if (!c.name.empty()) r.aux = str(c.name);
+    push(r);
+    return *this;
+  }
+  RankBuilder& calls(uint64_t comm, const Call& c, int n) {
+    for (int i = 0; i < n; ++i) call(comm, c);
+    return *this;
+  }
+  RankBuilder& marker(uint8_t op, uint8_t state = LST_STATE_RETURNED, uint64_t value = 0) {
+    lst_record r{};
+    r.word = LST_WORD(LST_KIND_MARKER, state, 0);
+    r.op = op;
+    r.u.marker.value = value;
+    push(r);
+    return *this;
+  }
+  RankBuilder& finalize() { return marker(LST_MARK_MPI_FINALIZE); }
+  // A WAIT record still entered, on the request of the record with this id (0: any).
+  RankBuilder& wait_entered(uint64_t first_ref = 0) {
+    lst_record r{};
+    r.word = LST_WORD(LST_KIND_WAIT, LST_STATE_ENTERED, 0);
+    r.op = LST_WAIT_WAIT;
+    r.u.wait.first_ref = first_ref;
+    r.u.wait.nrequests = 1;
+    push(r);
+    return *this;
+  }
+  uint64_t last_id() const { return src_->records.size() - 1; }
+
+  // `end` as classify_end would find it (tests do not look at /proc).
+  Rank build(EndState end) {
+    ingest(rank_, src_);
+    rank_.end = end;
+    return std::move(rank_);
+  }
+
+ private:
+  void push(lst_record r) {
+    r.t_ns = ++t_;
+    src_->records.push_back(r);
+  }
+  Rank rank_;
+  std::shared_ptr<MemorySource> src_;
+  std::map<uint64_t, uint32_t> next_seq_;
+  uint64_t t_ = 1000;
+};
+
+inline Job make_job(std::vector<Rank> ranks) {
+  Job j;
+  j.job_id = "test";
+  for (auto& r : ranks) j.ranks.push_back(std::move(r));
+  finish_job(j);
+  return j;
+}
+
+}  // namespace lockstep::check::test
