@@ -111,15 +111,27 @@ void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t* buffe
     bool infer = !nccl_interposed() && !plugin_active();
     CUpti_Activity* rec = nullptr;
     while (g_cupti.getNextRecord(buffer, valid, &rec) == CUPTI_SUCCESS) {
-      if (rec->kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL && rec->kind != CUPTI_ACTIVITY_KIND_KERNEL) continue;
-      const auto* kr = reinterpret_cast<const CUpti_ActivityKernel10*>(rec);
       KernelActivity k;
-      k.correlation_id = kr->correlationId;
-      k.start_ns = static_cast<uint64_t>(static_cast<int64_t>(kr->start) + g_clock_offset);
-      k.end_ns = static_cast<uint64_t>(static_cast<int64_t>(kr->end) + g_clock_offset);
-      k.name = kr->name;
-      k.device = kr->deviceId;
-      k.stream = kr->streamId;
+      if (rec->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL || rec->kind == CUPTI_ACTIVITY_KIND_KERNEL) {
+        const auto* kr = reinterpret_cast<const CUpti_ActivityKernel10*>(rec);
+        k.correlation_id = kr->correlationId;
+        k.start_ns = static_cast<uint64_t>(static_cast<int64_t>(kr->start) + g_clock_offset);
+        k.end_ns = static_cast<uint64_t>(static_cast<int64_t>(kr->end) + g_clock_offset);
+        k.name = kr->name;
+        k.device = kr->deviceId;
+        k.stream = kr->streamId;
+      } else if (rec->kind == CUPTI_ACTIVITY_KIND_MEMCPY) {
+        // A one-rank communicator runs most collectives as a copy, not a kernel. A copy has no name,
+        // so only a copy made inside an intercepted call is kept.
+        const auto* mr = reinterpret_cast<const CUpti_ActivityMemcpy6*>(rec);
+        k.correlation_id = mr->correlationId;
+        k.start_ns = static_cast<uint64_t>(static_cast<int64_t>(mr->start) + g_clock_offset);
+        k.end_ns = static_cast<uint64_t>(static_cast<int64_t>(mr->end) + g_clock_offset);
+        k.device = mr->deviceId;
+        k.stream = mr->streamId;
+      } else {
+        continue;
+      }
       correlator().on_kernel(k, infer);
     }
     size_t dropped = 0;
@@ -177,11 +189,14 @@ void cupti_start() noexcept {
                               CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,
                               CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060,
                               CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000,
-                              CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000})
+                              CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020,
+                              CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_ptsz_v7000})
     c.enableCallback(1, sub, CUPTI_CB_DOMAIN_RUNTIME_API, id);
   for (CUpti_CallbackId id : {CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
                               CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
-                              CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch})
+                              CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,
+                              CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync, CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync_ptsz,
+                              CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoDAsync_v2})
     c.enableCallback(1, sub, CUPTI_CB_DOMAIN_DRIVER_API, id);
   rc = c.registerCallbacks(buffer_requested, buffer_completed);
   if (rc == CUPTI_SUCCESS) {
@@ -191,6 +206,7 @@ void cupti_start() noexcept {
       if (c.getTimestamp(&t) == CUPTI_SUCCESS) g_clock_offset = static_cast<int64_t>(now_ns()) - static_cast<int64_t>(t);
     }
     rc = c.activityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+    if (rc == CUPTI_SUCCESS) rc = c.activityEnable(CUPTI_ACTIVITY_KIND_MEMCPY);
   }
   if (rc != CUPTI_SUCCESS) {
     warn_once_stderr(kWarnCupti, "CUPTI kernel activity could not be enabled (%s, %d): kernel activity is not "

@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# The one-shot GPU check of the tracer's GPU capture, for a machine with an NVIDIA GPU and the CUDA
+# toolkit (not part of ctest: CI has no GPU). In a few minutes on one GPU it:
+#   1. builds liblockstep_trace.so and lockstep with CUDA (LOCKSTEP_WITH_CUDA=ON),
+#   2. runs tests/gpu/nccl_all_collectives.cc (1 rank, every NCCL collective on cudaMalloc'ed buffers)
+#      under the tracer with CUDA events and CUPTI, and checks every record completed with kernel times,
+#   3. the same with CUDA events only,
+#   4. in NCCL profiler-plugin mode (NCCL_PROFILER_PLUGIN=liblockstep_trace.so, nothing preloaded),
+#   5. with NCCL called past the interposer (as with a static NCCL): collectives inferred from kernels,
+#   6. measures the host cost the tracer adds per NCCL call (median of batches, traced minus untraced),
+# then prints a summary. Exit 0 when every check passed, 1 when one failed, 2 when it cannot run here.
+#   tests/gpu/run.sh        env: CUDA_HOME (/usr/local/cuda), LOCKSTEP_GPU_BUILD (build-gpu),
+#                                LOCKSTEP_GPU_CALLS (benchmark calls per run, 20000)
+set -uo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cuda=${CUDA_HOME:-/usr/local/cuda}
+build=${LOCKSTEP_GPU_BUILD:-$root/build-gpu}
+calls=${LOCKSTEP_GPU_CALLS:-20000}
+work=$build/gpu-check
+results=()
+fails=0
+
+pass() { results+=("PASS  $*"); echo "== PASS: $*"; }
+fail() { results+=("FAIL  $*"); echo "== FAIL: $*"; fails=$((fails + 1)); }
+finish() {
+  echo
+  echo "==================== lockstep GPU check: summary ===================="
+  [[ -n ${gpu_name:-} ]] && echo "GPU: $gpu_name"
+  for r in "${results[@]}"; do echo "$r"; done
+  [[ -n ${cost_lines:-} ]] && printf '%s\n' "$cost_lines"
+  if ((fails)); then echo "RESULT: $fails check(s) failed"; exit 1; fi
+  echo "RESULT: all checks passed"
+  exit 0
+}
+
+if ! gpu_name=$(nvidia-smi -L 2>/dev/null | head -1) || [[ -z $gpu_name ]]; then
+  echo "run.sh: no NVIDIA GPU visible (nvidia-smi -L): this check needs one" >&2
+  exit 2
+fi
+if [[ ! -f $cuda/include/nccl.h || ! -e $cuda/lib64/libnccl.so.2 ]]; then
+  echo "run.sh: no CUDA toolkit with NCCL under $cuda (set CUDA_HOME)" >&2
+  exit 2
+fi
+rm -rf "$work"
+mkdir -p "$work"
+
+# ---- 1. build ---------------------------------------------------------------------------------------
+echo "== building into $build"
+if cmake -S "$root" -B "$build" -G Ninja -DLOCKSTEP_WITH_CUDA=ON -DLOCKSTEP_WITH_CLANG=OFF \
+     -DLOCKSTEP_BUILD_TESTS=OFF -DLOCKSTEP_BUILD_BENCH=OFF >"$work/cmake.log" 2>&1 &&
+   cmake --build "$build" -j "$(nproc)" --target lockstep_trace lockstep >"$work/build.log" 2>&1 &&
+   ${CXX:-g++} -std=c++17 -O2 -Wall -I"$cuda/include" "$root/tests/gpu/nccl_all_collectives.cc" -o "$work/nccl_all_collectives" \
+     -L"$cuda/lib64" -Wl,-rpath,"$cuda/lib64" -lnccl -lcudart -ldl >"$work/workload.log" 2>&1; then
+  pass "build with CUDA (liblockstep_trace.so, lockstep, workload)"
+else
+  tail -30 "$work"/*.log
+  fail "build with CUDA"
+  finish
+fi
+lib=$build/lib/liblockstep_trace.so
+lockstep=$build/bin/lockstep
+prog=$work/nccl_all_collectives
+checker=$root/tests/gpu/check_gpu_trace.py
+export LD_LIBRARY_PATH="$cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+
+# run NAME ENV... -- ARGS...: runs the workload with a time limit; output in $work/NAME.out
+run() {
+  local name=$1
+  shift
+  local envs=()
+  while [[ $1 != -- ]]; do envs+=("$1"); shift; done
+  shift
+  mkdir -p "$work/$name"
+  timeout 300 env "${envs[@]}" "$prog" "$@" >"$work/$name.out" 2>&1
+}
+collectives() { sed -n 's/^collectives=//p' "$work/$1.out"; }
+host_ns() { sed -n 's/.*host_ns_per_call=\([0-9]*\).*/\1/p' "$work/$1.out"; }
+# check NAME MODE ARGS...: decodes NAME's traces and runs the checker on them
+check() {
+  local name=$1 mode=$2
+  shift 2
+  if ! "$lockstep" show --format json --no-symbolize "$work/$name" >"$work/$name.json" 2>"$work/$name.show.err"; then
+    cat "$work/$name.show.err"
+    return 1
+  fi
+  python3 "$checker" "$mode" "$work/$name.json" "$@"
+}
+
+# ---- 2-6 ----------------------------------------------------------------------------------------------
+if run baseline -- --bench "$calls"; then
+  pass "untraced workload ($(collectives baseline) collectives, $calls benchmark calls)"
+else
+  cat "$work/baseline.out"
+  fail "untraced workload"
+  finish
+fi
+k=$(collectives baseline)
+
+echo "== events + CUPTI"
+if run cupti LD_PRELOAD="$lib" LOCKSTEP_TRACE_DIR="$work/cupti" LOCKSTEP_TRACE_CUPTI=1 -- --bench "$calls" &&
+   check cupti interposed "$k" --kernel-times; then
+  pass "events + CUPTI: $k collectives completed on the device with kernel/copy times"
+else
+  cat "$work/cupti.out"
+  fail "events + CUPTI"
+fi
+
+echo "== events only"
+if run events LD_PRELOAD="$lib" LOCKSTEP_TRACE_DIR="$work/events" -- --bench "$calls" && check events interposed "$k"; then
+  pass "events: $k collectives completed on the device"
+else
+  cat "$work/events.out"
+  fail "events only"
+fi
+
+echo "== NCCL profiler plugin (NCCL_PROFILER_PLUGIN, nothing preloaded)"
+if run plugin NCCL_PROFILER_PLUGIN="$lib" LOCKSTEP_TRACE_DIR="$work/plugin" -- && check plugin plugin; then
+  pass "profiler plugin: tasks recorded with NCCL's communicator and numbering"
+else
+  cat "$work/plugin.out"
+  fail "profiler plugin"
+fi
+
+echo "== NCCL past the interposer (kernel-name fallback)"
+if run inferred LD_PRELOAD="$lib" LOCKSTEP_TRACE_DIR="$work/inferred" LOCKSTEP_TRACE_CUPTI=1 -- --bypass &&
+   check inferred inferred; then
+  pass "kernel-name fallback: collectives inferred from NCCL kernels, with kernel times"
+else
+  cat "$work/inferred.out"
+  fail "kernel-name fallback"
+fi
+
+base=$(host_ns baseline) ev=$(host_ns events) cu=$(host_ns cupti)
+if [[ -n $base && -n $ev && -n $cu ]]; then
+  cost_lines=$(printf 'cost per ncclAllReduce call (host, median of %d-call batches, %s calls):\n' 50 "$calls"
+               printf '  untraced          %6d ns\n' "$base"
+               printf '  events            %6d ns   (+%d ns, x%s)\n' "$ev" $((ev - base)) "$(python3 -c "print(f'{$ev/$base:.2f}')")"
+               printf '  events + CUPTI    %6d ns   (+%d ns, x%s)\n' "$cu" $((cu - base)) "$(python3 -c "print(f'{$cu/$base:.2f}')")")
+  pass "cost per call measured"
+else
+  fail "cost per call: a benchmark run printed no figure"
+fi
+finish
