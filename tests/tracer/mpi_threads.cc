@@ -1,0 +1,62 @@
+// 8 threads (or NTHREADS) per rank issuing collectives at once under MPI_THREAD_MULTIPLE, each on its
+// own duplicate of MPI_COMM_WORLD; call i of thread k has count k * 1000 + i, so trace_check can tell
+// every call apart. Exit 77 when the MPI library does not provide MPI_THREAD_MULTIPLE.
+//   mpi_threads NTHREADS CALLS
+#include <mpi.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
+#include <vector>
+
+int main(int argc, char** argv) {
+  if (argc != 3) {
+    std::fprintf(stderr, "usage: mpi_threads NTHREADS CALLS\n");
+    return 2;
+  }
+  int nthreads = std::atoi(argv[1]), calls = std::atoi(argv[2]);
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+  if (provided < MPI_THREAD_MULTIPLE) {
+    std::fprintf(stderr, "mpi_threads: MPI_THREAD_MULTIPLE not provided (%d)\n", provided);
+    MPI_Finalize();
+    return 77;
+  }
+  std::vector<MPI_Comm> comms(static_cast<size_t>(nthreads));
+  for (auto& c : comms) MPI_Comm_dup(MPI_COMM_WORLD, &c);
+  std::vector<std::thread> pool;
+  std::vector<int> bad(static_cast<size_t>(nthreads), 0);
+  for (int k = 0; k < nthreads; ++k) {
+    pool.emplace_back([&, k] {
+      MPI_Comm c = comms[static_cast<size_t>(k)];
+      std::vector<int> in(static_cast<size_t>(nthreads) * 1000 + static_cast<size_t>(calls), 1), out(in.size(), 0);
+      int size;
+      MPI_Comm_size(c, &size);
+      for (int i = 0; i < calls; ++i) {
+        int count = k * 1000 + i;
+        switch (i % 3) {
+          case 0:
+            MPI_Allreduce(in.data(), out.data(), count, MPI_INT, MPI_SUM, c);
+            if (count > 0 && out[0] != size) ++bad[static_cast<size_t>(k)];
+            break;
+          case 1:
+            MPI_Bcast(in.data(), count, MPI_INT, i % size, c);
+            break;
+          default: {
+            MPI_Request req;
+            MPI_Iallreduce(in.data(), out.data(), count, MPI_INT, MPI_MAX, c, &req);
+            MPI_Wait(&req, MPI_STATUS_IGNORE);
+            break;
+          }
+        }
+      }
+    });
+  }
+  for (auto& t : pool) t.join();
+  int errors = 0;
+  for (int b : bad) errors += b;
+  for (auto& c : comms) MPI_Comm_free(&c);
+  MPI_Finalize();
+  if (errors) std::fprintf(stderr, "mpi_threads: %d wrong results\n", errors);
+  return errors ? 1 : 0;
+}

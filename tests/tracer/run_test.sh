@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Drives the tracer's multi-rank tests: runs a test program with liblockstep_trace.so injected (under
+# `lockstep run` where the test is about it), then checks the traces with trace_check.
+#   run_test.sh MODE WORK LOCKSTEP TRACER CHECK MPIRUN [MPIRUN FLAGS...] -- PROGRAM [ARGS...]
+# MODE: sequence STEPS | threads NTHREADS CALLS | errors | fork | unwritable | hang | stall
+set -euo pipefail
+mode=$1 work=$2 lockstep=$3 tracer=$4 check=$5
+shift 5
+extra=()
+case "$mode" in
+  sequence) extra=("$1"); shift ;;
+  threads) extra=("$1" "$2"); shift 2 ;;
+esac
+launcher=()
+while [[ $1 != -- ]]; do launcher+=("$1"); shift; done
+shift
+program=("$@")
+rm -rf "$work"
+mkdir -p "$work"
+
+fail() { echo "run_test.sh $mode: $*" >&2; exit 1; }
+
+case "$mode" in
+  sequence)
+    mkdir -p "$work/expected"
+    "$lockstep" run -o "$work/traces" --tracer "$tracer" -- "${launcher[@]}" -np 4 "${program[@]}" "$work/expected" "${extra[0]}"
+    "$check" sequence "$work/traces" "$work/expected" 4
+    ;;
+  threads)
+    "$lockstep" run -o "$work/traces" --tracer "$tracer" -- "${launcher[@]}" -np 2 "${program[@]}" "${extra[0]}" "${extra[1]}"
+    "$check" threads "$work/traces" 2 "${extra[0]}" "${extra[1]}"
+    ;;
+  errors | fork)
+    # The same program without and with the tracer: identical output and exit code.
+    rc0=0 rc1=0
+    "${launcher[@]}" -np 2 "${program[@]}" "$mode" >"$work/plain.out" 2>"$work/plain.err" || rc0=$?
+    "$lockstep" run -o "$work/traces" --tracer "$tracer" -- "${launcher[@]}" -np 2 "${program[@]}" "$mode" \
+      >"$work/traced.out" 2>"$work/traced.err" || rc1=$?
+    [[ $rc0 == "$rc1" ]] || fail "exit code $rc1 under the tracer, $rc0 without"
+    sort "$work/plain.out" >"$work/plain.sorted"
+    sort "$work/traced.out" >"$work/traced.sorted"
+    cmp -s "$work/plain.sorted" "$work/traced.sorted" || { diff "$work/plain.sorted" "$work/traced.sorted" >&2; fail "output differs under the tracer"; }
+    [[ -s $work/plain.out ]] || fail "the program printed nothing"
+    "$check" "$mode" "$work/traces" 2
+    ;;
+  unwritable)
+    # A trace directory that cannot be created: one warning per process, then the program runs as
+    # if untraced.
+    touch "$work/file"
+    rc0=0 rc1=0
+    "${launcher[@]}" -np 2 "${program[@]}" errors >"$work/plain.out" 2>"$work/plain.err" || rc0=$?
+    "${launcher[@]}" -np 2 -x LD_PRELOAD="$tracer" -x LOCKSTEP_TRACE_DIR="$work/file/traces" "${program[@]}" errors \
+      >"$work/traced.out" 2>"$work/traced.err" || rc1=$?
+    [[ $rc0 == "$rc1" ]] || fail "exit code $rc1 under the tracer, $rc0 without"
+    cmp -s <(sort "$work/plain.out") <(sort "$work/traced.out") || fail "output differs under the tracer"
+    n=$(grep -c "lockstep: tracing is off" "$work/traced.err" || true)
+    [[ $n == 2 ]] || { cat "$work/traced.err" >&2; fail "$n tracer warnings, want one per process (2)"; }
+    [[ ! -e $work/file/traces ]] || fail "a trace directory appeared under a file"
+    ;;
+  hang)
+    rc=0
+    "$lockstep" run -o "$work/traces" --tracer "$tracer" --timeout 4 --grace 2 -- "${launcher[@]}" -np 2 "${program[@]}" \
+      2>"$work/run.err" || rc=$?
+    cat "$work/run.err" >&2
+    [[ $rc == 124 ]] || fail "exit code $rc, want 124"
+    grep -q "timeout" "$work/run.err" || fail "no timeout message"
+    "$check" hang "$work/traces"
+    ;;
+  stall)
+    rc=0
+    "$lockstep" run -o "$work/traces" --tracer "$tracer" --stall 1 --timeout 8 --grace 2 -- "${launcher[@]}" -np 2 \
+      "${program[@]}" 2>"$work/run.err" || rc=$?
+    cat "$work/run.err" >&2
+    [[ $rc == 124 ]] || fail "exit code $rc, want 124"
+    # The live report names the blocked rank's collective before the timeout stops the job.
+    report=$(sed -n '/no rank has progressed\|stall\|hang/,$p' "$work/run.err")
+    [[ -n $report ]] || fail "no stall report"
+    grep -q "MPI_Barrier" <<<"$report" || fail "the report does not name MPI_Barrier"
+    grep -q "rank 0" <<<"$report" || fail "the report does not name rank 0"
+    [[ $(grep -n "MPI_Barrier" "$work/run.err" | head -1 | cut -d: -f1) -lt $(grep -n "timeout after" "$work/run.err" | cut -d: -f1) ]] \
+      || fail "the report came after the timeout"
+    ;;
+  *)
+    echo "run_test.sh: unknown mode $mode" >&2
+    exit 2
+    ;;
+esac

@@ -1,0 +1,300 @@
+// Reads the traces written by the tracer test programs back with the trace reader and the symbolizer
+// and checks them against what the programs say they did:
+//   trace_check sequence TRACES EXPECTED_DIR NRANKS    mpi_sequence: every collective in order, with its
+//                                                      arguments, state, communicator identity and file:line
+//   trace_check threads TRACES NRANKS NTHREADS CALLS   mpi_threads: per thread communicator, every call once
+//   trace_check errors TRACES NRANKS                   mpi_safety errors: failed calls recorded as FAILED
+//   trace_check fork TRACES NRANKS                     mpi_safety fork: the child left the parent's trace alone
+//   trace_check hang TRACES                            mpi_hang: rank 0 still ENTERED in MPI_Barrier
+// Exit 0 when everything matches, 1 with the first mismatches listed, 2 for bad usage.
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "lockstep/format/layout.h"
+#include "lockstep/format/reader.h"
+#include "symbolize/symbolize.h"
+
+namespace fs = std::filesystem;
+using lockstep::format::TraceFile;
+
+namespace {
+
+int g_errors = 0;
+#define FAILF(...)                       \
+  do {                                   \
+    if (g_errors++ < 30) {               \
+      std::fprintf(stderr, __VA_ARGS__); \
+      std::fputc('\n', stderr);          \
+    }                                    \
+  } while (0)
+
+struct Trace {
+  TraceFile file;
+  std::vector<const lst_record*> records;  // published records in id order
+  std::vector<const lst_record*> of_kind(unsigned kind) const {
+    std::vector<const lst_record*> out;
+    for (const lst_record* r : records)
+      if (LST_WORD_KIND(r->word) == kind) out.push_back(r);
+    return out;
+  }
+};
+
+std::map<int, Trace> load(const std::string& dir, size_t want_files) {
+  std::map<int, Trace> out;
+  std::vector<std::string> files = lockstep::format::find_traces(dir);
+  if (files.size() != want_files) FAILF("%s: %zu trace files, want %zu", dir.c_str(), files.size(), want_files);
+  for (const std::string& path : files) {
+    TraceFile f = TraceFile::open(path);
+    f.validate();
+    if (f.unpublished() != 0) FAILF("%s: %llu unpublished slots", path.c_str(), (unsigned long long)f.unpublished());
+    int rank = f.header().world_rank;
+    Trace t{std::move(f), {}};
+    for (uint64_t id = t.file.first_id(); id < t.file.end_id(); ++id)
+      if (const lst_record* r = t.file.record(id)) t.records.push_back(r);
+    if (out.count(rank)) FAILF("%s: a second trace for world rank %d", path.c_str(), rank);
+    out.emplace(rank, std::move(t));
+  }
+  return out;
+}
+
+unsigned state(const lst_record* r) { return LST_WORD_STATE(r->word); }
+unsigned flags(const lst_record* r) { return LST_WORD_FLAGS(r->word); }
+
+// The lifecycle every cleanly finished MPI process records.
+void check_lifecycle(int rank, const Trace& t) {
+  auto marks = t.of_kind(LST_KIND_MARKER);
+  if (marks.empty() || marks.front()->op != LST_MARK_PROCESS_START) FAILF("rank %d: first marker is not PROCESS_START", rank);
+  bool init = false, fin = false;
+  int ends = 0;
+  for (const lst_record* m : marks) {
+    init = init || m->op == LST_MARK_MPI_INIT;
+    if (m->op == LST_MARK_MPI_FINALIZE) fin = state(m) == LST_STATE_RETURNED;
+    if (m->op == LST_MARK_PROCESS_END) ++ends;
+  }
+  if (!init) FAILF("rank %d: no MPI_INIT marker", rank);
+  if (!fin) FAILF("rank %d: no returned MPI_FINALIZE marker", rank);
+  if (ends != 1) FAILF("rank %d: %d PROCESS_END markers, want 1", rank, ends);
+  if (t.file.header().end_state != LST_END_EXIT) FAILF("rank %d: end_state %u, want EXIT", rank, t.file.header().end_state);
+}
+
+// ---- sequence ------------------------------------------------------------------------------------
+
+struct Expected {
+  int op, flags;
+  char comm;
+  long long count;
+  int dtype, dtype_size, root, redop, line;
+};
+
+int sequence(const std::string& traces, const std::string& expected_dir, int nranks) {
+  auto all = load(traces, static_cast<size_t>(nranks));
+  lockstep::symbolize::Symbolizer sym;
+  std::map<char, std::map<int, uint64_t>> comm_of;  // tag -> rank -> id
+  std::map<int, int> colour;
+  size_t total = 0;
+  for (auto& [rank, t] : all) {
+    check_lifecycle(rank, t);
+    std::ifstream in(expected_dir + "/rank-" + std::to_string(rank) + ".txt");
+    if (!in) {
+      FAILF("rank %d: no expected file", rank);
+      continue;
+    }
+    std::vector<Expected> want;
+    std::string line;
+    while (std::getline(in, line)) {
+      std::istringstream ls(line);
+      std::string tag;
+      ls >> tag;
+      if (tag == "split_color") {
+        ls >> colour[rank];
+        continue;
+      }
+      Expected e{};
+      ls >> e.op >> e.flags >> e.comm >> e.count >> e.dtype >> e.dtype_size >> e.root >> e.redop >> e.line;
+      want.push_back(e);
+    }
+    auto got = t.of_kind(LST_KIND_COLLECTIVE);
+    if (got.size() != want.size())
+      FAILF("rank %d: %zu collectives in the trace, %zu called", rank, got.size(), want.size());
+    std::vector<uint64_t> callers;
+    for (const lst_record* r : got) callers.push_back(r->caller);
+    auto sites = sym.call_sites(t.file.modules(), callers);
+    std::map<uint64_t, uint32_t> next_seq;
+    size_t n = std::min(got.size(), want.size());
+    total += n;
+    for (size_t i = 0; i < n; ++i) {
+      const lst_record* r = got[i];
+      const Expected& e = want[i];
+      auto bad = [&](const char* what, long long g, long long w) {
+        FAILF("rank %d collective #%zu (line %d): %s %lld, want %lld", rank, i, e.line, what, g, w);
+      };
+      if (r->api != LST_API_MPI) bad("api", r->api, LST_API_MPI);
+      if (r->op != e.op) bad("op", r->op, e.op);
+      unsigned want_flags = static_cast<unsigned>(e.flags);
+      if (flags(r) != want_flags) bad("flags", flags(r), want_flags);
+      if (static_cast<long long>(r->u.coll.count) != e.count) bad("count", (long long)r->u.coll.count, e.count);
+      if (r->dtype != e.dtype) bad("dtype", r->dtype, e.dtype);
+      if (static_cast<int>(r->u.coll.dtype_size) != e.dtype_size) bad("dtype_size", r->u.coll.dtype_size, e.dtype_size);
+      if (r->u.coll.root_or_peer != e.root) bad("root", r->u.coll.root_or_peer, e.root);
+      if (r->redop != e.redop) bad("redop", r->redop, e.redop);
+      unsigned want_state = (e.flags & LST_F_NONBLOCKING) ? LST_STATE_COMPLETED : LST_STATE_RETURNED;
+      if (state(r) != want_state) bad("state", state(r), want_state);
+      uint32_t seq = next_seq[r->comm]++;
+      if (r->u.coll.seq != seq) bad("seq", r->u.coll.seq, seq);
+      auto [it, fresh] = comm_of[e.comm].emplace(rank, r->comm);
+      if (!fresh && it->second != r->comm) FAILF("rank %d collective #%zu: comm %c has two ids on one rank", rank, i, e.comm);
+      const auto& site = sites[i];
+      if (fs::path(site.file).filename() != "mpi_sequence.cc" || static_cast<int>(site.line) != e.line)
+        FAILF("rank %d collective #%zu: call site %s, want mpi_sequence.cc:%d", rank, i, site.site(true).c_str(), e.line);
+    }
+    // Every wait record points at a nonblocking collective of this trace.
+    for (const lst_record* w : t.of_kind(LST_KIND_WAIT)) {
+      const lst_record* c = t.file.record(w->u.wait.first_ref);
+      if (!c || LST_WORD_KIND(c->word) != LST_KIND_COLLECTIVE || !(flags(c) & LST_F_NONBLOCKING))
+        FAILF("rank %d: wait record %llu does not reference a nonblocking collective", rank, (unsigned long long)w->u.wait.id);
+      if (state(w) != LST_STATE_RETURNED) FAILF("rank %d: wait record in state %u", rank, state(w));
+    }
+    // The communicators' own records: world, split (with its colour) and dup, created from world.
+    std::map<uint64_t, const lst_record*> comm_recs;
+    for (const lst_record* c : t.of_kind(LST_KIND_COMM))
+      if (c->op != LST_COMM_FREE) comm_recs[c->comm] = c;
+    uint64_t w = comm_of['W'][rank], s = comm_of['S'][rank], d = comm_of['D'][rank];
+    if (!comm_recs.count(w) || comm_recs[w]->op != LST_COMM_WORLD || comm_recs[w]->u.comm.size != nranks)
+      FAILF("rank %d: no MPI_COMM_WORLD record of size %d for the world id", rank, nranks);
+    if (!comm_recs.count(s) || comm_recs[s]->op != LST_COMM_SPLIT || comm_recs[s]->u.comm.parent != w ||
+        comm_recs[s]->u.comm.color != colour[rank])
+      FAILF("rank %d: no split record (parent world, colour %d) for the split's id", rank, colour[rank]);
+    if (!comm_recs.count(d) || comm_recs[d]->op != LST_COMM_DUP || comm_recs[d]->u.comm.parent != w)
+      FAILF("rank %d: no dup record (parent world) for the dup's id", rank);
+    if (w == s || w == d || s == d) FAILF("rank %d: world, split and dup share an id", rank);
+  }
+  // Cross-rank identity: world and dup agree everywhere; the split agrees within a colour only.
+  for (char tag : {'W', 'D'}) {
+    std::set<uint64_t> ids;
+    for (auto& [rank, id] : comm_of[tag]) ids.insert(id);
+    if (ids.size() != 1) FAILF("communicator %c has %zu different ids across ranks", tag, ids.size());
+  }
+  for (auto& [a, ida] : comm_of['S'])
+    for (auto& [b, idb] : comm_of['S'])
+      if ((colour[a] == colour[b]) != (ida == idb)) FAILF("split ids of ranks %d and %d disagree with their colours", a, b);
+  if (g_errors == 0) std::printf("trace_check: %zu collectives on %d ranks match, call sites included\n", total, nranks);
+  return g_errors ? 1 : 0;
+}
+
+// ---- threads -------------------------------------------------------------------------------------
+
+// mpi_threads: thread k makes CALLS collectives on its own dup; call i has count k * 1000 + i.
+int threads(const std::string& traces, int nranks, int nthreads, int calls) {
+  auto all = load(traces, static_cast<size_t>(nranks));
+  std::map<int, std::set<uint64_t>> ids_by_thread;
+  for (auto& [rank, t] : all) {
+    check_lifecycle(rank, t);
+    std::map<uint64_t, std::vector<const lst_record*>> by_comm;
+    for (const lst_record* r : t.of_kind(LST_KIND_COLLECTIVE)) by_comm[r->comm].push_back(r);
+    if (static_cast<int>(by_comm.size()) != nthreads) FAILF("rank %d: %zu communicators used, want %d", rank, by_comm.size(), nthreads);
+    for (auto& [comm, recs] : by_comm) {
+      if (static_cast<int>(recs.size()) != calls) FAILF("rank %d comm %llx: %zu collectives, want %d", rank, (unsigned long long)comm, recs.size(), calls);
+      int thread = recs.empty() ? -1 : static_cast<int>(recs[0]->u.coll.count / 1000);
+      ids_by_thread[thread].insert(comm);
+      std::set<uint32_t> seqs;
+      for (size_t i = 0; i < recs.size(); ++i) {
+        const lst_record* r = recs[i];
+        if (!seqs.insert(r->u.coll.seq).second) FAILF("rank %d thread %d: seq %u twice", rank, thread, r->u.coll.seq);
+        if (r->u.coll.seq != i) FAILF("rank %d thread %d: record %zu has seq %u", rank, thread, i, r->u.coll.seq);
+        if (r->u.coll.count != static_cast<uint64_t>(thread) * 1000 + i)
+          FAILF("rank %d thread %d: call %zu has count %llu", rank, thread, i, (unsigned long long)r->u.coll.count);
+        unsigned want = (flags(r) & LST_F_NONBLOCKING) ? LST_STATE_COMPLETED : LST_STATE_RETURNED;
+        if (state(r) != want) FAILF("rank %d thread %d: call %zu in state %u", rank, thread, i, state(r));
+      }
+    }
+  }
+  for (auto& [thread, ids] : ids_by_thread)
+    if (ids.size() != 1) FAILF("thread %d's communicator has %zu ids across ranks", thread, ids.size());
+  if (static_cast<int>(ids_by_thread.size()) != nthreads) FAILF("%zu thread communicators, want %d", ids_by_thread.size(), nthreads);
+  if (g_errors == 0) std::printf("trace_check: %d ranks x %d threads x %d calls, none lost or duplicated\n", nranks, nthreads, calls);
+  return g_errors ? 1 : 0;
+}
+
+// ---- safety ----------------------------------------------------------------------------------------
+
+// mpi_safety errors: Allreduce ok, Bcast with a bad root, Allreduce with a negative count, Barrier ok.
+int errors(const std::string& traces, int nranks) {
+  auto all = load(traces, static_cast<size_t>(nranks));
+  const unsigned want[] = {LST_STATE_RETURNED, LST_STATE_FAILED, LST_STATE_FAILED, LST_STATE_RETURNED};
+  const unsigned ops[] = {LST_OP_ALLREDUCE, LST_OP_BCAST, LST_OP_ALLREDUCE, LST_OP_BARRIER};
+  for (auto& [rank, t] : all) {
+    auto got = t.of_kind(LST_KIND_COLLECTIVE);
+    if (got.size() != 4) {
+      FAILF("rank %d: %zu collectives, want 4", rank, got.size());
+      continue;
+    }
+    for (int i = 0; i < 4; ++i) {
+      if (got[i]->op != ops[i]) FAILF("rank %d collective %d: op %u, want %u", rank, i, got[i]->op, ops[i]);
+      if (state(got[i]) != want[i]) FAILF("rank %d collective %d: state %u, want %u", rank, i, state(got[i]), want[i]);
+    }
+  }
+  if (g_errors == 0) std::printf("trace_check: failed calls recorded as FAILED\n");
+  return g_errors ? 1 : 0;
+}
+
+// mpi_safety fork: the parent forks after its collectives; the child exits without MPI. One trace per
+// rank, and the parent's holds only the parent's records.
+int fork_check(const std::string& traces, int nranks) {
+  auto all = load(traces, static_cast<size_t>(nranks));
+  for (auto& [rank, t] : all) {
+    check_lifecycle(rank, t);
+    uint32_t pid = t.file.header().pid;
+    for (const lst_record* m : t.of_kind(LST_KIND_MARKER))
+      if (m->op == LST_MARK_PROCESS_START && m->u.marker.value != pid)
+        FAILF("rank %d: a PROCESS_START of pid %llu in the trace of pid %u", rank, (unsigned long long)m->u.marker.value, pid);
+    if (t.of_kind(LST_KIND_COLLECTIVE).size() != 2) FAILF("rank %d: %zu collectives, want 2", rank, t.of_kind(LST_KIND_COLLECTIVE).size());
+  }
+  if (g_errors == 0) std::printf("trace_check: forked children left the traces alone\n");
+  return g_errors ? 1 : 0;
+}
+
+// mpi_hang: rank 0 blocks in MPI_Barrier on world that rank 1 never calls.
+int hang(const std::string& traces) {
+  auto all = load(traces, 2);
+  for (auto& [rank, t] : all) {
+    auto got = t.of_kind(LST_KIND_COLLECTIVE);
+    if (got.empty()) {
+      FAILF("rank %d: no collectives", rank);
+      continue;
+    }
+    const lst_record* last = got.back();
+    if (rank == 0 && (last->op != LST_OP_BARRIER || state(last) != LST_STATE_ENTERED))
+      FAILF("rank 0: last collective op %u state %u, want MPI_Barrier ENTERED", last->op, state(last));
+    if (rank == 1)
+      for (const lst_record* r : got)
+        if (state(r) == LST_STATE_ENTERED) FAILF("rank 1: a collective left ENTERED");
+  }
+  if (g_errors == 0) std::printf("trace_check: the blocked rank's MPI_Barrier is ENTERED\n");
+  return g_errors ? 1 : 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    std::string mode = argc > 1 ? argv[1] : "";
+    if (mode == "sequence" && argc == 5) return sequence(argv[2], argv[3], std::atoi(argv[4]));
+    if (mode == "threads" && argc == 6) return threads(argv[2], std::atoi(argv[3]), std::atoi(argv[4]), std::atoi(argv[5]));
+    if (mode == "errors" && argc == 4) return errors(argv[2], std::atoi(argv[3]));
+    if (mode == "fork" && argc == 4) return fork_check(argv[2], std::atoi(argv[3]));
+    if (mode == "hang" && argc == 3) return hang(argv[2]);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "trace_check: %s\n", e.what());
+    return 1;
+  }
+  std::fprintf(stderr, "usage: trace_check sequence|threads|errors|fork|hang ...\n");
+  return 2;
+}
