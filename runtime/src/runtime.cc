@@ -1,0 +1,812 @@
+// The runtime's process-wide state and its background thread. All of the runtime's MPI runs on that
+// one thread (as in Horovod), so the application thread only queues requests and waits on handles,
+// and MPI needs no more than MPI_THREAD_SERIALIZED.
+#include <mpi.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <set>
+#include <stdexcept>
+#include <thread>
+
+#include "backend.h"
+#include "config.h"
+#include "controller.h"
+#include "liveness.h"
+#include "request.h"
+
+namespace lockstep::rt {
+
+size_t dtype_size(DType d) { return detail::dtype_bytes(d); }
+
+const char* dtype_name(DType d) {
+  switch (d) {
+    case DType::f16: return "f16";
+    case DType::bf16: return "bf16";
+    case DType::f32: return "f32";
+    case DType::f64: return "f64";
+    case DType::i32: return "i32";
+    case DType::i64: return "i64";
+  }
+  return "?";
+}
+
+const char* reduce_op_name(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::sum: return "sum";
+    case ReduceOp::average: return "average";
+    case ReduceOp::min: return "min";
+    case ReduceOp::max: return "max";
+  }
+  return "?";
+}
+
+namespace internal {
+namespace {
+
+constexpr int kTagReady = 1;  // worker -> coordinator: Readiness
+constexpr int kTagPlan = 2;   // coordinator -> workers: Plan
+constexpr int kTagAck = 3;    // worker -> coordinator: abort received and printed
+
+double seconds_since(Clock::time_point t, Clock::time_point now) {
+  return std::chrono::duration<double>(now - t).count();
+}
+
+// Marks the calling thread's MPI calls as control plane for the tracer while in scope.
+struct ControlPlane {
+  ControlPlane() { LOCKSTEP_CONTROL_PLANE(1); }
+  ~ControlPlane() { LOCKSTEP_CONTROL_PLANE(0); }
+};
+
+class Runtime {
+ public:
+  Config cfg;
+  int world_rank = 0;
+  int world_size = 1;
+  bool owns_mpi = false;
+  std::unique_ptr<Backend> backend;
+  MPI_Comm control = MPI_COMM_NULL;  // negotiation: MPI_Comm_dup of the global set's communicator
+
+  std::mutex mu;  // guards everything below that the application thread touches
+  std::condition_variable wake;
+  std::vector<std::shared_ptr<RequestState>> queue;  // submitted, not yet taken by the background thread
+  std::set<std::pair<uint64_t, std::string>> in_flight;  // names that may not be submitted again yet
+  std::map<uint64_t, std::unique_ptr<SetComm>> sets;
+  bool finalize_requested = false;
+  bool stopped = false;
+  uint64_t process_sets_requested = 0;  // application thread only
+
+  std::thread background;
+  std::thread watchdog;
+  std::atomic<bool> watchdog_stop{false};
+  // The data-plane collective running now (for the watchdog): start time in ns, 0 when none.
+  std::atomic<int64_t> inflight_since_ns{0};
+  std::string inflight_what;  // guarded by inflight_mu
+  std::mutex inflight_mu;
+
+  void start();
+  void loop_negotiated();
+  void loop_ordered();
+  void execute(const Plan& plan);
+  void run_response(const Response& r, std::vector<std::shared_ptr<RequestState>>& states);
+  Status run_collective(SetComm& set, Op op, std::vector<std::shared_ptr<RequestState>>& states);
+  void create_set(RequestState& st);
+  void complete(RequestState& st, Status status);
+  void watch();
+  [[noreturn]] void coordinator_abort(const std::string& reason, const std::vector<int>& unreachable);
+
+  // background-thread state
+  std::map<std::pair<uint64_t, std::string>, std::shared_ptr<RequestState>> pending;
+  std::unique_ptr<Coordinator> coordinator;  // world rank 0 only
+  uint64_t next_set_id = 1;
+  void* fusion = nullptr;
+  size_t fusion_size = 0;
+};
+
+Runtime* g_rt = nullptr;  // never destroyed: the abort path exits from the background thread
+
+RequestInfo info_of(const RequestState& st) {
+  RequestInfo q;
+  q.name = st.sub.name;
+  q.op = st.sub.op;
+  q.dtype = st.sub.dtype;
+  q.reduce = st.sub.reduce;
+  q.count = st.sub.count;
+  q.root = st.sub.root;
+  q.set = st.sub.set;
+  q.members = st.members;
+  return q;
+}
+
+}  // namespace
+
+[[noreturn]] void fatal(const std::string& why) {
+  static std::atomic<bool> once{false};
+  if (once.exchange(true)) {
+    for (;;) pause();  // another thread is already exiting
+  }
+  liveness_quiet();
+  std::fprintf(stderr, "lockstep-rt: rank %d: aborting: %s\n", g_rt ? g_rt->world_rank : -1, why.c_str());
+  std::fflush(stderr);
+  const std::string note = "lockstep-rt abort: " + why;
+  LOCKSTEP_ANNOTATE(note.c_str());
+  // exit() runs the tracer's exit hook; should something in it block, leave anyway.
+  std::thread([] {
+    std::this_thread::sleep_for(std::chrono::seconds(2));
+    std::_Exit(kAbortExitCode);
+  }).detach();
+  std::exit(kAbortExitCode);
+}
+
+namespace {
+
+void Runtime::complete(RequestState& st, Status status) {
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    in_flight.erase({st.sub.set, st.sub.name});
+  }
+  if (lockstep_rt_collective_end && st.sub.trace_token) lockstep_rt_collective_end(st.sub.trace_token, status.ok());
+  LOCKSTEP_RT_EVENT(status.ok() ? LST_RT_COMPLETED : LST_RT_ERROR, st.sub.name.c_str(), st.sub.count, st.sub.set);
+  {
+    std::lock_guard<std::mutex> lock(st.mu);
+    st.status = std::move(status);
+    st.done = true;
+  }
+  st.cv.notify_all();
+}
+
+void Runtime::start() {
+  background = std::thread([this] {
+    if (cfg.matching == Matching::order) {
+      loop_ordered();
+    } else {
+      loop_negotiated();
+    }
+  });
+  watchdog = std::thread([this] { watch(); });
+}
+
+// The watchdog only looks at the data plane: negotiation has its own deadlines.
+void Runtime::watch() {
+  bool warned = false;
+  int64_t warned_for = 0;
+  while (!watchdog_stop.load()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    const int64_t since = inflight_since_ns.load();
+    if (since == 0) continue;
+    const double age =
+        (std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count() - since) / 1e9;
+    std::string what;
+    {
+      std::lock_guard<std::mutex> lock(inflight_mu);
+      what = inflight_what;
+    }
+    const char* order_note = cfg.matching == Matching::order
+                                 ? " (matching by order: without negotiation the runtime cannot tell which rank is "
+                                   "missing; 'lockstep check' on a trace can)"
+                                 : "";
+    if (cfg.stall_abort_s > 0 && age >= cfg.stall_abort_s) {
+      fatal(what + " has not completed after " + std::to_string(static_cast<int>(age)) +
+            " s (LOCKSTEP_RT_STALL_ABORT): a peer rank died or runs a different collective" + order_note);
+    }
+    if (age >= cfg.stall_warn_s && !(warned && warned_for == since)) {
+      warned = true;
+      warned_for = since;
+      std::fprintf(stderr, "lockstep-rt: rank %d: stall warning: %s has not completed after %.0f s%s\n", world_rank,
+                   what.c_str(), age, order_note);
+      std::fflush(stderr);
+    }
+  }
+}
+
+Status Runtime::run_collective(SetComm& set, Op op, std::vector<std::shared_ptr<RequestState>>& states) {
+  const Submission& first = states.front()->sub;
+  {
+    std::lock_guard<std::mutex> lock(inflight_mu);
+    inflight_what = std::string(op_name(op)) + " '" + first.name + "'" +
+                    (states.size() > 1 ? " (fused with " + std::to_string(states.size() - 1) + " more)" : "") +
+                    " on process set " + std::to_string(set.id);
+  }
+  inflight_since_ns.store(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count());
+  for (auto& st : states) LOCKSTEP_RT_EVENT(LST_RT_EXECUTED, st->sub.name.c_str(), st->sub.count, st->sub.set);
+  Status s;
+  switch (op) {
+    case Op::allreduce:
+      if (states.size() == 1) {
+        s = backend->allreduce(set, first.in, first.out, first.count, first.dtype, first.reduce);
+      } else {
+        // Fusion: one collective over a buffer holding every small tensor back to back.
+        const size_t esz = dtype_size(first.dtype);
+        size_t total = 0;
+        for (auto& st : states) total += st->sub.count;
+        if (total * esz > fusion_size) {
+          if (fusion) backend->release(fusion);
+          fusion_size = std::max(total * esz, cfg.fusion_bytes);
+          fusion = backend->alloc(fusion_size);
+        }
+        size_t off = 0;
+        for (auto& st : states) {
+          if (s.ok()) s = backend->copy(static_cast<char*>(fusion) + off, st->sub.in, st->sub.count * esz);
+          off += st->sub.count * esz;
+        }
+        if (s.ok()) s = backend->allreduce(set, fusion, fusion, total, first.dtype, first.reduce);
+        off = 0;
+        for (auto& st : states) {
+          if (s.ok()) s = backend->copy(st->sub.out, static_cast<char*>(fusion) + off, st->sub.count * esz);
+          off += st->sub.count * esz;
+        }
+      }
+      break;
+    case Op::allgather: s = backend->allgather(set, first.in, first.out, first.count, first.dtype); break;
+    case Op::broadcast: s = backend->broadcast(set, first.out, first.count, first.dtype, first.root); break;
+    case Op::barrier: {
+      const int rc = MPI_Barrier(set.data);
+      if (rc != MPI_SUCCESS) s.message = "MPI_Barrier failed: " + mpi_error_text(rc);
+      break;
+    }
+    case Op::create_set: break;
+  }
+  inflight_since_ns.store(0);
+  return s;
+}
+
+void Runtime::create_set(RequestState& st) {
+  const std::vector<int>& members = st.members;
+  auto it = std::find(members.begin(), members.end(), world_rank);
+  const bool member = it != members.end();
+  auto sc = std::make_unique<SetComm>();
+  sc->id = next_set_id++;
+  sc->members = members;
+  sc->rank = member ? static_cast<int>(it - members.begin()) : -1;
+  Status s;
+  {
+    ControlPlane cp;
+    const int rc = MPI_Comm_split(sets.at(0)->data, member ? 0 : MPI_UNDEFINED, sc->rank, &sc->data);
+    if (rc != MPI_SUCCESS) s.message = "MPI_Comm_split failed: " + mpi_error_text(rc);
+    if (s.ok() && member) {
+      MPI_Comm_set_errhandler(sc->data, MPI_ERRORS_RETURN);
+      s = backend->add_set(*sc);
+    }
+  }
+  if (s.ok()) {
+    if (member && lockstep_rt_process_set) {
+      const std::string name = "process_set." + std::to_string(sc->id);
+      std::vector<int32_t> m(members.begin(), members.end());
+      lockstep_rt_process_set(sc->id, name.c_str(), m.data(), static_cast<int32_t>(m.size()), sc->rank);
+    }
+    if (coordinator) coordinator->add_set(sc->id, members);
+    st.new_set = sc->id;
+    std::lock_guard<std::mutex> lock(mu);
+    sets[sc->id] = std::move(sc);
+  }
+  complete(st, std::move(s));
+}
+
+void Runtime::run_response(const Response& r, std::vector<std::shared_ptr<RequestState>>& states) {
+  if (r.kind == Response::kError) {
+    for (auto& st : states) complete(*st, {r.error});
+    return;
+  }
+  if (r.op == Op::create_set) {
+    create_set(*states.front());
+    return;
+  }
+  SetComm* set;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    set = sets.at(r.set).get();
+  }
+  Status s = run_collective(*set, r.op, states);
+  for (auto& st : states) complete(*st, s);
+}
+
+void Runtime::execute(const Plan& plan) {
+  for (const Response& r : plan.responses) {
+    std::vector<std::shared_ptr<RequestState>> states;
+    for (const auto& name : r.names) {
+      auto it = pending.find({r.set, name});
+      if (it == pending.end()) {
+        // Responses for sets this rank is not in carry names it never submitted.
+        continue;
+      }
+      LOCKSTEP_RT_EVENT(LST_RT_NEGOTIATED, name.c_str(), it->second->sub.count, r.set);
+      states.push_back(std::move(it->second));
+      pending.erase(it);
+    }
+    if (states.empty()) continue;
+    if (states.size() != r.names.size()) {
+      fatal("negotiation out of step: a plan names tensors this rank never submitted");
+    }
+    run_response(r, states);
+  }
+}
+
+[[noreturn]] void Runtime::coordinator_abort(const std::string& reason, const std::vector<int>& unreachable) {
+  // Print first: the launcher may kill this process as soon as a worker exits.
+  std::fprintf(stderr, "lockstep-rt: rank 0: aborting every rank: %s\n", reason.c_str());
+  std::fflush(stderr);
+  Plan p;
+  p.kind = Plan::kAbort;
+  p.message = reason;
+  const std::vector<uint8_t> bytes = encode(p);
+  ControlPlane cp;
+  std::vector<MPI_Request> reqs;
+  std::vector<int> told;
+  for (int w = 1; w < world_size; ++w) {
+    if (std::find(unreachable.begin(), unreachable.end(), w) != unreachable.end()) continue;
+    MPI_Request rq;
+    MPI_Isend(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, w, kTagPlan, control, &rq);
+    reqs.push_back(rq);
+    told.push_back(w);
+  }
+  // Wait (briefly) until every worker has printed its own line, so each rank's log says why.
+  const auto deadline = Clock::now() + std::chrono::seconds(2);
+  std::set<int> acked;
+  while (acked.size() < told.size() && Clock::now() < deadline) {
+    int flag = 0;
+    MPI_Status st;
+    MPI_Iprobe(MPI_ANY_SOURCE, kTagAck, control, &flag, &st);
+    if (flag) {
+      char b;
+      MPI_Recv(&b, 1, MPI_BYTE, st.MPI_SOURCE, kTagAck, control, MPI_STATUS_IGNORE);
+      acked.insert(st.MPI_SOURCE);
+    } else {
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+  }
+  fatal(reason);
+}
+
+// Horovod-style negotiation, as an asynchronous stream rather than lock-step rounds: workers send their
+// new requests as they come (and a heartbeat when idle); the coordinator sends plans as tensors become
+// ready (after a short batching window, so bursts fuse) and a heartbeat plan when idle. Silence longer
+// than the heartbeat timeout names the rank that went quiet.
+void Runtime::loop_negotiated() {
+  const bool coord = world_rank == 0;
+  const auto heartbeat_every = std::chrono::duration<double>(std::max(0.05, cfg.heartbeat_s / 4));
+  auto now = Clock::now();
+  auto last_sent = now;
+  std::vector<Clock::time_point> last_heard(static_cast<size_t>(world_size), now);
+  std::optional<Clock::time_point> ready_since;
+  bool sent_finalizing = false;
+  bool coord_finalize_seen = false;
+  std::vector<MPI_Request> sends;
+  std::vector<std::vector<uint8_t>> send_bufs;
+  int idle_polls = 0;
+
+  auto reap_sends = [&] {
+    if (sends.empty()) return;
+    int done = 0;
+    MPI_Testall(static_cast<int>(sends.size()), sends.data(), &done, MPI_STATUSES_IGNORE);
+    if (done) {
+      sends.clear();
+      send_bufs.clear();
+    }
+  };
+
+  for (;;) {
+    std::vector<std::shared_ptr<RequestState>> fresh;
+    bool finalizing;
+    {
+      std::unique_lock<std::mutex> lock(mu);
+      fresh.swap(queue);
+      finalizing = finalize_requested;
+    }
+    now = Clock::now();
+    Readiness mine;
+    mine.finalizing = finalizing;
+    for (auto& st : fresh) {
+      mine.requests.push_back(info_of(*st));
+      pending[{st->sub.set, st->sub.name}] = std::move(st);
+    }
+    bool progressed = !mine.requests.empty();
+    ControlPlane cp;
+    reap_sends();
+
+    if (coord) {
+      if (!mine.requests.empty() || (finalizing && !coord_finalize_seen)) {
+        coord_finalize_seen = finalizing;
+        coordinator->add(0, mine, now);
+        if (finalizing) ready_since = ready_since.value_or(now);
+      }
+      for (;;) {
+        int flag = 0;
+        MPI_Status st;
+        MPI_Iprobe(MPI_ANY_SOURCE, kTagReady, control, &flag, &st);
+        if (!flag) break;
+        int bytes = 0;
+        MPI_Get_count(&st, MPI_BYTE, &bytes);
+        std::vector<uint8_t> buf(static_cast<size_t>(std::max(bytes, 0)));
+        MPI_Recv(buf.data(), bytes, MPI_BYTE, st.MPI_SOURCE, kTagReady, control, MPI_STATUS_IGNORE);
+        now = Clock::now();
+        last_heard[static_cast<size_t>(st.MPI_SOURCE)] = now;
+        try {
+          Readiness r = decode_readiness(buf.data(), buf.size());
+          if (r.finalizing || !r.requests.empty()) ready_since = ready_since.value_or(now);
+          coordinator->add(st.MPI_SOURCE, r, now);
+        } catch (const std::exception& e) {
+          coordinator_abort(std::string("bad control message from rank ") + std::to_string(st.MPI_SOURCE) + ": " +
+                                e.what(),
+                            {});
+        }
+        progressed = true;
+      }
+      if (coordinator->has_ready() && !ready_since) ready_since = now;
+      const bool batch_due =
+          ready_since && (seconds_since(*ready_since, now) * 1000.0 >= cfg.cycle_ms ||
+                          coordinator->ready_bytes() >= cfg.fusion_bytes);
+      const bool heartbeat_due = now - last_sent >= heartbeat_every;
+      if (batch_due || heartbeat_due) {
+        Plan plan = coordinator->plan(now);
+        ready_since.reset();
+        if (plan.kind == Plan::kAbort) coordinator_abort(plan.message, {});
+        const std::vector<uint8_t> bytes = encode(plan);
+        for (int w = 1; w < world_size; ++w) {
+          send_bufs.push_back(bytes);
+          MPI_Request rq;
+          MPI_Isend(send_bufs.back().data(), static_cast<int>(bytes.size()), MPI_BYTE, w, kTagPlan, control, &rq);
+          sends.push_back(rq);
+        }
+        last_sent = now;
+        execute(plan);
+        if (!plan.responses.empty()) {
+          // Everyone took part in those collectives, so everyone was alive a moment ago.
+          std::fill(last_heard.begin(), last_heard.end(), Clock::now());
+          progressed = true;
+        }
+        if (plan.kind == Plan::kShutdown) {
+          MPI_Waitall(static_cast<int>(sends.size()), sends.data(), MPI_STATUSES_IGNORE);
+          return;
+        }
+      }
+      std::vector<int> silent;
+      now = Clock::now();
+      for (int w = 1; w < world_size; ++w) {
+        if (seconds_since(last_heard[static_cast<size_t>(w)], now) > cfg.heartbeat_s) silent.push_back(w);
+      }
+      if (!silent.empty()) {
+        std::string who;
+        for (int w : silent) who += (who.empty() ? "" : "; ") + describe_silent_rank(w, cfg.heartbeat_s);
+        coordinator_abort(who, silent);
+      }
+    } else {
+      if (!mine.requests.empty() || finalizing != sent_finalizing || now - last_sent >= heartbeat_every) {
+        send_bufs.push_back(encode(mine));
+        MPI_Request rq;
+        MPI_Isend(send_bufs.back().data(), static_cast<int>(send_bufs.back().size()), MPI_BYTE, 0, kTagReady,
+                  control, &rq);
+        sends.push_back(rq);
+        sent_finalizing = finalizing;
+        last_sent = now;
+      }
+      for (;;) {
+        int flag = 0;
+        MPI_Status st;
+        MPI_Iprobe(0, kTagPlan, control, &flag, &st);
+        if (!flag) break;
+        int bytes = 0;
+        MPI_Get_count(&st, MPI_BYTE, &bytes);
+        std::vector<uint8_t> buf(static_cast<size_t>(std::max(bytes, 0)));
+        MPI_Recv(buf.data(), bytes, MPI_BYTE, 0, kTagPlan, control, MPI_STATUS_IGNORE);
+        Plan plan;
+        try {
+          plan = decode_plan(buf.data(), buf.size());
+        } catch (const std::exception& e) {
+          fatal(std::string("bad control message from rank 0: ") + e.what());
+        }
+        if (plan.kind == Plan::kAbort) {
+          std::fprintf(stderr, "lockstep-rt: rank %d: aborting: %s\n", world_rank, plan.message.c_str());
+          std::fflush(stderr);
+          char b = 1;
+          MPI_Request rq;
+          MPI_Isend(&b, 1, MPI_BYTE, 0, kTagAck, control, &rq);
+          const auto deadline = Clock::now() + std::chrono::milliseconds(500);
+          int done = 0;
+          while (!done && Clock::now() < deadline) {
+            MPI_Test(&rq, &done, MPI_STATUS_IGNORE);
+            if (!done) std::this_thread::sleep_for(std::chrono::microseconds(200));
+          }
+          liveness_quiet();
+          std::exit(kAbortExitCode);
+        }
+        execute(plan);
+        last_heard[0] = Clock::now();
+        progressed = true;
+        if (plan.kind == Plan::kShutdown) {
+          MPI_Waitall(static_cast<int>(sends.size()), sends.data(), MPI_STATUSES_IGNORE);
+          return;
+        }
+      }
+      // The coordinator checks the workers at heartbeat_s; waiting longer here lets it speak first.
+      if (seconds_since(last_heard[0], Clock::now()) > cfg.heartbeat_s * 1.5) {
+        fatal(describe_silent_rank(0, cfg.heartbeat_s * 1.5) + " (rank 0 coordinates negotiation)");
+      }
+    }
+
+    // Poll fast while requests are pending, slowly when idle; a submission wakes the thread at once.
+    idle_polls = progressed ? 0 : idle_polls + 1;
+    const bool busy = !pending.empty() || (coord && ready_since);
+    const auto nap = busy ? std::chrono::microseconds(std::min(20 << std::min(idle_polls, 4), 200))
+                          : std::chrono::microseconds(2000);
+    std::unique_lock<std::mutex> lock(mu);
+    wake.wait_for(lock, nap, [&] { return !queue.empty(); });
+  }
+}
+
+// Matching by order: no negotiation and no fusion; each request runs as soon as it is this rank's
+// next one, exactly like a raw MPI or NCCL program. Only the watchdog stands between a mismatch and a
+// hang here.
+void Runtime::loop_ordered() {
+  for (;;) {
+    std::vector<std::shared_ptr<RequestState>> fresh;
+    {
+      std::unique_lock<std::mutex> lock(mu);
+      wake.wait(lock, [&] { return !queue.empty() || finalize_requested; });
+      fresh.swap(queue);
+      if (fresh.empty() && finalize_requested) return;
+    }
+    for (auto& st : fresh) {
+      std::vector<std::shared_ptr<RequestState>> one{st};
+      Response r;
+      r.set = st->sub.set;
+      r.op = st->sub.op;
+      r.names = {st->sub.name};
+      run_response(r, one);
+    }
+  }
+}
+
+Runtime& rt() {
+  if (!g_rt || g_rt->stopped) throw std::runtime_error("lockstep::rt is not initialized");
+  return *g_rt;
+}
+
+std::shared_ptr<RequestState> failed(std::shared_ptr<RequestState> st, std::string why) {
+  if (lockstep_rt_collective_end && st->sub.trace_token) lockstep_rt_collective_end(st->sub.trace_token, 0);
+  LOCKSTEP_RT_EVENT(LST_RT_ERROR, st->sub.name.c_str(), st->sub.count, st->sub.set);
+  st->status.message = std::move(why);
+  st->done = true;
+  return st;
+}
+
+std::shared_ptr<RequestState> enqueue(std::shared_ptr<RequestState> st) {
+  Runtime* r = g_rt;
+  const Submission& s = st->sub;
+  const std::string what = std::string(op_name(s.op)) + " '" + s.name + "'";
+  if (!r) return failed(std::move(st), what + ": lockstep::rt is not initialized");
+  if (s.name.empty()) return failed(std::move(st), std::string(op_name(s.op)) + ": the tensor name is empty");
+  if (s.count > 0 && (s.op == Op::allreduce || s.op == Op::allgather || s.op == Op::broadcast) &&
+      (!s.out || (s.op != Op::broadcast && !s.in))) {
+    return failed(std::move(st), what + ": null buffer");
+  }
+  std::unique_lock<std::mutex> lock(r->mu);
+  if (r->stopped || r->finalize_requested) return failed(std::move(st), what + ": the runtime is finalizing");
+  auto set = r->sets.find(s.set);
+  if (set == r->sets.end()) {
+    return failed(std::move(st), what + ": no process set " + std::to_string(s.set));
+  }
+  if (set->second->rank < 0) {
+    return failed(std::move(st), what + ": rank " + std::to_string(r->world_rank) + " is not in process set " +
+                                     std::to_string(s.set));
+  }
+  if (s.op == Op::broadcast && (s.root < 0 || s.root >= set->second->size())) {
+    return failed(std::move(st), what + ": root " + std::to_string(s.root) + " is not a rank of the process set");
+  }
+  if (!r->in_flight.insert({s.set, s.name}).second) {
+    return failed(std::move(st), what + ": a request of that name is still pending on this rank");
+  }
+  r->queue.push_back(st);
+  lock.unlock();
+  r->wake.notify_one();
+  return st;
+}
+
+}  // namespace
+}  // namespace internal
+
+using internal::g_rt;
+
+Status Handle::wait() {
+  if (!state_) return {"wait on an empty handle"};
+  std::unique_lock<std::mutex> lock(state_->mu);
+  state_->cv.wait(lock, [&] { return state_->done; });
+  return state_->status;
+}
+
+bool Handle::test() const {
+  if (!state_) return true;
+  std::lock_guard<std::mutex> lock(state_->mu);
+  return state_->done;
+}
+
+const std::string& Handle::name() const {
+  static const std::string empty;
+  return state_ ? state_->sub.name : empty;
+}
+
+Handle submit_request(detail::Submission&& s) {
+  auto st = std::make_shared<detail::RequestState>();
+  st->sub = std::move(s);
+  st->submitted_at = internal::Clock::now();
+  Handle h;
+  h.state_ = internal::enqueue(std::move(st));
+  return h;
+}
+
+void init(int* argc, char*** argv, const Options& options) {
+  using namespace internal;
+  if (g_rt && !g_rt->stopped) throw std::runtime_error("lockstep::rt::init called twice");
+  auto* r = new Runtime();
+  r->cfg = load_config(options);
+  int inited = 0;
+  MPI_Initialized(&inited);
+  int provided = 0;
+  if (!inited) {
+    MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &provided);
+    r->owns_mpi = true;
+  } else {
+    MPI_Query_thread(&provided);
+  }
+  if (provided < MPI_THREAD_SERIALIZED) {
+    throw std::runtime_error("lockstep::rt needs MPI_THREAD_SERIALIZED or better (MPI was initialized with less)");
+  }
+  MPI_Comm_rank(MPI_COMM_WORLD, &r->world_rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &r->world_size);
+  auto global = std::make_unique<SetComm>();
+  global->id = 0;
+  global->rank = r->world_rank;
+  for (int i = 0; i < r->world_size; ++i) global->members.push_back(i);
+  {
+    ControlPlane cp;
+    MPI_Comm_dup(MPI_COMM_WORLD, &global->data);
+    MPI_Comm_dup(global->data, &r->control);
+    MPI_Comm_set_errhandler(global->data, MPI_ERRORS_RETURN);
+    liveness_init(r->control, r->world_rank, r->world_size);
+  }
+
+  std::string tried;
+  for (const std::string& name : r->cfg.backends) {
+    std::unique_ptr<Backend> b;
+    std::string why;
+    if (name == "mpi") {
+      b = make_mpi_backend();
+    } else if (name == "nccl") {
+      b = make_nccl_backend(&why);
+    } else {
+      why = "unknown backend (known: mpi, nccl)";
+    }
+    if (b) {
+      ControlPlane cp;
+      Status s = b->add_set(*global);
+      if (!s.ok()) {
+        why = s.message;
+        b.reset();
+      }
+    }
+    if (b) {
+      r->backend = std::move(b);
+      break;
+    }
+    tried += (tried.empty() ? "" : "; ") + name + ": " + why;
+  }
+  if (!r->backend) throw std::runtime_error("lockstep::rt: no backend could start (" + tried + ")");
+  if (!tried.empty() && r->world_rank == 0) {
+    std::fprintf(stderr, "lockstep-rt: using the %s backend (%s)\n", r->backend->name(), tried.c_str());
+  }
+  if (lockstep_rt_process_set) {
+    std::vector<int32_t> m(global->members.begin(), global->members.end());
+    lockstep_rt_process_set(0, "process_set.0", m.data(), static_cast<int32_t>(m.size()), r->world_rank);
+  }
+  if (r->world_rank == 0) {
+    r->coordinator = std::make_unique<Coordinator>(r->cfg.fusion_bytes, r->cfg.stall_warn_s, r->cfg.stall_abort_s);
+    r->coordinator->add_set(0, global->members);
+  }
+  r->sets[0] = std::move(global);
+  g_rt = r;
+  r->start();
+}
+
+void finalize() {
+  using namespace internal;
+  Runtime& r = rt();
+  {
+    std::lock_guard<std::mutex> lock(r.mu);
+    r.finalize_requested = true;
+  }
+  r.wake.notify_all();
+  r.background.join();
+  r.watchdog_stop = true;
+  r.watchdog.join();
+  {
+    std::lock_guard<std::mutex> lock(r.mu);
+    r.stopped = true;
+  }
+  // Requests that never ran fail instead of leaving their waiters blocked.
+  for (auto& [key, st] : r.pending) r.complete(*st, {"the runtime was finalized before this request ran"});
+  r.pending.clear();
+  ControlPlane cp;
+  for (auto& [id, set] : r.sets) {
+    r.backend->remove_set(*set);
+    if (set->data != MPI_COMM_NULL) MPI_Comm_free(&set->data);
+  }
+  MPI_Comm_free(&r.control);
+  if (r.fusion) r.backend->release(r.fusion);
+  r.backend.reset();
+  liveness_quiet();
+  if (r.owns_mpi) MPI_Finalize();
+}
+
+bool initialized() { return g_rt && !g_rt->stopped; }
+int rank() { return internal::rt().world_rank; }
+int size() { return internal::rt().world_size; }
+const char* backend_name() { return internal::rt().backend->name(); }
+Matching matching() { return internal::rt().cfg.matching; }
+
+namespace {
+const internal::SetComm* find_set(uint64_t id) {
+  internal::Runtime& r = internal::rt();
+  std::lock_guard<std::mutex> lock(r.mu);
+  auto it = r.sets.find(id);
+  return it == r.sets.end() ? nullptr : it->second.get();
+}
+}  // namespace
+
+bool ProcessSet::included() const {
+  const auto* s = find_set(id_);
+  return s && s->rank >= 0;
+}
+int ProcessSet::rank() const {
+  const auto* s = find_set(id_);
+  return s ? s->rank : -1;
+}
+int ProcessSet::size() const {
+  const auto* s = find_set(id_);
+  return s ? s->size() : 0;
+}
+std::vector<int> ProcessSet::members() const {
+  const auto* s = find_set(id_);
+  return s ? s->members : std::vector<int>{};
+}
+
+ProcessSet add_process_set(const std::vector<int>& world_ranks) {
+  using namespace internal;
+  Runtime& r = rt();
+  std::set<int> seen;
+  for (int w : world_ranks) {
+    if (w < 0 || w >= r.world_size || !seen.insert(w).second) {
+      throw std::runtime_error("add_process_set: bad member list [" + format_ranks(world_ranks) +
+                               "] (world ranks must be distinct and below " + std::to_string(r.world_size) + ")");
+    }
+  }
+  if (world_ranks.empty()) throw std::runtime_error("add_process_set: empty member list");
+  auto st = std::make_shared<RequestState>();
+  st->sub.op = Op::create_set;
+  // Named by call order, not by members, so that ranks passing different lists get a mismatch error.
+  st->sub.name = "add_process_set#" + std::to_string(r.process_sets_requested++);
+  st->sub.set = 0;
+  st->members = world_ranks;
+  st->submitted_at = Clock::now();
+  st = enqueue(std::move(st));
+  std::unique_lock<std::mutex> lock(st->mu);
+  st->cv.wait(lock, [&] { return st->done; });
+  if (!st->status.ok()) throw std::runtime_error("add_process_set: " + st->status.message);
+  return ProcessSet(st->new_set);
+}
+
+}  // namespace lockstep::rt
+
+#ifndef LOCKSTEP_RT_WITH_NCCL
+namespace lockstep::rt::internal {
+std::unique_ptr<Backend> make_nccl_backend(std::string* why_not) {
+  *why_not = "not built (no CUDA toolkit at build time)";
+  return nullptr;
+}
+}  // namespace lockstep::rt::internal
+#endif
