@@ -239,7 +239,7 @@ std::vector<int32_t> TraceFile::members(uint32_t id) const {
   if (string_start_[id - 1] != LST_STR_MEMBERS + 1 || b.size() % 4 != 0)
     throw FormatError(path_, at, format("string %u is not a member list", id));
   out.resize(b.size() / 4);
-  memcpy(out.data(), b.data(), b.size());
+  if (!b.empty()) memcpy(out.data(), b.data(), b.size());
   return out;
 }
 

@@ -285,8 +285,9 @@ bool Writer::open(const WriterConfig& config, char* err, size_t err_len) {
   copy_str(h->cmdline, sizeof h->cmdline, config.cmdline);
   copy_str(h->tracer_version, sizeof h->tracer_version, LOCKSTEP_TRACER_VERSION);
   // The magic goes last: a reader that sees it sees a complete header.
-  __atomic_thread_fence(__ATOMIC_RELEASE);
-  memcpy(h->magic, LST_MAGIC, 8);
+  uint64_t magic;
+  memcpy(&magic, LST_MAGIC, 8);
+  __atomic_store_n(reinterpret_cast<uint64_t*>(h->magic), magic, __ATOMIC_RELEASE);
   im->capacity.store(initial_records, std::memory_order_release);
   header_ = h;
   return true;
@@ -301,9 +302,9 @@ lst_record* Writer::reserve(uint64_t* id_out) {
   lst_record* r;
   if (im->ring) {
     r = reinterpret_cast<lst_record*>(records + (id % im->ring) * LST_SLOT_SIZE);
-    // Unpublish first, so a reader never pairs the old word with the new fields.
-    __atomic_store_n(&r->word, 0u, __ATOMIC_RELAXED);
-    __atomic_thread_fence(__ATOMIC_RELEASE);
+    // Unpublish first, so a reader never pairs the old word with the new fields: the acquire half of
+    // the exchange keeps the stores that refill the slot after it.
+    __atomic_exchange_n(&r->word, 0u, __ATOMIC_ACQ_REL);
   } else {
     int spins = 0;
     while (id >= im->capacity.load(std::memory_order_acquire)) {
