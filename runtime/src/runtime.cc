@@ -88,6 +88,7 @@ class Runtime {
   std::atomic<bool> watchdog_stop{false};
   // The data-plane collective running now (for the watchdog): start time in ns, 0 when none.
   std::atomic<int64_t> inflight_since_ns{0};
+  std::atomic<uint64_t> collectives_run{0}, tensors_run{0};
   std::string inflight_what;  // guarded by inflight_mu
   std::mutex inflight_mu;
 
@@ -254,6 +255,8 @@ Status Runtime::run_collective(SetComm& set, Op op, std::vector<std::shared_ptr<
     case Op::create_set: break;
   }
   inflight_since_ns.store(0);
+  collectives_run.fetch_add(1);
+  tensors_run.fetch_add(states.size());
   return s;
 }
 
@@ -330,6 +333,7 @@ void Runtime::execute(const Plan& plan) {
 
 [[noreturn]] void Runtime::coordinator_abort(const std::string& reason, const std::vector<int>& unreachable) {
   // Print first: the launcher may kill this process as soon as a worker exits.
+  liveness_quiet();
   std::fprintf(stderr, "lockstep-rt: rank 0: aborting every rank: %s\n", reason.c_str());
   std::fflush(stderr);
   Plan p;
@@ -748,6 +752,10 @@ int rank() { return internal::rt().world_rank; }
 int size() { return internal::rt().world_size; }
 const char* backend_name() { return internal::rt().backend->name(); }
 Matching matching() { return internal::rt().cfg.matching; }
+Stats stats() {
+  internal::Runtime& r = internal::rt();
+  return {r.collectives_run.load(), r.tensors_run.load()};
+}
 
 namespace {
 const internal::SetComm* find_set(uint64_t id) {

@@ -52,6 +52,14 @@ LOCKSTEP_RT_API int size();
 LOCKSTEP_RT_API const char* backend_name();  // "mpi" or "nccl"
 LOCKSTEP_RT_API Matching matching();
 
+// Counters since init: data-plane collectives run, and the tensors they carried (more tensors than
+// collectives means fusion happened).
+struct Stats {
+  uint64_t collectives = 0;
+  uint64_t tensors = 0;
+};
+LOCKSTEP_RT_API Stats stats();
+
 // A subgroup of ranks with its own communicators. id 0 is the global set; ids are equal on every rank.
 class LOCKSTEP_RT_API ProcessSet {
  public:
