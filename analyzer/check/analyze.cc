@@ -200,10 +200,7 @@ class Analyzer {
         if (c.ref.name.empty() && !v->name.empty()) c.ref.name = v->name;
         if (c.ref.api == LST_API_NONE) c.ref.api = v->api;
       }
-      if (c.ref.name.empty()) {
-        bool world = !vs.empty() && vs.front().second->create_op == LST_COMM_WORLD;
-        c.ref.name = world ? "MPI_COMM_WORLD" : fmt::format("comm {:#x}", id);
-      }
+      if (c.ref.name.empty()) c.ref.name = derived_name(views, id, 0);
       if (!by_members.empty()) {
         auto best = by_members.begin();
         for (auto it = by_members.begin(); it != by_members.end(); ++it)
@@ -230,6 +227,21 @@ class Analyzer {
     }
     // MPI_COMM_SELF and other one-rank communicators cannot go out of lockstep: not counted.
     for (auto& [id, c] : comms_) res_.summary.communicators += c.members.size() > 1 ? 1 : 0;
+  }
+
+  // An unnamed communicator is named after how it was made: "MPI_Comm_dup(MPI_Comm_split(MPI_COMM_WORLD))".
+  static std::string derived_name(std::map<uint64_t, std::vector<std::pair<const Rank*, const CommView*>>>& views,
+                                  uint64_t id, int depth) {
+    auto it = views.find(id);
+    if (it == views.end() || it->second.empty() || depth > 6) return fmt::format("comm {:#x}", id);
+    const CommView* v = it->second.front().second;
+    if (!v->name.empty()) return v->name;
+    if (v->create_op == LST_COMM_WORLD) return "MPI_COMM_WORLD";
+    std::string parent = v->parent ? derived_name(views, v->parent, depth + 1) : "";
+    std::string how = format::comm_op_name(v->create_op);
+    if (v->color != LST_NONE && (v->create_op == LST_COMM_SPLIT || v->create_op == LST_COMM_NCCL_SPLIT))
+      return fmt::format("{}({}, color {})", how, parent, v->color);
+    return fmt::format("{}({})", how, parent);
   }
 
   void membership(const Comm& c, const std::map<std::vector<int32_t>, std::vector<int32_t>>& by_members,
@@ -355,7 +367,7 @@ class Analyzer {
         if (tail && behind(r)) continue;
         Finding f = base(c, Kind::kMissingCollective, a0, ref, r, tie, majority);
         f.detail.push_back(detail_at(r, rs, -1));
-        f.detail.back().note = ending(r);
+        f.detail.back().note = tail ? ending(r) : "skipped this call and went on";
         RankDetail md = detail_at(mr, ms, a0);
         std::string what = fmt::format("{} #{} on {}{}", md.operation, a0, c.ref.name,
                                        md.site.text().empty() ? "" : " (" + md.site.text() + ")");

@@ -15,8 +15,7 @@
 
 namespace lockstep::check {
 
-Symbolizer make_symbolizer() {
-  auto sym = std::make_shared<symbolize::Symbolizer>();
+Symbolizer make_symbolizer(std::shared_ptr<symbolize::Symbolizer> sym) {
   return [sym](const Rank& rank, Site& site) {
     std::vector<format::Module> mods;
     for (auto& m : rank.modules) mods.push_back({m.path, m.build_id, m.base, m.lo, m.hi});
@@ -26,6 +25,18 @@ Symbolizer make_symbolizer() {
       site.file = loc.file;
       site.line = int(loc.line);
     }
+  };
+}
+
+SiteKeys make_site_keys(const std::shared_ptr<symbolize::Symbolizer>& sym) {
+  return [sym](const Rank& rank, const std::vector<uint64_t>& addrs) {
+    std::vector<format::Module> mods;
+    for (auto& m : rank.modules) mods.push_back({m.path, m.build_id, m.base, m.lo, m.hi});
+    std::vector<symbolize::Location> locs = sym->call_sites(mods, addrs);
+    std::vector<uint64_t> keys = module_site_keys(rank, addrs);
+    for (size_t i = 0; i < addrs.size() && i < locs.size(); ++i)
+      if (locs[i].has_line()) keys[i] = std::hash<std::string>()(locs[i].file + ":" + std::to_string(locs[i].line));
+    return keys;
   };
 }
 
@@ -61,6 +72,8 @@ int run_check(const CheckOptions& o) {
   report::Format fmt = format_option(o.format, "check");
   LoadOptions lo;
   lo.jobs = o.jobs;
+  auto sym = std::make_shared<symbolize::Symbolizer>();
+  if (!o.no_symbolize) lo.site_keys = make_site_keys(sym);
   Job job;
   try {
     job = load_dir(o.dir, lo);
@@ -68,7 +81,7 @@ int run_check(const CheckOptions& o) {
     throw cli::BadInput(std::string("check: ") + e.what());
   }
   Options ao;
-  if (!o.no_symbolize) ao.symbolize = make_symbolizer();
+  if (!o.no_symbolize) ao.symbolize = make_symbolizer(sym);
   Result res = analyze(job, ao);
   report::Context ctx{o.dir, LOCKSTEP_VERSION};
   write_output(report::render(res, fmt, ctx), o.output);
@@ -81,6 +94,8 @@ void stall_diagnosis(const std::vector<std::string>& files, double stalled_s, st
     Job job;
     LoadOptions lo;
     lo.validate = false;  // still being written; the reader's per-record checks still apply
+    auto sym = std::make_shared<symbolize::Symbolizer>();
+    lo.site_keys = make_site_keys(sym);
     for (auto& f : files) {
       Rank r = load_file(f, lo);
       if (r.world_rank >= 0) job.ranks.push_back(std::move(r));
@@ -88,7 +103,7 @@ void stall_diagnosis(const std::vector<std::string>& files, double stalled_s, st
     if (job.ranks.empty()) return run::basic_stall_report(files, stalled_s, out);
     finish_job(job);
     Options ao;
-    ao.symbolize = make_symbolizer();
+    ao.symbolize = make_symbolizer(sym);
     Result res = analyze(job, ao);
     std::fprintf(out, "lockstep: no rank has progressed for %.0f s\n%s", stalled_s, report::hang_text(res).c_str());
     for (auto& f : res.findings) std::fprintf(out, "  %s: %s\n", kind_name(f.kind), report::headline(f).c_str());
@@ -101,9 +116,12 @@ void stall_diagnosis(const std::vector<std::string>& files, double stalled_s, st
 // After the job: the check verdict and its findings, as `lockstep check DIR` would print them.
 void finish_check(const std::string& dir, std::FILE* out) {
   try {
-    Job job = load_dir(dir);
+    auto sym = std::make_shared<symbolize::Symbolizer>();
+    LoadOptions lo;
+    lo.site_keys = make_site_keys(sym);
+    Job job = load_dir(dir, lo);
     Options ao;
-    ao.symbolize = make_symbolizer();
+    ao.symbolize = make_symbolizer(sym);
     Result res = analyze(job, ao);
     std::string t = report::text(res, report::Context{dir, LOCKSTEP_VERSION});
     std::fputs(t.c_str(), out);

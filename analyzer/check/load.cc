@@ -71,7 +71,7 @@ Rank load_one(const std::string& path, const LoadOptions& options, const std::st
   r.dropped = h.dropped_records;
   for (auto& m : f.modules()) r.modules.push_back({m.path, m.build_id, m.base, m.lo, m.hi, 0});
   try {
-    ingest(r, src);
+    ingest(r, src, /*defer_sites=*/true);
   } catch (const format::FormatError&) {
     throw;
   } catch (const std::exception& e) {
@@ -81,12 +81,22 @@ Rank load_one(const std::string& path, const LoadOptions& options, const std::st
   return r;
 }
 
+void resolve(Rank& r, const LoadOptions& options) {
+  try {
+    resolve_sites(r, options.site_keys);
+  } catch (const std::exception&) {
+    resolve_sites(r);  // a symbolizer failure costs precision, never the check
+  }
+}
+
 }  // namespace
 
 Rank load_file(const std::string& path, const LoadOptions& options) {
   std::string host = options.this_host.empty() ? hostname() : options.this_host;
   try {
-    return load_one(path, options, host);
+    Rank r = load_one(path, options, host);
+    resolve(r, options);
+    return r;
   } catch (const format::FormatError& e) {
     throw LoadError(e.what());
   }
@@ -124,6 +134,8 @@ Job load_dir(const std::string& dir, const LoadOptions& options) {
   for (auto& t : pool) t.join();
   for (auto& e : errors)
     if (!e.empty()) throw LoadError(e);
+  // Serial: the symbolizer runs one external process per batch and keeps one cache for every rank.
+  for (auto& r : ranks) resolve(r, options);
 
   Job job;
   std::map<int32_t, const Rank*> by_rank;

@@ -111,7 +111,7 @@ uint64_t site_hash(const Rank& rank, uint64_t caller) {
   return mix(rank.modules[m].path_hash ^ (caller - rank.modules[m].base));
 }
 
-void ingest(Rank& rank, std::shared_ptr<const RecordSource> source) {
+void ingest(Rank& rank, std::shared_ptr<const RecordSource> source, bool defer_sites) {
   const RecordSource& src = *source;
   rank.source = std::move(source);
   for (auto& m : rank.modules)
@@ -119,7 +119,13 @@ void ingest(Rank& rank, std::shared_ptr<const RecordSource> source) {
 
   uint64_t last_comm = ~0ull;
   Sequence* seq = nullptr;
-  int last_mod = -1;
+  // Call sites: a small direct-mapped cache in front of the map of distinct addresses.
+  struct CacheSlot {
+    uint64_t addr = ~0ull;
+    uint32_t id = 0;
+  };
+  CacheSlot cache[256];
+  std::unordered_map<uint64_t, uint32_t> site_ids;
   const uint64_t first = src.first_id(), end = src.end_id();
   constexpr uint64_t kRelease = 1u << 16;  // records per page-release step
   uint64_t released = first;
@@ -159,14 +165,14 @@ void ingest(Rank& rank, std::shared_ptr<const RecordSource> source) {
           name = src.string(r->aux);
           rank.rt.push_back({r->t_ns, done(*r) ? r->t_ns + uint64_t(r->t_return_us) * 1000 : ~0ull, r->aux});
         }
-        uint64_t site;
-        if (last_mod >= 0 && r->caller >= rank.modules[last_mod].lo && r->caller < rank.modules[last_mod].hi) {
-          site = mix(rank.modules[last_mod].path_hash ^ (r->caller - rank.modules[last_mod].base));
-        } else {
-          last_mod = rank.module_of(r->caller);
-          site = site_hash(rank, r->caller);
+        CacheSlot& slot = cache[(r->caller ^ (r->caller >> 8)) & 255];
+        if (slot.addr != r->caller) {
+          auto [it, fresh] = site_ids.try_emplace(r->caller, uint32_t(rank.site_addr.size()));
+          if (fresh) rank.site_addr.push_back(r->caller);
+          slot = {r->caller, it->second};
         }
-        uint64_t sig = semantic_signature(*r, name) ^ (site * 0x9e3779b97f4a7c15ull);
+        seq->site.push_back(slot.id);
+        uint64_t sig = semantic_signature(*r, name);
         if (LST_WORD_FLAGS(word) & LST_F_CONTROL) seq->has_control = true;
         if (!done(*r)) seq->open.push_back(uint32_t(seq->sig.size()));
         seq->sig.push_back(sig);
@@ -229,7 +235,22 @@ void ingest(Rank& rank, std::shared_ptr<const RecordSource> source) {
     }
   }
   src.release(released, end);
+  if (!defer_sites) resolve_sites(rank);
+}
+
+std::vector<uint64_t> module_site_keys(const Rank& rank, const std::vector<uint64_t>& addrs) {
+  std::vector<uint64_t> keys;
+  keys.reserve(addrs.size());
+  for (uint64_t a : addrs) keys.push_back(site_hash(rank, a));
+  return keys;
+}
+
+void resolve_sites(Rank& rank, const SiteKeys& keys) {
+  std::vector<uint64_t> k = keys ? keys(rank, rank.site_addr) : module_site_keys(rank, rank.site_addr);
   for (auto& s : rank.seqs) {
+    if (s.site.size() == s.sig.size())
+      for (size_t i = 0; i < s.sig.size(); ++i) s.sig[i] ^= k[s.site[i]] * 0x9e3779b97f4a7c15ull;
+    std::vector<uint32_t>().swap(s.site);
     uint64_t h = mix(s.sig.size());
     for (uint64_t v : s.sig) h = mix(h ^ v) + 0x632be59bd9b4e019ull;
     s.hash = h;

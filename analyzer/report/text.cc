@@ -145,9 +145,10 @@ std::string text(const check::Result& r, const Context& ctx) {
   for (auto& w : r.warnings) s += "warning: " + w + "\n";
   int n = 0;
   for (auto& f : r.findings) {
-    s += fmt::format("\n{}. [{}] {}: {} #{} on {} (size {}){}{}\n", ++n, check::severity_name(f.severity),
-                     check::kind_name(f.kind), f.detail.empty() || !f.detail.front().present ? "collective" : f.detail.front().operation,
-                     f.seq, f.comm.name, f.comm.size, f.control ? " [control plane]" : "", f.tie ? " [tie]" : "");
+    std::string at = f.seq < 0 ? "at creation"
+                     : fmt::format("{} #{}", f.detail.empty() || !f.detail.front().present ? "collective" : f.detail.front().operation, f.seq);
+    s += fmt::format("\n{}. [{}] {}: {} on {} (size {}){}{}\n", ++n, check::severity_name(f.severity),
+                     check::kind_name(f.kind), at, f.comm.name, f.comm.size, f.control ? " [control plane]" : "", f.tie ? " [tie]" : "");
     s += "   " + f.explanation + "\n";
     for (auto& note : f.notes) s += "   note: " + note + "\n";
     if (!f.tensor.empty()) s += "   tensor: " + f.tensor + "\n";

@@ -17,6 +17,7 @@ struct LoadOptions {
   int jobs = 0;            // worker threads; 0: one per core, at most one per file
   bool validate = true;    // run the reader's full record validation first
   std::string this_host;   // empty: gethostname(); processes on this host are looked up in /proc
+  SiteKeys site_keys;      // how call sites are told apart (default: module + offset)
 };
 
 Job load_dir(const std::string& dir, const LoadOptions& options = {});

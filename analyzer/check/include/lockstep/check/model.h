@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -56,6 +57,7 @@ struct Sequence {
   uint64_t comm = 0;
   std::vector<uint64_t> sig;     // alignment signature of each collective
   std::vector<RecordRef> ref;    // its record
+  std::vector<uint32_t> site;    // index into Rank::site_addr until resolve_sites() folds it into sig
   uint64_t hash = 0;             // hash of the whole sequence (equal sequences share it)
   // Positions not done: a blocking call still ENTERED, a nonblocking one not COMPLETED, or FAILED.
   std::vector<uint32_t> open;
@@ -114,6 +116,8 @@ struct Rank {
   EndState end = EndState::kUnknown;  // set by classify_end()
 
   std::shared_ptr<const RecordSource> source;
+  std::vector<uint64_t> site_addr;  // distinct call-site addresses of the collectives
+
 
   const Sequence* sequence(uint64_t comm) const {
     auto it = seq_index.find(comm);
@@ -134,9 +138,17 @@ struct Rank {
 uint64_t semantic_signature(const lst_record& r, std::string_view name);
 uint64_t site_hash(const Rank& rank, uint64_t caller);
 
-// Turns the records of `source` into `rank` (header fields are the caller's). Throws
-// std::runtime_error naming the record for a record the model cannot use.
-void ingest(Rank& rank, std::shared_ptr<const RecordSource> source);
+// Turns the records of `source` into `rank` (header fields are the caller's). With defer_sites the
+// call sites stay unresolved until resolve_sites(); otherwise they are keyed by module and offset.
+void ingest(Rank& rank, std::shared_ptr<const RecordSource> source, bool defer_sites = false);
+
+// Keys the distinct call sites of a rank (one key per address in rank.site_addr): calls with equal
+// keys are the same place in the program. The default is module + offset; a symbolizer gives
+// file:line, which also merges the copies of one line that an optimizer makes.
+using SiteKeys = std::function<std::vector<uint64_t>(const Rank& rank, const std::vector<uint64_t>& addrs)>;
+std::vector<uint64_t> module_site_keys(const Rank& rank, const std::vector<uint64_t>& addrs);
+// Folds the site keys into the alignment signatures and computes each sequence's hash.
+void resolve_sites(Rank& rank, const SiteKeys& keys = {});
 
 // How a process ended, as far as its trace and (on this host only) /proc can tell.
 void classify_end(Rank& rank, const std::string& this_host);

@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""Asserts what `lockstep check --format json` said about a scenario: exactly the expected finding
+(kind, seq, culprits), or none; also validates the report against its JSON Schema."""
+import argparse
+import json
+import sys
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("report")
+    ap.add_argument("--exit-code", type=int, required=True)
+    ap.add_argument("--schema")
+    ap.add_argument("--kind", help="the one finding expected; omit for a clean run")
+    ap.add_argument("--seq", type=int)
+    ap.add_argument("--culprits", default=None, help="comma-separated world ranks ('' for none)")
+    ap.add_argument("--comm-name", default=None)
+    ap.add_argument("--mispaired", action="store_true", help="expect the skip-and-continue note")
+    ap.add_argument("--silently-wrong", action="store_true")
+    ap.add_argument("--hung", action="store_true")
+    ap.add_argument("--min-collectives", type=int, default=0)
+    a = ap.parse_args()
+
+    with open(a.report) as f:
+        report = json.load(f)
+    problems = []
+    if a.schema:
+        try:
+            import jsonschema
+            with open(a.schema) as f:
+                jsonschema.validate(report, json.load(f))
+        except ImportError:
+            print("note: python3-jsonschema missing, schema not checked")
+        except jsonschema.ValidationError as e:
+            problems.append(f"report does not match its schema: {e.message} at {list(e.absolute_path)}")
+
+    findings = report["findings"]
+    if a.kind is None:
+        if findings or report["verdict"] != "in_lockstep":
+            problems.append(f"expected no findings, got {[x['kind'] + ' #' + str(x['seq']) for x in findings]}")
+        if a.exit_code != 0:
+            problems.append(f"expected exit 0, got {a.exit_code}")
+        if report["summary"]["collectives"] < a.min_collectives:
+            problems.append(f"expected at least {a.min_collectives} collectives, got {report['summary']['collectives']}")
+    else:
+        if a.exit_code != 1:
+            problems.append(f"expected exit 1, got {a.exit_code}")
+        if len(findings) != 1:
+            problems.append(f"expected exactly one finding, got {len(findings)}: "
+                            f"{[x['kind'] + ' #' + str(x['seq']) + ' ' + x['explanation'] for x in findings]}")
+        if findings:
+            f = findings[0]
+            if f["kind"] != a.kind:
+                problems.append(f"kind {f['kind']}, expected {a.kind}")
+            if a.seq is not None and f["seq"] != a.seq:
+                problems.append(f"seq {f['seq']}, expected {a.seq}")
+            if a.culprits is not None:
+                want = [int(x) for x in a.culprits.split(",") if x != ""]
+                if sorted(f["culprits"]) != want:
+                    problems.append(f"culprits {f['culprits']}, expected {want}")
+            if a.comm_name and f["communicator"]["name"] != a.comm_name:
+                problems.append(f"communicator {f['communicator']['name']}, expected {a.comm_name}")
+            if a.mispaired:
+                if f.get("mispaired", 0) <= 0 or not any("wrong ones" in n for n in f["notes"]):
+                    problems.append("no note about later collectives paired with the wrong ones")
+            if a.silently_wrong and not f.get("silently_wrong"):
+                problems.append("not marked silently_wrong")
+    if a.hung and not report["hang"]["hung"]:
+        problems.append("expected the hang post-mortem to find blocked ranks")
+    for p in problems:
+        print("FAIL:", p)
+    if problems:
+        print(json.dumps(report, indent=1)[:6000])
+        return 1
+    print("ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

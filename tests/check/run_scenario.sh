@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Runs one 4-rank scenario under `lockstep run`, checks its traces with `lockstep check --format json`
+# and compares the findings with what the scenario is about (expect.py).
+# usage: run_scenario.sh LOCKSTEP PROGRAM OUTDIR TIMEOUT_S EXPECT_ARGS...
+set -uo pipefail
+lockstep=$1 prog=$2 out=$3 timeout=$4
+shift 4
+here="$(cd "$(dirname "$0")" && pwd)"
+rm -rf "$out"
+mkdir -p "$(dirname "$out")"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# shellcheck disable=SC2086
+"$lockstep" run -o "$out/traces" --timeout "$timeout" --grace 1 -- \
+  "${MPIRUN:-mpirun}" ${MPIRUN_FLAGS:-} -np 4 "$prog" >"$out.run.log" 2>&1
+echo "lockstep run exit: $?"
+"$lockstep" check "$out/traces" --format json -o "$out.json"
+rc=$?
+echo "lockstep check exit: $rc"
+"$lockstep" check "$out/traces" || true
+exec python3 "$here/expect.py" "$out.json" --exit-code "$rc" --schema "$here/../../docs/check-output.schema.json" "$@"
