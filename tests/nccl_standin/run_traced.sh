@@ -2,6 +2,8 @@
 # Runs one NCCL test program with liblockstep_trace.so injected, then checks its traces.
 #   run_traced.sh sequence WORK LOCKSTEP TRACER CHECKER STEPS MPIRUN [MPIRUN FLAGS...] -- PROGRAM
 #     under `lockstep run` (or, where the lockstep command is not built, mpirun -x LD_PRELOAD=...)
+#   run_traced.sh threads WORK TRACER CHECKER NTHREADS CALLS MPIRUN [MPIRUN FLAGS...] -- PROGRAM
+#     2 ranks with NTHREADS threads each; exit 77 (skipped) without MPI_THREAD_MULTIPLE
 #   run_traced.sh failures WORK TRACER CHECKER WARNINGS PRELOAD PROGRAM ARG
 #     one process; PRELOAD=1 injects the tracer, 0 means the program links it; WARNINGS is how many
 #     tracer warning lines stderr must hold
@@ -25,6 +27,16 @@ case "$mode" in
         "$program" "$work/expected" "$steps"
     fi
     "$checker" sequence "$work/traces" "$work/expected" 4
+    ;;
+  threads)
+    tracer=$3 checker=$4 nthreads=$5 calls=$6
+    shift 6
+    launcher=()
+    while [[ $1 != -- ]]; do launcher+=("$1"); shift; done
+    rc=0
+    "${launcher[@]}" -np 2 -x LD_PRELOAD="$tracer" -x LOCKSTEP_TRACE_DIR="$work/traces" "$2" "$nthreads" "$calls" || rc=$?
+    [[ $rc == 0 ]] || exit "$rc"
+    "$checker" threads "$work/traces" "$nthreads" "$calls"
     ;;
   failures)
     tracer=$3 checker=$4 warnings=$5 preload=$6 program=$7 arg=$8

@@ -348,6 +348,15 @@ ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId c
   return init_rank(comm, nranks, commId, rank, "ncclCommInitRankConfig");
 }
 
+// Several ids only speed up real NCCL's bootstrap; the first one is enough to meet here.
+ncclResult_t ncclCommInitRankScalable(ncclComm_t* newcomm, int nranks, int myrank, int nId, ncclUniqueId* commIds,
+                                      ncclConfig_t* config) {
+  if (nId < 1 || !commIds) return fail(ncclInvalidArgument, "ncclCommInitRankScalable: no unique ids");
+  if (config && config->magic != 0xcafebeef)
+    return fail(ncclInvalidArgument, "ncclCommInitRankScalable: config not initialized with NCCL_CONFIG_INITIALIZER");
+  return init_rank(newcomm, nranks, commIds[0], myrank, "ncclCommInitRankScalable");
+}
+
 ncclResult_t ncclCommInitAll(ncclComm_t* comm, int ndev, const int* devlist) {
   if (!comm) return fail(ncclInvalidArgument, "ncclCommInitAll: comm is NULL");
   if (ndev < 1) return fail(ncclInvalidArgument, "ncclCommInitAll: ndev %d < 1", ndev);

@@ -4,6 +4,7 @@
 //                                                        its file:line, and cross-rank communicator ids
 //   trace_check failures TRACE_DIR                        failure_program: failed calls recorded as
 //                                                        FAILED, failed creations not registered
+//   trace_check threads TRACE_DIR NTHREADS CALLS          threads_program: nothing lost or duplicated
 // Exit 0 when everything matches, 1 with the first mismatches listed.
 #include <cstdio>
 #include <cstdlib>
@@ -248,16 +249,56 @@ int check_failures(const std::string& trace_dir) {
   return g_errors ? 1 : 0;
 }
 
+// ---- threads ---------------------------------------------------------------------------------------
+
+// threads_program: per rank NTHREADS communicators, each with CALLS collectives alternating
+// AllReduce/AllGather, all of count t + 1 for thread t.
+int check_threads(const std::string& trace_dir, int nthreads, int calls) {
+  std::map<int, Trace> traces = load(trace_dir);
+  if (traces.size() < 2) FAILF("%s: %zu traces, want at least 2", trace_dir.c_str(), traces.size());
+  std::map<uint64_t, std::set<uint64_t>> ids_by_count;  // count -> communicator ids seen on any rank
+  for (auto& [rank, t] : traces) {
+    std::map<uint64_t, std::vector<const lst_record*>> by_comm;
+    size_t created = 0;
+    for (const lst_record* r : t.records) {
+      if (kind(r) == LST_KIND_COMM && r->api == LST_API_NCCL && r->op == LST_COMM_NCCL_INIT_RANK) ++created;
+      if (kind(r) == LST_KIND_COLLECTIVE && r->api == LST_API_NCCL) by_comm[r->comm].push_back(r);
+    }
+    if (created != size_t(nthreads)) FAILF("rank %d: %zu communicators created, want %d", rank, created, nthreads);
+    if (by_comm.size() != size_t(nthreads)) FAILF("rank %d: collectives on %zu communicators, want %d", rank, by_comm.size(), nthreads);
+    for (auto& [comm, recs] : by_comm) {
+      if (comm == 0) FAILF("rank %d: collectives on an unregistered communicator", rank);
+      if (recs.size() != size_t(calls)) FAILF("rank %d: communicator %016llx has %zu collectives, want %d", rank, (unsigned long long)comm, recs.size(), calls);
+      const uint64_t count = recs.empty() ? 0 : recs[0]->u.coll.count;
+      ids_by_count[count].insert(comm);
+      for (size_t i = 0; i < recs.size(); ++i) {
+        const lst_record* r = recs[i];
+        const unsigned want_op = i % 2 == 0 ? LST_OP_ALLREDUCE : LST_OP_ALLGATHER;
+        if (r->u.coll.seq != i || r->op != want_op || r->u.coll.count != count || state(r) != LST_STATE_RETURNED)
+          FAILF("rank %d: communicator %016llx call %zu: seq %u op %u count %llu state %u", rank, (unsigned long long)comm, i,
+                r->u.coll.seq, r->op, (unsigned long long)r->u.coll.count, state(r));
+      }
+    }
+    std::printf("rank %d: %zu communicators, %zu collectives each\n", rank, by_comm.size(), by_comm.empty() ? size_t(0) : by_comm.begin()->second.size());
+  }
+  // Thread t's communicator has one id on every rank.
+  if (ids_by_count.size() != size_t(nthreads)) FAILF("%zu distinct per-thread counts, want %d", ids_by_count.size(), nthreads);
+  for (auto& [count, ids] : ids_by_count)
+    if (ids.size() != 1) FAILF("the communicators of count %llu have %zu ids across ranks", (unsigned long long)count, ids.size());
+  return g_errors ? 1 : 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   try {
     if (argc == 5 && std::strcmp(argv[1], "sequence") == 0) return check_sequence(argv[2], argv[3], std::atoi(argv[4]));
     if (argc == 3 && std::strcmp(argv[1], "failures") == 0) return check_failures(argv[2]);
+    if (argc == 5 && std::strcmp(argv[1], "threads") == 0) return check_threads(argv[2], std::atoi(argv[3]), std::atoi(argv[4]));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "trace_check: %s\n", e.what());
     return 1;
   }
-  std::fprintf(stderr, "usage: trace_check sequence TRACE_DIR EXPECTED_DIR NRANKS | failures TRACE_DIR\n");
+  std::fprintf(stderr, "usage: trace_check sequence TRACE_DIR EXPECTED_DIR NRANKS | failures TRACE_DIR | threads TRACE_DIR NTHREADS CALLS\n");
   return 2;
 }

@@ -86,6 +86,7 @@ void* resolve(Symbol& s) noexcept {
 
 NCCL_SYMBOL(ncclCommInitRank, int, (Comm*, int, UniqueId, int))
 NCCL_SYMBOL(ncclCommInitRankConfig, int, (Comm*, int, UniqueId, int, Config*))
+NCCL_SYMBOL(ncclCommInitRankScalable, int, (Comm*, int, int, int, UniqueId*, Config*))
 NCCL_SYMBOL(ncclCommInitAll, int, (Comm*, int, const int*))
 NCCL_SYMBOL(ncclCommSplit, int, (Comm, int, int, Comm*, Config*))
 NCCL_SYMBOL(ncclCommShrink, int, (Comm, int*, int, Comm*, Config*, int))
@@ -184,6 +185,11 @@ uint64_t id_from_unique_id(const UniqueId& uid) noexcept {
   return hash_bytes(kHashSeed, uid.internal, sizeof uid.internal);
 }
 
+// ncclCommInitRankScalable: every member passes the same ids in the same order.
+uint64_t id_from_unique_ids(const UniqueId* uids, int n) noexcept {
+  return hash_bytes(kHashSeed, uids, sizeof(UniqueId) * size_t(n));
+}
+
 // The members of a split agree on the parent, on how many communicators were made from it before,
 // and on the colour; the members of a shrink on the parent, that count and the excluded ranks.
 uint64_t id_from_split(uint64_t parent, uint32_t index, int32_t color) noexcept {
@@ -270,6 +276,15 @@ WRAP_EXPORT int ncclCommInitRankConfig(Comm* comm, int nranks, UniqueId id, int 
   int rc = real ? real(comm, nranks, id, rank, config) : no_nccl();
   if (succeeded(rc) && comm && *comm)
     register_comm(*comm, LST_COMM_NCCL_INIT_RANK, id_from_unique_id(id), 0, LST_NONE, LST_NONE, nranks, rank,
+                  config_name(config), caller);
+  return rc;
+}
+
+WRAP_EXPORT int ncclCommInitRankScalable(Comm* comm, int nranks, int rank, int nids, UniqueId* ids, Config* config) {
+  PASSTHROUGH(ncclCommInitRankScalable, comm, nranks, rank, nids, ids, config);
+  int rc = real ? real(comm, nranks, rank, nids, ids, config) : no_nccl();
+  if (succeeded(rc) && comm && *comm && ids && nids > 0)
+    register_comm(*comm, LST_COMM_NCCL_INIT_RANK, id_from_unique_ids(ids, nids), 0, LST_NONE, LST_NONE, nranks, rank,
                   config_name(config), caller);
   return rc;
 }
