@@ -412,6 +412,13 @@ class Analyzer {
                                       ranks_phrase(majority), why.empty() ? "" : ": " + why);
         }
         if (n - k > 1) f.notes.push_back(fmt::format("{} consecutive collectives are missing from #{}", n - k, a0));
+        // Identical calls before it cannot be told apart: the one left out may be any of them.
+        uint32_t run = a0;
+        while (run > 0 && a[run - 1] == a[a0]) --run;
+        if (run < a0)
+          f.notes.push_back(fmt::format("#{}..#{} are identical calls (same operation, arguments and line), so the one "
+                                        "left out may be any of them; #{} is the first place the ranks can be told apart",
+                                        run, a0, a0));
         push(std::move(f));
       }
       if (m > k) {

@@ -1,0 +1,174 @@
+// Loading real trace files written with the Writer: one job, missing ranks, two jobs in one directory,
+// damaged files, and the `lockstep check` command's exit codes and one-line errors.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "lockstep/check/check.h"
+#include "lockstep/check/load.h"
+#include "trace_writer.h"
+
+namespace lockstep::check {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct TempDir {
+  TempDir() {
+    char tmpl[] = "/tmp/lockstep-check-test-XXXXXX";
+    path = mkdtemp(tmpl);
+  }
+  ~TempDir() { fs::remove_all(path); }
+  std::string path;
+};
+
+void write_job(const std::string& dir, int size, uint64_t n, int comms, int skip_rank = -1, int64_t skip_at = -1,
+               const char* job = "synthetic-job") {
+  for (int r = 0; r < size; ++r) {
+    gen::Spec s;
+    s.dir = dir;
+    s.job = job;
+    s.rank = r;
+    s.size = size;
+    s.collectives = n;
+    s.comms = comms;
+    if (r == skip_rank) s.skip_at = skip_at;
+    gen::write_rank(s);
+  }
+}
+
+struct Cli {
+  int rc;
+  std::string out;
+};
+
+Cli lockstep(const std::string& args) {
+  std::string cmd = std::string(LOCKSTEP_BIN) + " " + args + " 2>&1";
+  Cli c{-1, ""};
+  FILE* p = popen(cmd.c_str(), "r");
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) c.out.append(buf, n);
+  int st = pclose(p);
+  c.rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return c;
+}
+
+TEST(Load, CleanJobOverThreeCommunicators) {
+  TempDir d;
+  write_job(d.path, 4, 3000, 3);
+  LoadOptions lo;
+  lo.jobs = 2;
+  Job job = load_dir(d.path, lo);
+  ASSERT_EQ(job.ranks.size(), 4u);
+  EXPECT_EQ(job.ranks[3].world_rank, 3);
+  EXPECT_EQ(job.ranks[0].end, EndState::kExited);
+  Result r = analyze(job);
+  EXPECT_TRUE(r.in_lockstep());
+  EXPECT_EQ(r.summary.communicators, 4);  // world, dup, and the two halves
+  EXPECT_EQ(r.summary.collectives, 3000u / 3 * 2 + 2 * 1000u);
+}
+
+TEST(Load, SkippedCollectiveInAFile) {
+  TempDir d;
+  write_job(d.path, 4, 300, 1, /*skip_rank=*/1, /*skip_at=*/120);
+  Result r = analyze(load_dir(d.path));
+  ASSERT_EQ(r.findings.size(), 1u);
+  EXPECT_EQ(r.findings[0].kind, Kind::kMissingCollective);
+  EXPECT_EQ(r.findings[0].culprits, std::vector<int32_t>{1});
+}
+
+TEST(Load, MissingRankFileIsAMissingProcess) {
+  TempDir d;
+  write_job(d.path, 4, 50, 1);
+  for (auto& e : fs::directory_iterator(d.path))
+    if (e.path().filename().string().rfind("rank-2.", 0) == 0) fs::remove(e.path());
+  Job job = load_dir(d.path);
+  EXPECT_EQ(job.missing, std::vector<int32_t>{2});
+  Result r = analyze(job);
+  EXPECT_EQ(r.missing_processes, std::vector<int32_t>{2});
+  EXPECT_FALSE(r.in_lockstep());
+  Cli c = lockstep("check --no-symbolize " + d.path);
+  EXPECT_EQ(c.rc, 1) << c.out;
+  EXPECT_NE(c.out.find("missing process"), std::string::npos) << c.out;
+}
+
+TEST(Load, TwoJobsInOneDirectoryNameBothFiles) {
+  TempDir d;
+  write_job(d.path, 2, 10, 1, -1, -1, "job-a");
+  TempDir e;
+  write_job(e.path, 2, 10, 1, -1, -1, "job-b");
+  std::string moved;
+  for (auto& f : fs::directory_iterator(e.path))
+    if (f.path().filename().string().rfind("rank-1.", 0) == 0) {
+      moved = d.path + "/other-" + f.path().filename().string();
+      fs::rename(f.path(), moved);
+    }
+  try {
+    load_dir(d.path);
+    FAIL() << "two jobs loaded as one";
+  } catch (const LoadError& err) {
+    std::string m = err.what();
+    EXPECT_NE(m.find("two jobs"), std::string::npos) << m;
+    EXPECT_NE(m.find("job-a"), std::string::npos) << m;
+    EXPECT_NE(m.find("job-b"), std::string::npos) << m;
+    EXPECT_NE(m.find(moved), std::string::npos) << m;
+  }
+  Cli c = lockstep("check " + d.path);
+  EXPECT_EQ(c.rc, 2) << c.out;
+}
+
+TEST(Load, DamagedFileIsBadInputNamingTheFile) {
+  TempDir d;
+  write_job(d.path, 2, 10, 1);
+  std::string victim;
+  for (auto& f : fs::directory_iterator(d.path))
+    if (f.path().filename().string().rfind("rank-1.", 0) == 0) victim = f.path().string();
+  {
+    std::fstream f(victim, std::ios::in | std::ios::out | std::ios::binary);
+    f.write("NOTATRACE", 8);
+  }
+  EXPECT_THROW(load_dir(d.path), LoadError);
+  Cli c = lockstep("check " + d.path);
+  EXPECT_EQ(c.rc, 2) << c.out;
+  EXPECT_NE(c.out.find(victim), std::string::npos) << c.out;
+  EXPECT_EQ(std::count(c.out.begin(), c.out.end(), '\n'), 1) << c.out;
+
+  fs::resize_file(victim, 100);  // truncated inside the header
+  c = lockstep("check " + d.path);
+  EXPECT_EQ(c.rc, 2) << c.out;
+  EXPECT_NE(c.out.find(victim), std::string::npos) << c.out;
+}
+
+TEST(Load, EmptyOrAbsentDirectoryIsBadInput) {
+  TempDir d;
+  EXPECT_EQ(lockstep("check " + d.path).rc, 2);
+  EXPECT_EQ(lockstep("check " + d.path + "/absent").rc, 2);
+  EXPECT_EQ(lockstep("check --format xml " + d.path).rc, 2);
+}
+
+TEST(Cli, ExitCodesAndVerdictLine) {
+  TempDir clean, bad;
+  write_job(clean.path, 4, 200, 2);
+  write_job(bad.path, 4, 200, 2, 3, 77);
+  Cli c = lockstep("check --no-symbolize -j 2 " + clean.path);
+  EXPECT_EQ(c.rc, 0) << c.out;
+  EXPECT_EQ(c.out.rfind("lockstep: 4 ranks, 2 communicators, 200 collectives: IN LOCKSTEP", 0), 0u) << c.out;
+  c = lockstep("check --no-symbolize " + bad.path);
+  EXPECT_EQ(c.rc, 1) << c.out;
+  // Every call on `dup` is identical, so the first place the ranks differ is the end of the sequence.
+  EXPECT_NE(c.out.find("rank 3 never called MPI_Allreduce #99 on dup"), std::string::npos) << c.out;
+  EXPECT_NE(c.out.find("#0..#99 are identical calls"), std::string::npos) << c.out;
+  std::string out = bad.path + "/report.json";
+  c = lockstep("check --no-symbolize --format json -o " + out + " " + bad.path);
+  EXPECT_EQ(c.rc, 1);
+  EXPECT_TRUE(c.out.empty()) << c.out;
+  EXPECT_GT(fs::file_size(out), 100u);
+}
+
+}  // namespace
+}  // namespace lockstep::check

@@ -1,0 +1,108 @@
+// Synthetic traces written with the real Writer, as the tracer lays them out: a world communicator,
+// optionally more, collectives cycling over them, MPI_Finalize. Used by the loader tests, the report
+// validation and bench/check.
+#pragma once
+
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "lockstep/format/writer.h"
+
+namespace lockstep::check::gen {
+
+__attribute__((noinline)) inline void site_a() { asm volatile(""); }
+__attribute__((noinline)) inline void site_b() { asm volatile(""); }
+
+struct Spec {
+  std::string dir;
+  std::string job = "synthetic-job";
+  int32_t rank = 0, size = 4;
+  uint64_t collectives = 100;   // per rank, over every communicator
+  int comms = 1;                // 1..3: world, a duplicate, a split in halves
+  int64_t skip_at = -1;         // this rank leaves out call #skip_at (counted over all comms)
+  int64_t count_change_at = -1; // this rank passes twice the count at #count_change_at
+  bool finalize = true;
+};
+
+inline uint64_t comm_id(int which, int32_t rank) {
+  if (which == 0) return 0x1000000000000001ull;
+  if (which == 1) return 0x1000000000000002ull;
+  return 0x1000000000000010ull + uint64_t(rank % 2);
+}
+
+inline std::string write_rank(const Spec& s) {
+  format::Writer w;
+  format::WriterConfig c;
+  c.dir = s.dir.c_str();
+  c.rank_hint = s.rank;
+  c.job_id = s.job.c_str();
+  c.cmdline = "synthetic";
+  c.chunk_records = 1u << 16;
+  c.meta_slots = 256;
+  c.max_records = ((s.collectives + 64) | 0xFFFF) + 1;
+  char err[256];
+  if (!w.open(c, err, sizeof err)) throw std::runtime_error(err);
+  w.set_world(s.rank, s.size);
+  const uint64_t a = reinterpret_cast<uint64_t>(&site_a) + 4, b = reinterpret_cast<uint64_t>(&site_b) + 4;
+  w.note_module(a);
+  w.note_module(b);
+  uint64_t id;
+  auto add_comm = [&](uint64_t cid, uint8_t op, const std::vector<int32_t>& members, const char* name) {
+    lst_record* r = w.reserve(&id);
+    r->op = op;
+    r->api = LST_API_MPI;
+    r->comm = cid;
+    r->u.comm.parent = op == LST_COMM_WORLD ? 0 : comm_id(0, 0);
+    r->u.comm.color = op == LST_COMM_SPLIT ? s.rank % 2 : LST_NONE;
+    r->u.comm.size = int32_t(members.size());
+    for (size_t i = 0; i < members.size(); ++i)
+      if (members[i] == s.rank) r->u.comm.rank = int32_t(i);
+    r->members = w.intern(members.data(), members.size() * sizeof(int32_t), LST_STR_MEMBERS);
+    r->aux = w.intern(name, std::strlen(name));
+    format::Writer::publish(r, LST_WORD(LST_KIND_COMM, LST_STATE_RETURNED, 0));
+  };
+  std::vector<int32_t> all, half;
+  for (int32_t i = 0; i < s.size; ++i) {
+    all.push_back(i);
+    if (i % 2 == s.rank % 2) half.push_back(i);
+  }
+  add_comm(comm_id(0, s.rank), LST_COMM_WORLD, all, "MPI_COMM_WORLD");
+  if (s.comms > 1) add_comm(comm_id(1, s.rank), LST_COMM_DUP, all, "dup");
+  if (s.comms > 2) add_comm(comm_id(2, s.rank), LST_COMM_SPLIT, half, "half");
+  uint32_t seq[3] = {0, 0, 0};
+  uint64_t t = 1000;
+  for (uint64_t i = 0; i < s.collectives; ++i) {
+    const int which = int(i % uint64_t(s.comms));
+    if (int64_t(i) == s.skip_at) continue;
+    lst_record* r = w.reserve(&id);
+    if (!r) throw std::runtime_error("trace file full");
+    r->op = which == 2 ? LST_OP_BCAST : LST_OP_ALLREDUCE;
+    r->api = LST_API_MPI;
+    r->dtype = LST_DT_FLOAT32;
+    r->redop = which == 2 ? LST_RED_NONE : LST_RED_SUM;
+    r->comm = comm_id(which, s.rank);
+    r->u.coll.seq = seq[which]++;
+    r->u.coll.root_or_peer = which == 2 ? 0 : LST_NONE;
+    r->u.coll.dtype_size = 4;
+    r->u.coll.id_lo = uint32_t(id);
+    r->u.coll.count = int64_t(i) == s.count_change_at ? 2048 : 1024;
+    r->caller = which == 1 ? b : a;
+    r->t_ns = t += 1000;
+    r->t_return_us = 1;
+    format::Writer::publish(r, LST_WORD(LST_KIND_COLLECTIVE, LST_STATE_RETURNED, 0));
+  }
+  if (s.finalize) {
+    lst_record* r = w.reserve(&id);
+    r->op = LST_MARK_MPI_FINALIZE;
+    r->t_ns = t + 1000;
+    format::Writer::publish(r, LST_WORD(LST_KIND_MARKER, LST_STATE_RETURNED, 0));
+    w.set_end_state(LST_END_EXIT);
+  }
+  std::string path = w.path();
+  w.close();
+  return path;
+}
+
+}  // namespace lockstep::check::gen
