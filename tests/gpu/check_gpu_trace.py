@@ -39,7 +39,7 @@ def devices_by_ref(recs):
 
 def show(i, r, devs):
     times = ", ".join(
-        f"{'kernel' if d['start_ns'] else 'event'} {((d['end_ns'] - d['start_ns']) / 1000 if d['start_ns'] else 0):.1f}us"
+        f"kernel/copy {(d['end_ns'] - d['start_ns']) / 1000:.1f}us" if d["start_ns"] else "event completed"
         for d in devs) or "no device record"
     print(f"  {i:3d} {r['op']:<18} seq={r['seq']:<4} {r['state']:<10} {times}")
 

@@ -64,7 +64,10 @@ class TraceSink final : public CorrelationSink {
 // Built on first use: the load-time constructor that starts CUPTI may run before static initializers.
 Correlator& correlator() {
   static TraceSink sink;
-  static Correlator c(&sink);
+  // Room for the bindings of every call made between two buffer deliveries (a launch is noted by its
+  // runtime and its driver call, one of which the kernel record names): 2^18 is ~100 ms of calls at
+  // over a million calls per second.
+  static Correlator c(&sink, 1u << 18);
   return c;
 }
 

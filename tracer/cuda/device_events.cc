@@ -259,7 +259,7 @@ void* gpu_thread_main(void*) {
     {
       std::unique_lock<std::mutex> lock(g_mu);
       if (pending.empty() && g_queue.empty() && !g_stop.load(std::memory_order_acquire))
-        g_cv.wait_for(lock, std::chrono::milliseconds(200));
+        g_cv.wait_for(lock, std::chrono::milliseconds(100));
       pending.insert(pending.end(), g_queue.begin(), g_queue.end());
       g_queue.clear();
       stopping = g_stop.load(std::memory_order_acquire);
@@ -286,7 +286,7 @@ void* gpu_thread_main(void*) {
     }
     pending.resize(keep);
     uint64_t now = now_ns();
-    if (cupti_active() && (stopping || now - last_flush > 250'000'000ull)) {
+    if (cupti_active() && (stopping || now - last_flush > 100'000'000ull)) {
       cupti_flush(stopping);
       last_flush = now;
     }
