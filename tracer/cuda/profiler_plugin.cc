@@ -29,8 +29,10 @@ constexpr uint32_t kChannelRing = 8192;
 
 struct PluginComm;
 
+// Both event kinds start with their magic, published with release order once the rest is filled: NCCL
+// calls back from its proxy thread with handles the application thread created.
 struct Task {
-  uint32_t magic = 0;
+  std::atomic<uint32_t> magic{0};
   PluginComm* comm = nullptr;
   uint64_t record_id = UINT64_MAX;
   uint32_t nchannels = 0;
@@ -45,7 +47,7 @@ struct Task {
 };
 
 struct Channel {
-  uint32_t magic = 0;
+  std::atomic<uint32_t> magic{0};
   Task* task = nullptr;
   uint64_t gpu_start = 0;
   uint64_t gpu_stop = 0;
@@ -133,7 +135,7 @@ lst_nccl_result plugin_init(void** context, uint64_t comm_hash, int* mask, const
 
 Task* task_from(void* handle) {
   auto* t = static_cast<Task*>(handle);
-  return (t && t->magic == kTaskMagic) ? t : nullptr;
+  return (t && t->magic.load(std::memory_order_acquire) == kTaskMagic) ? t : nullptr;
 }
 
 void maybe_complete(Task* t) {
@@ -158,7 +160,7 @@ lst_nccl_result plugin_start(void* context, void** handle, const Descr& d) noexc
   if (!c || c->magic != kCommMagic || !handle) return LST_NCCL_SUCCESS;
   if (d.type == LST_NCCL_PROFILE_COLL || d.type == LST_NCCL_PROFILE_P2P) {
     Task* t = &c->tasks[c->next_task.fetch_add(1, std::memory_order_relaxed) % kTaskRing];
-    t->magic = 0;
+    t->magic.store(0, std::memory_order_relaxed);
     t->comm = c;
     t->nchannels = d.nchannels;
     t->ch_started.store(0, std::memory_order_relaxed);
@@ -196,22 +198,20 @@ lst_nccl_result plugin_start(void* context, void** handle, const Descr& d) noexc
                   static_cast<unsigned long long>(d.seq_number), static_cast<unsigned long long>(expect));
       c->op_seen[rec.op].store(d.seq_number + 1, std::memory_order_relaxed);
     }
-    std::atomic_thread_fence(std::memory_order_release);
-    t->magic = kTaskMagic;
+    t->magic.store(kTaskMagic, std::memory_order_release);
     *handle = t;
   } else if (d.type == LST_NCCL_PROFILE_KERNEL_CH) {
     Task* t = task_from(d.parent);
     if (!t || t->comm != c) return LST_NCCL_SUCCESS;
     Channel* ch = &c->channels[c->next_channel.fetch_add(1, std::memory_order_relaxed) % kChannelRing];
-    ch->magic = 0;
+    ch->magic.store(0, std::memory_order_relaxed);
     ch->task = t;
     ch->gpu_start = d.ch_timer;
     ch->gpu_stop = 0;
     t->ch_started.fetch_add(1, std::memory_order_acq_rel);
     min_store(t->host_start, now_ns());
     if (d.ch_timer) min_store(t->gpu_start, d.ch_timer);
-    std::atomic_thread_fence(std::memory_order_release);
-    ch->magic = kChannelMagic;
+    ch->magic.store(kChannelMagic, std::memory_order_release);
     *handle = ch;
   }
   return LST_NCCL_SUCCESS;
@@ -219,7 +219,7 @@ lst_nccl_result plugin_start(void* context, void** handle, const Descr& d) noexc
 
 lst_nccl_result plugin_stop(void* handle) noexcept {
   if (!handle) return LST_NCCL_SUCCESS;
-  uint32_t magic = *static_cast<uint32_t*>(handle);
+  uint32_t magic = static_cast<std::atomic<uint32_t>*>(handle)->load(std::memory_order_acquire);
   if (magic == kTaskMagic) {
     auto* t = static_cast<Task*>(handle);
     advance_record(t->record_id, LST_STATE_RETURNED);
@@ -227,9 +227,9 @@ lst_nccl_result plugin_stop(void* handle) noexcept {
     maybe_complete(t);
   } else if (magic == kChannelMagic) {
     auto* ch = static_cast<Channel*>(handle);
-    ch->magic = 0;
+    ch->magic.store(0, std::memory_order_relaxed);
     Task* t = ch->task;
-    if (!t || t->magic != kTaskMagic) return LST_NCCL_SUCCESS;
+    if (!task_from(t)) return LST_NCCL_SUCCESS;
     max_store(t->host_end, now_ns());
     if (ch->gpu_stop) max_store(t->gpu_end, ch->gpu_stop);
     t->ch_stopped.fetch_add(1, std::memory_order_acq_rel);
@@ -241,7 +241,7 @@ lst_nccl_result plugin_stop(void* handle) noexcept {
 lst_nccl_result plugin_state(void* handle, lst_nccl_event_state state, uint64_t ch_timer) noexcept {
   if (!handle || state != LST_NCCL_STATE_KERNEL_CH_STOP) return LST_NCCL_SUCCESS;
   auto* ch = static_cast<Channel*>(handle);
-  if (ch->magic == kChannelMagic) ch->gpu_stop = ch_timer;
+  if (ch->magic.load(std::memory_order_acquire) == kChannelMagic) ch->gpu_stop = ch_timer;
   return LST_NCCL_SUCCESS;
 }
 
