@@ -935,6 +935,7 @@ __attribute__((always_inline)) inline int traced_test(uint8_t op, int count, MPI
     Pending p = wait_enter(op, t.first(), static_cast<uint32_t>(count), caller);
     if (p.rec) p.rec->t_ns = t0;
     p.t0 = t0;
+    p.ticks0 = 0;  // the duration is from t0, before the call
     wait_return(p, done, rc == MPI_SUCCESS);
   }
   return rc;

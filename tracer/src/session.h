@@ -78,6 +78,7 @@ struct Pending {
   lst_record* rec = nullptr;
   uint64_t id = 0;
   uint64_t t0 = 0;
+  uint64_t ticks0 = 0;  // cycle counter at entry: the call's duration without a second clock read
 };
 Pending collective_enter(const CollectiveArgs& a, uint64_t caller) noexcept;
 void collective_return(Pending& p, bool ok) noexcept;

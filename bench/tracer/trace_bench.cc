@@ -1,0 +1,99 @@
+// Added cost per intercepted MPI call, in one process: MPI_Allreduce of one int on MPI_COMM_SELF
+// through liblockstep_trace.so (linked in, so MPI_* resolves to the tracer) against PMPI_Allreduce
+// called directly, in three child processes: tracing off, tracing on, tracing on with
+// LOCKSTEP_TRACE_STACK=8. The tracer reads its environment when it is loaded, hence the children.
+//   trace_bench [google benchmark flags]
+#include <benchmark/benchmark.h>
+#include <mpi.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <string>
+
+namespace {
+
+void BM_PMPI_Allreduce(benchmark::State& state) {
+  int x = 1, y = 0;
+  for (auto _ : state) {
+    PMPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_SELF);
+    benchmark::DoNotOptimize(y);
+  }
+}
+
+void BM_MPI_Allreduce(benchmark::State& state) {
+  int x = 1, y = 0;
+  for (auto _ : state) {
+    MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_SELF);
+    benchmark::DoNotOptimize(y);
+  }
+}
+
+// A nonblocking collective and its wait: two intercepted calls and the request map.
+void BM_PMPI_Iallreduce_Wait(benchmark::State& state) {
+  int x = 1, y = 0;
+  for (auto _ : state) {
+    MPI_Request r;
+    PMPI_Iallreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_SELF, &r);
+    PMPI_Wait(&r, MPI_STATUS_IGNORE);
+  }
+}
+
+void BM_MPI_Iallreduce_Wait(benchmark::State& state) {
+  int x = 1, y = 0;
+  for (auto _ : state) {
+    MPI_Request r;
+    MPI_Iallreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_SELF, &r);
+    MPI_Wait(&r, MPI_STATUS_IGNORE);
+  }
+}
+
+// Fixed iterations keep the trace file bounded (64 bytes per record).
+constexpr int kIterations = 300000;
+
+int child(int argc, char** argv, const char* mode) {
+  MPI_Init(&argc, &argv);
+  benchmark::AddCustomContext("tracer", mode);
+  for (auto* b : {benchmark::RegisterBenchmark((std::string("PMPI_Allreduce/") + mode).c_str(), BM_PMPI_Allreduce),
+                  benchmark::RegisterBenchmark((std::string("MPI_Allreduce/") + mode).c_str(), BM_MPI_Allreduce),
+                  benchmark::RegisterBenchmark((std::string("PMPI_Iallreduce_Wait/") + mode).c_str(), BM_PMPI_Iallreduce_Wait),
+                  benchmark::RegisterBenchmark((std::string("MPI_Iallreduce_Wait/") + mode).c_str(), BM_MPI_Iallreduce_Wait)})
+    b->Iterations(kIterations)->Repetitions(7)->ReportAggregatesOnly(true);
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  MPI_Finalize();
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (const char* mode = getenv("LOCKSTEP_BENCH_MODE")) return child(argc, argv, mode);
+  char tmpl[] = "/tmp/lockstep-bench-XXXXXX";
+  if (!mkdtemp(tmpl)) {
+    std::perror("mkdtemp");
+    return 1;
+  }
+  int rc = 0;
+  for (const char* mode : {"off", "traced", "traced+stack8"}) {
+    pid_t pid = fork();
+    if (pid == 0) {
+      setenv("LOCKSTEP_BENCH_MODE", mode, 1);
+      setenv("OMPI_MCA_btl", "self", 0);
+      if (std::strcmp(mode, "off") != 0) setenv("LOCKSTEP_TRACE_DIR", tmpl, 1);
+      if (std::strcmp(mode, "traced+stack8") == 0) setenv("LOCKSTEP_TRACE_STACK", "8", 1);
+      execv("/proc/self/exe", argv);
+      _exit(127);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) rc = 1;
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(tmpl, ec);
+  return rc;
+}
