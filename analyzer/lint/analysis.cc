@@ -193,7 +193,14 @@ class TuAnalyzer {
   TuAnalyzer(ASTContext& ctx, const Catalog& catalog, std::vector<Finding>& out)
       : ctx_(ctx), sm_(ctx.getSourceManager()), catalog_(catalog), out_(out) {}
 
+  void add_called(const FunctionDecl* f) {
+    if (const FunctionDecl* def = f->getDefinition()) called_.insert(def);
+  }
   void add_function(const FunctionDecl* f) {
+    // Catalogued APIs defined inline in a user header (the runtime's rt.h) are collectives or sources,
+    // not code to analyze.
+    std::string name = qualified_name(f);
+    if (catalog_.find_collective(name) || catalog_.find_source(name)) return;
     auto& info = infos_[f];
     if (info.decl) return;
     info.decl = f;
@@ -433,6 +440,11 @@ class TuAnalyzer {
   void write_through(const Expr* arg, const Taint& t, bool strong, bool by_reference, State& s) {
     if (by_reference) {
       auto target = storage_of(arg, false);
+      // Filling a container passed by reference changes what it holds, not its identity or shape.
+      if (target.first && target.second && is_buffer_class(target.first->getType())) {
+        write({target.first, false}, t, strong, s);
+        return;
+      }
       write(target, t, strong, s);
       if (target.first && target.second && holds_memory(target.first->getType())) write({target.first, false}, t, strong, s);
       return;
@@ -518,7 +530,7 @@ class TuAnalyzer {
           ev.loc = ev.site = loc;
           for (size_t i = 0; coll && i < args.size() && i < coll->args.size(); ++i)
             if (role_must_agree(coll->args[i]))
-              ev.args.push_back({coll->args[i], eval(args[i], c), args[i]->getExprLoc()});
+              ev.args.push_back({coll->args[i], eval(args[i], c), args[i]->getBeginLoc()});
           block_events_->push_back(std::move(ev));
         }
       }
@@ -554,7 +566,8 @@ class TuAnalyzer {
           write_through(args[i], t, true, pt->isReferenceType(), s);
         }
       }
-      return src->out_arg < 0 ? t : Taint{};
+      // What a rank-local source returns (a byte count, a status) is rank-local as well.
+      return src->out_arg < 0 || src->kind == ValueSource::Kind::kLocal ? t : Taint{};
     }
 
     // istream extraction (`in >> x`) and reads: file input.
@@ -667,14 +680,22 @@ class TuAnalyzer {
         }
         if (t->isArrayType() || is_buffer_class(t)) {
           const Expr* bare = init ? init->IgnoreImplicit() : nullptr;
-          if (bare && isa<InitListExpr>(bare)) s.mem[vd] = eval(bare, c);
-          else if (const auto* cons = dyn_cast_or_null<CXXConstructExpr>(bare);
-                   cons && cons->getNumArgs() == 1 && cons->getConstructor()->isCopyOrMoveConstructor())
-            s.mem[vd] = eval_mem(cons->getArg(0), c);
-          else if (t.isConstQualified() && vd->isStaticLocal())
+          if (bare && isa<InitListExpr>(bare)) {
+            s.mem[vd] = eval(bare, c);
+          } else if (const auto* cons = dyn_cast_or_null<CXXConstructExpr>(bare)) {
+            if (cons->getNumArgs() == 1 && cons->getConstructor()->isCopyOrMoveConstructor())
+              s.mem[vd] = eval_mem(cons->getArg(0), c);
+            else
+              s.mem[vd] = fresh_buffer(vd);  // vector(n), array: filled by this rank
+          } else if (const auto* call = dyn_cast_or_null<CallExpr>(bare); call && !is_view_of_object(call)) {
+            s.mem[vd] = fresh_buffer(vd);    // a container some function made: no collective produced it
+          } else if (bare) {
+            s.mem[vd] = eval_mem(bare, c);   // an iterator or view into another container
+          } else if (t.isConstQualified() && vd->isStaticLocal()) {
             s.mem[vd] = Taint{};
-          else
+          } else {
             s.mem[vd] = fresh_buffer(vd);
+          }
         }
       }
       return;
@@ -729,6 +750,16 @@ class TuAnalyzer {
     write(storage_of(l, false), joined(t, idx), false, s);
   }
 
+  // begin()/end()/data() and iterator arithmetic: the result refers into the object's elements.
+  bool is_view_of_object(const CallExpr* call) {
+    if (const auto* mc = dyn_cast<CXXMemberCallExpr>(call))
+      return is_method_named(mc->getMethodDecl(), {"data", "begin", "end", "cbegin", "cend", "rbegin", "rend"});
+    if (const auto* oc = dyn_cast<CXXOperatorCallExpr>(call))
+      return oc->getOperator() == OO_Plus || oc->getOperator() == OO_Minus || oc->getOperator() == OO_PlusPlus;
+    const FunctionDecl* f = call->getDirectCallee();
+    return f && f->getIdentifier() && (f->getName() == "begin" || f->getName() == "end");
+  }
+
   bool is_allocation(const CallExpr* call) {
     const FunctionDecl* f = call->getDirectCallee();
     if (!f || !f->getIdentifier()) return false;
@@ -753,6 +784,11 @@ class TuAnalyzer {
           s.val[p] = t;
           s.mem[p] = t;
         }
+        continue;
+      }
+      if (!called_.count(f) && holds_memory(p->getType())) {
+        // Nothing in this translation unit calls it: what its buffers hold came from no collective we can see.
+        s.mem[p] = local_at(p->getLocation(), "'" + p->getNameAsString() + "' holds rank-local data (no collective produced it)");
         continue;
       }
       if (i >= kMaxParams) continue;
@@ -1063,7 +1099,7 @@ class TuAnalyzer {
     bool loop = is_loop(owner);
     bool inside = owner && sm_.isPointWithin(sm_.getFileLoc(ev.site), sm_.getFileLoc(owner->getBeginLoc()),
                                              sm_.getFileLoc(owner->getEndLoc()));
-    std::string what = ev.via ? "call to '" + callee_name(ev) + "' performs collective '" + ev.collective + "'"
+    std::string what = ev.via ? "call to '" + callee_name(ev) + "' (performs collective '" + ev.collective + "')"
                               : "collective '" + ev.collective + "'";
     Finding f;
     f.rule = "conditional-collective";
@@ -1127,8 +1163,9 @@ class TuAnalyzer {
   const Catalog& catalog_;
   std::vector<Finding>& out_;
   std::vector<const FunctionDecl*> order_;
+  std::set<const FunctionDecl*> called_;  // referenced from somewhere in the TU (called or address taken)
   std::map<const FunctionDecl*, FunctionInfo> infos_;
-  llvm::DenseMap<const FunctionDecl*, CalleeInfo> callees_;
+  std::map<const FunctionDecl*, CalleeInfo> callees_;  // stable references: eval_call holds one while recursing
   std::vector<Origin> origins_;
   std::map<std::pair<unsigned, std::string>, int> origin_index_;
   bool recording_ = false;
@@ -1146,6 +1183,14 @@ class FunctionCollector : public RecursiveASTVisitor<FunctionCollector> {
     if (loc.isInvalid() || sm_.isInSystemHeader(loc)) return true;
     if (has_collective_annotation(f)) return true;  // a declared collective: its inside is not the user's concern
     a_.add_function(f);
+    return true;
+  }
+  bool VisitDeclRefExpr(DeclRefExpr* e) {
+    if (const auto* f = dyn_cast<FunctionDecl>(e->getDecl())) a_.add_called(f);
+    return true;
+  }
+  bool VisitMemberExpr(MemberExpr* e) {
+    if (const auto* f = dyn_cast<FunctionDecl>(e->getMemberDecl())) a_.add_called(f);
     return true;
   }
 

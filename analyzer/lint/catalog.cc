@@ -55,6 +55,9 @@ bool role_must_agree(ArgRole role) {
 }
 
 bool qualified_name_matches(const std::string& qualified, const std::string& pattern) {
+  // A plain C name means the C (or std::) function, never a method or a namespaced function that
+  // happens to share it (a user's Scaler::finite is not finite(3)).
+  if (pattern.find("::") == std::string::npos) return qualified == pattern || qualified == "std::" + pattern;
   if (qualified.size() < pattern.size()) return false;
   if (qualified.compare(qualified.size() - pattern.size(), pattern.size(), pattern) != 0) return false;
   size_t start = qualified.size() - pattern.size();

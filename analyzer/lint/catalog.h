@@ -61,7 +61,7 @@ class Catalog {
   bool argv_local_ = true;
 };
 
-// "a::b::c" matches "c", "b::c" and "a::b::c".
+// "a::b::c" matches "b::c" and "a::b::c"; a pattern without "::" ("rand") matches only "rand" and "std::rand".
 bool qualified_name_matches(const std::string& qualified, const std::string& pattern);
 
 }  // namespace lockstep::lint

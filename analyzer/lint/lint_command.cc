@@ -19,6 +19,8 @@
 #include <set>
 #include <thread>
 
+#include <unistd.h>
+
 #include "cli/command.h"
 #include "lint/analysis.h"
 #include "lint/catalog.h"
@@ -32,8 +34,19 @@ namespace fs = std::filesystem;
 using namespace clang;
 using namespace clang::tooling;
 
-// The CUDA 13 headers include two texture headers Clang 19 does not ship; empty ones let the host side parse.
-constexpr const char* kCudaShimDir = "/__lockstep_cuda_shim";
+// Clang 19's CUDA wrapper includes two texture headers that CUDA 13 no longer ships; empty ones let the
+// host side parse. They live in a per-user temporary directory created on first use.
+std::string cuda_shim_dir() {
+  static const std::string dir = [] {
+    std::error_code ec;
+    auto d = fs::temp_directory_path(ec) / ("lockstep-lint-cuda-shim-" + std::to_string(getuid()));
+    fs::create_directories(d, ec);
+    for (const char* name : {"texture_fetch_functions.h", "texture_indirect_functions.h"})
+      if (!fs::exists(d / name)) std::ofstream(d / name) << "/* intentionally empty: see lockstep lint */\n";
+    return d.string();
+  }();
+  return dir;
+}
 
 struct Options {
   std::string build_dir;
@@ -68,7 +81,10 @@ class LintDatabase : public CompilationDatabase {
       auto cmds = base_->getCompileCommands(file);
       if (!cmds.empty()) {
         cmds.resize(1);  // one analysis per file even when it is compiled several ways
-        for (const auto& a : extra_) cmds[0].CommandLine.push_back(a);
+        auto& cl = cmds[0].CommandLine;
+        // Inferred commands end in `-- FILE`: extra arguments go before the separator.
+        auto sep = std::find(cl.begin(), cl.end(), "--");
+        cl.insert(sep, extra_.begin(), extra_.end());
         return cmds;
       }
     }
@@ -84,7 +100,16 @@ class LintDatabase : public CompilationDatabase {
     return {CompileCommand(fs::current_path().string(), f, cmd, "")};
   }
   std::vector<std::string> getAllFiles() const override { return base_ ? base_->getAllFiles() : std::vector<std::string>{}; }
-  bool listed(const std::string& file) const { return base_ && !base_->getCompileCommands(file).empty(); }
+  // Empty when the file has its own entry; otherwise what the analysis uses instead.
+  std::string substitute_for(const std::string& file) const {
+    if (base_) {
+      auto cmds = base_->getCompileCommands(file);
+      if (!cmds.empty() && cmds[0].Heuristic.empty()) return {};
+      // JSON databases infer a command for unlisted files from the most similar listed one.
+      if (!cmds.empty()) return "flags " + cmds[0].Heuristic;
+    }
+    return "default flags (" + std::string(is_c(file) ? "-std=c11" : is_cuda(file) ? "-xcuda" : "-std=c++17") + ")";
+  }
   bool has_base() const { return base_ != nullptr; }
 
  private:
@@ -123,10 +148,12 @@ ArgumentsAdjuster lint_adjuster(const std::string& cuda) {
     for (const auto& a : args) has_resource_dir |= a.rfind("-resource-dir", 0) == 0;
     out.push_back(args.empty() ? "clang++" : args[0]);
     if (!has_resource_dir) out.push_back("-resource-dir=" LOCKSTEP_CLANG_RESOURCE_DIR);
+    // Compiler warnings are not lint's report; errors still are.
+    out.push_back("-Wno-everything");
     if (cu) {
       out.push_back("--cuda-host-only");
       out.push_back("-Wno-unknown-cuda-version");
-      out.push_back(std::string("-I") + kCudaShimDir);
+      out.push_back("-I" + cuda_shim_dir());
       if (!cuda.empty()) out.push_back("--cuda-path=" + cuda);
       else out.push_back("-nocudainc");
     }
@@ -138,7 +165,6 @@ ArgumentsAdjuster lint_adjuster(const std::string& cuda) {
         continue;
       out.push_back(a);
     }
-    out.push_back("-Wno-everything");
     return out;
   };
 }
@@ -192,10 +218,10 @@ int run_lint(Options opts) {
 
   std::vector<ToolNote> tool_notes;
   for (const auto& f : files) {
-    if (!opts.have_fixed_args && !db->listed(f)) {
-      std::string flags = is_c(f) ? "-std=c11" : is_cuda(f) ? "-xcuda" : "-std=c++17";
-      std::string msg = db->has_base() ? "not in compile_commands.json; analyzed with default flags (" + flags + ")"
-                                       : "no compile_commands.json found; analyzed with default flags (" + flags + ")";
+    if (opts.have_fixed_args && opts.build_dir.empty()) continue;  // the user gave the flags
+    if (std::string instead = db->substitute_for(f); !instead.empty()) {
+      std::string msg = db->has_base() ? "not in compile_commands.json; analyzed with " + instead
+                                       : "no compile_commands.json found; analyzed with " + instead;
       tool_notes.push_back({f, msg});
       std::fprintf(stderr, "%s: note: %s\n", f.c_str(), msg.c_str());
     }
@@ -204,6 +230,7 @@ int run_lint(Options opts) {
   unsigned jobs = opts.jobs ? opts.jobs : std::max(1u, std::thread::hardware_concurrency());
   jobs = std::min<unsigned>(jobs, std::max<size_t>(1, files.size()));
   std::string cuda = cuda_root();
+  if (std::any_of(files.begin(), files.end(), is_cuda)) cuda_shim_dir();
   std::atomic<size_t> next{0};
   std::mutex mu;
   std::vector<Finding> findings;
@@ -221,8 +248,6 @@ int run_lint(Options opts) {
       tool.appendArgumentsAdjuster(getClangSyntaxOnlyAdjuster());
       tool.appendArgumentsAdjuster(getClangStripDependencyFileAdjuster());
       tool.appendArgumentsAdjuster(lint_adjuster(cuda));
-      tool.mapVirtualFile(std::string(kCudaShimDir) + "/texture_fetch_functions.h", "");
-      tool.mapVirtualFile(std::string(kCudaShimDir) + "/texture_indirect_functions.h", "");
       tool.setDiagnosticConsumer(&printer);
       tool.setPrintErrorMessage(false);
       LintActionFactory factory(catalog, local);

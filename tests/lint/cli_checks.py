@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+"""Command-line behaviour of `lockstep lint`: exit codes, parse errors, files missing from
+compile_commands.json, suppressions, output formats. Usage: cli_checks.py LOCKSTEP TESTS_LINT_DIR CHECK"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+
+def run(args, **kw):
+    return subprocess.run(args, capture_output=True, text=True, **kw)
+
+
+def expect(cond, what, proc=None):
+    if not cond:
+        if proc is not None:
+            print("stdout:", proc.stdout, "\nstderr:", proc.stderr, sep="\n")
+        sys.exit("FAILED: " + what)
+
+
+def syntax_error(lockstep, here):
+    src = os.path.join(here, "inputs", "syntax_error.cc")
+    p = run([lockstep, "lint", src, "--", "-I" + os.path.join(here, "include")])
+    expect(p.returncode == 2, f"exit code 2 on a syntax error, got {p.returncode}", p)
+    expect("syntax_error.cc:5:" in p.stderr and "error:" in p.stderr, "the compiler's error names file and line", p)
+    expect("could not be parsed" in p.stderr, "a one-line summary naming the file", p)
+
+
+def missing_from_database(lockstep, here):
+    with tempfile.TemporaryDirectory() as tmp:
+        listed = os.path.join(tmp, "listed.cc")
+        unlisted = os.path.join(tmp, "unlisted.cc")
+        body = open(os.path.join(here, "corpus", "checkpoint_mpi.cc")).read()
+        for path in (listed, unlisted):
+            with open(path, "w") as f:
+                f.write(body)
+        inc = os.path.join(here, "include")
+        with open(os.path.join(tmp, "compile_commands.json"), "w") as f:
+            json.dump([{"directory": tmp, "file": listed,
+                        "arguments": ["clang++", "-std=c++17", "-I" + inc, "-c", listed]}], f)
+        p = run([lockstep, "lint", "-p", tmp, "--format", "json", listed])
+        expect(p.returncode == 1 and "not in compile_commands.json" not in p.stderr,
+               "a listed file is analyzed with its own flags and no note", p)
+        # An unlisted file next to a listed one gets the flags inferred from it (as clangd does) ...
+        p = run([lockstep, "lint", "-p", tmp, "--format", "json", unlisted])
+        expect("unlisted.cc: note: not in compile_commands.json; analyzed with flags inferred from" in p.stderr
+               and "listed.cc" in p.stderr, "a note names the unlisted file and where its flags come from", p)
+        expect(p.returncode == 1, f"the unlisted file is analyzed (exit 1), got {p.returncode}", p)
+        # ... and with an empty database, the defaults for its kind (CPATH brings the fake MPI header).
+        empty = os.path.join(tmp, "empty")
+        os.mkdir(empty)
+        with open(os.path.join(empty, "compile_commands.json"), "w") as f:
+            f.write("[]")
+        env = dict(os.environ, CPATH=inc)
+        p = run([lockstep, "lint", "-p", empty, "--format", "json", unlisted], env=env)
+        expect("unlisted.cc: note: not in compile_commands.json; analyzed with default flags (-std=c++17)" in p.stderr,
+               "a note names the unlisted file and the defaults", p)
+        expect(p.returncode == 1, f"the unlisted file is still analyzed (exit 1), got {p.returncode}", p)
+        report = json.loads(p.stdout)
+        expect(any(f["rule"] == "conditional-collective" for f in report["findings"]), "its finding is reported", p)
+        expect(any("not in compile_commands.json" in n["message"] for n in report["tool_notes"]),
+               "the note is in the JSON report too", p)
+        p = run([lockstep, "lint", "-p", os.path.join(tmp, "nowhere"), listed])
+        expect(p.returncode == 2 and "compile_commands.json" in p.stderr, "a missing database is bad input", p)
+
+
+def suppression(lockstep, here):
+    src = os.path.join(here, "inputs", "suppressed.cc")
+    p = run([lockstep, "lint", "--format", "json", src, "--", "-I" + os.path.join(here, "include")])
+    expect(p.returncode == 1, "the unsuppressed finding remains", p)
+    lines = sorted(f["location"]["line"] for f in json.loads(p.stdout)["findings"])
+    expect(lines == [11], f"only line 11 is reported, got {lines}", p)
+
+
+def formats_and_exit_codes(lockstep, here):
+    clean = os.path.join(here, "corpus", "trip_count_nccl.cc")
+    inc = "-I" + os.path.join(here, "include")
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "report.txt")
+        p = run([lockstep, "lint", "-o", out, clean, "--", inc])
+        expect(p.returncode == 1 and p.stdout == "", "-o writes the report to the file", p)
+        text = open(out).read()
+        expect(": warning: " in text and "[conditional-collective]" in text and ": note: " in text,
+               "clang-style text with rule id and notes", p)
+    p = run([lockstep, "lint", "--format", "xml", clean])
+    expect(p.returncode == 2, "an unknown format is a usage error", p)
+    p = run([lockstep, "lint", os.path.join(here, "no-such-file.cc")])
+    expect(p.returncode == 2 and "no-such-file.cc" in p.stderr, "a missing file is bad input naming it", p)
+    with tempfile.TemporaryDirectory() as tmp:
+        ok = os.path.join(tmp, "ok.cc")
+        with open(ok, "w") as f:
+            f.write('#include <mpi.h>\nvoid f() { MPI_Barrier(MPI_COMM_WORLD); }\n')
+        p = run([lockstep, "lint", ok, "--", inc])
+        expect(p.returncode == 0 and p.stdout == "", "no findings: exit 0, no output", p)
+        bad_rules = os.path.join(tmp, "bad.yaml")
+        with open(bad_rules, "w") as f:
+            f.write("collectives:\n  - {name: my_allreduce, args: [in, sideways]}\n")
+        p = run([lockstep, "lint", "--rules", bad_rules, ok, "--", inc])
+        expect(p.returncode == 2 and "bad.yaml:2" in p.stderr and "sideways" in p.stderr,
+               "a bad rules file is reported with file, line and problem", p)
+
+
+def user_wrappers(lockstep, here):
+    inc = "-I" + os.path.join(here, "include")
+    with tempfile.TemporaryDirectory() as tmp:
+        src = os.path.join(tmp, "wrappers.cc")
+        with open(src, "w") as f:
+            f.write("#include <mpi.h>\n"
+                    "void my_sync(int tag);\n"
+                    "[[clang::annotate(\"lockstep::collective\")]] void team_barrier();\n"
+                    "void step() {\n"
+                    "  int rank = 0;\n"
+                    "  MPI_Comm_rank(MPI_COMM_WORLD, &rank);\n"
+                    "  if (rank) my_sync(1);\n"
+                    "  if (rank) team_barrier();\n"
+                    "}\n")
+        rules = os.path.join(tmp, "mine.yaml")
+        with open(rules, "w") as f:
+            f.write("collectives:\n  - {name: my_sync, args: [other]}\n")
+        p = run([lockstep, "lint", "--format", "json", src, "--", inc])
+        lines = sorted(f["location"]["line"] for f in json.loads(p.stdout)["findings"])
+        expect(lines == [8], f"the annotated wrapper is a collective, got lines {lines}", p)
+        p = run([lockstep, "lint", "--format", "json", "--rules", rules, src, "--", inc])
+        lines = sorted(f["location"]["line"] for f in json.loads(p.stdout)["findings"])
+        expect(lines == [7, 8], f"--rules adds the wrapper, got lines {lines}", p)
+
+
+CHECKS = {f.__name__: f for f in (syntax_error, missing_from_database, suppression, formats_and_exit_codes,
+                                  user_wrappers)}
+
+if __name__ == "__main__":
+    lockstep, here, check = sys.argv[1], os.path.abspath(sys.argv[2]), sys.argv[3]
+    CHECKS[check](lockstep, here)
+    print("ok", check)
