@@ -4,6 +4,8 @@
 #     under `lockstep run` (or, where the lockstep command is not built, mpirun -x LD_PRELOAD=...)
 #   run_traced.sh threads WORK TRACER CHECKER NTHREADS CALLS MPIRUN [MPIRUN FLAGS...] -- PROGRAM
 #     2 ranks with NTHREADS threads each; exit 77 (skipped) without MPI_THREAD_MULTIPLE
+#   run_traced.sh numerics WORK TRACER CHECKER NP MPIRUN [MPIRUN FLAGS...] -- PROGRAM
+#     the stand-in's numerics under the tracer, then its communicator events
 #   run_traced.sh failures WORK TRACER CHECKER WARNINGS PRELOAD PROGRAM ARG
 #     one process; PRELOAD=1 injects the tracer, 0 means the program links it; WARNINGS is how many
 #     tracer warning lines stderr must hold
@@ -37,6 +39,14 @@ case "$mode" in
     "${launcher[@]}" -np 2 -x LD_PRELOAD="$tracer" -x LOCKSTEP_TRACE_DIR="$work/traces" "$2" "$nthreads" "$calls" || rc=$?
     [[ $rc == 0 ]] || exit "$rc"
     "$checker" threads "$work/traces" "$nthreads" "$calls"
+    ;;
+  numerics)
+    tracer=$3 checker=$4 np=$5
+    shift 5
+    launcher=()
+    while [[ $1 != -- ]]; do launcher+=("$1"); shift; done
+    "${launcher[@]}" -np "$np" -x LD_PRELOAD="$tracer" -x LOCKSTEP_TRACE_DIR="$work/traces" "$2"
+    "$checker" management "$work/traces" "$np"
     ;;
   failures)
     tracer=$3 checker=$4 warnings=$5 preload=$6 program=$7 arg=$8

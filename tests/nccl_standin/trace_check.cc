@@ -5,6 +5,8 @@
 //   trace_check failures TRACE_DIR                        failure_program: failed calls recorded as
 //                                                        FAILED, failed creations not registered
 //   trace_check threads TRACE_DIR NTHREADS CALLS          threads_program: nothing lost or duplicated
+//   trace_check management TRACE_DIR NRANKS               numerics_test: every communicator event (init,
+//                                                        split, NOCOLOR, shrink, InitAll, finalize, abort)
 // Exit 0 when everything matches, 1 with the first mismatches listed.
 #include <cstdio>
 #include <cstdlib>
@@ -249,6 +251,74 @@ int check_failures(const std::string& trace_dir) {
   return g_errors ? 1 : 0;
 }
 
+// ---- management ----------------------------------------------------------------------------------
+
+// numerics_test: the communicator events test_management() and main() cause, in order, per rank.
+int check_management(const std::string& trace_dir, int nranks) {
+  std::map<int, Trace> traces = load(trace_dir);
+  if (int(traces.size()) != nranks) FAILF("%s: %zu traces, want %d", trace_dir.c_str(), traces.size(), nranks);
+  struct Want {
+    const char* label;
+    unsigned op;
+    int size, rank;  // -2: not checked
+    bool parent_is_a;
+  };
+  std::map<std::string, std::map<int, uint64_t>> ids;  // label -> rank -> id
+  for (auto& [rank, t] : traces) {
+    relevant(t, rank);  // no MPI communicator from the stand-in's internals
+    std::vector<Want> want = {{"a", LST_COMM_NCCL_INIT_RANK, nranks, rank, false},
+                              {"b", LST_COMM_NCCL_INIT_RANK, nranks, nranks - 1 - rank, false},
+                              {rank % 2 ? "half-odd" : "half-even", LST_COMM_NCCL_SPLIT, (nranks + 1 - rank % 2) / 2, -2, true},
+                              {rank % 2 ? "half-odd" : "half-even", LST_COMM_NCCL_DESTROY, -2, -2, false}};
+    if (rank != 0) {
+      want.push_back({"rest", LST_COMM_NCCL_SPLIT, nranks - 1, rank - 1, true});
+      want.push_back({"rest", LST_COMM_NCCL_DESTROY, nranks - 1, rank - 1, false});
+      want.push_back({"shrunk", LST_COMM_NCCL_SHRINK, nranks - 1, rank - 1, true});
+      want.push_back({"shrunk", LST_COMM_NCCL_FINALIZE, nranks - 1, rank - 1, false});
+    }
+    want.push_back({"self", LST_COMM_NCCL_INIT_ALL, 1, 0, false});
+    want.push_back({"self", LST_COMM_NCCL_DESTROY, 1, 0, false});
+    want.push_back({"b", LST_COMM_NCCL_DESTROY, nranks, nranks - 1 - rank, false});
+    want.push_back({"a", LST_COMM_NCCL_ABORT, nranks, rank, false});
+    std::vector<const lst_record*> got;
+    for (const lst_record* r : t.records)
+      if (kind(r) == LST_KIND_COMM && r->api == LST_API_NCCL) got.push_back(r);
+    if (got.size() != want.size()) FAILF("rank %d: %zu NCCL communicator events, want %zu", rank, got.size(), want.size());
+    for (size_t i = 0; i < got.size() && i < want.size(); ++i) {
+      const lst_record* r = got[i];
+      const Want& w = want[i];
+      auto [it, fresh] = ids[w.label].emplace(rank, r->comm);
+      const bool ok = r->op == w.op && (w.size == -2 || r->u.comm.size == w.size) &&
+                      (w.rank == -2 || r->u.comm.rank == w.rank) && (fresh || it->second == r->comm) &&
+                      (!w.parent_is_a || (r->u.comm.parent == ids["a"][rank] && r->u.comm.parent != 0));
+      if (!ok)
+        FAILF("rank %d: event %zu: %s of %016llx (size %d rank %d parent %016llx), want %s of '%s'", rank, i,
+              lockstep::format::comm_op_name(r->op), (unsigned long long)r->comm, r->u.comm.size, r->u.comm.rank,
+              (unsigned long long)r->u.comm.parent, lockstep::format::comm_op_name(uint8_t(w.op)), w.label);
+      if (ok && w.op == LST_COMM_NCCL_INIT_ALL) {
+        const std::vector<int32_t> members = t.file.members(r->members);
+        if (members.size() != 1 || members[0] != rank) FAILF("rank %d: ncclCommInitAll members not [%d]", rank, rank);
+      }
+    }
+  }
+  auto same = [&](const char* label, int from) {
+    for (int r = from; r < nranks; r += (std::strncmp(label, "half", 4) == 0 ? 2 : 1))
+      if (ids[label][r] != ids[label][from]) FAILF("communicator '%s': rank %d's id differs from rank %d's", label, r, from);
+  };
+  same("a", 0);
+  same("b", 0);
+  same("half-even", 0);
+  if (nranks > 1) same("half-odd", 1);
+  same("rest", 1);
+  same("shrunk", 1);
+  std::set<uint64_t> distinct{ids["a"][0], ids["b"][0], ids["half-even"][0], ids["rest"][1], ids["shrunk"][1]};
+  if (nranks > 1) distinct.insert(ids["half-odd"][1]);
+  for (int r = 0; r < nranks; ++r) distinct.insert(ids["self"][r]);  // a one-process clique is its own
+  if (distinct.size() != size_t(5 + (nranks > 1) + nranks)) FAILF("communicator ids are not all distinct");
+  if (!g_errors) std::printf("%d ranks: communicator events and ids as the program made them\n", nranks);
+  return g_errors ? 1 : 0;
+}
+
 // ---- threads ---------------------------------------------------------------------------------------
 
 // threads_program: per rank NTHREADS communicators, each with CALLS collectives alternating
@@ -294,11 +364,12 @@ int main(int argc, char** argv) {
   try {
     if (argc == 5 && std::strcmp(argv[1], "sequence") == 0) return check_sequence(argv[2], argv[3], std::atoi(argv[4]));
     if (argc == 3 && std::strcmp(argv[1], "failures") == 0) return check_failures(argv[2]);
+    if (argc == 4 && std::strcmp(argv[1], "management") == 0) return check_management(argv[2], std::atoi(argv[3]));
     if (argc == 5 && std::strcmp(argv[1], "threads") == 0) return check_threads(argv[2], std::atoi(argv[3]), std::atoi(argv[4]));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "trace_check: %s\n", e.what());
     return 1;
   }
-  std::fprintf(stderr, "usage: trace_check sequence TRACE_DIR EXPECTED_DIR NRANKS | failures TRACE_DIR | threads TRACE_DIR NTHREADS CALLS\n");
+  std::fprintf(stderr, "usage: trace_check sequence TRACE_DIR EXPECTED_DIR NRANKS | failures TRACE_DIR | threads TRACE_DIR NTHREADS CALLS | management TRACE_DIR NRANKS\n");
   return 2;
 }
