@@ -198,6 +198,25 @@ TEST(Metadata, StringsAreInternedAndBounded) {
   EXPECT_THROW(t.string(100000), FormatError);
 }
 
+TEST(Metadata, EmptyMemberBlobReadsAsNoMembers) {
+  // Found by the fuzzer: a zero-length blob is legal on disk even though the writer never makes one.
+  TempDir d;
+  const std::string p = sample_file(d.path());
+  uint64_t at;
+  {
+    TraceFile t = TraceFile::open(p);
+    const uint32_t m = t.record(1)->members;
+    ASSERT_NE(m, 0u);
+    at = t.header().meta_offset + (m - 1) * 64 + offsetof(lst_meta_string, len);
+  }
+  std::string b = read_all(p);
+  std::memset(&b[at], 0, 4);
+  write_all(p, b);
+  TraceFile t = TraceFile::open(p);
+  t.validate();
+  EXPECT_TRUE(t.members(t.record(1)->members).empty());
+}
+
 TEST(Metadata, ModuleTableCoversTheCallSite) {
   TempDir d;
   const std::string p = sample_file(d.path());

@@ -1,0 +1,104 @@
+// Raw cost of the trace writer's record path (reserve + fill + publish into the MAP_SHARED file),
+// against the same stores into an anonymous in-memory array with one atomic counter: the baseline
+// for the ratio in docs/benchmarks.md.
+#include <benchmark/benchmark.h>
+#include <stdlib.h>
+
+#include <atomic>
+#include <string>
+#include <vector>
+
+#include "lockstep/format/writer.h"
+
+namespace {
+
+using lockstep::format::Writer;
+using lockstep::format::WriterConfig;
+
+void fill(lst_record* r, uint64_t id) {
+  r->op = LST_OP_ALLREDUCE;
+  r->api = LST_API_MPI;
+  r->dtype = LST_DT_FLOAT32;
+  r->redop = LST_RED_SUM;
+  r->comm = 0x1234;
+  r->u.coll.seq = uint32_t(id);
+  r->u.coll.count = 1024;
+  r->u.coll.dtype_size = 4;
+  r->caller = 0x401000;
+  r->t_ns = id;
+}
+
+// One writer shared by every thread of a run, as in the traced process.
+Writer* g_writer = nullptr;
+std::string g_dir;
+
+void BM_WriterReservePublish(benchmark::State& state) {
+  if (state.thread_index() == 0) {
+    char tmpl[] = "/tmp/lockstep-bench-XXXXXX";
+    g_dir = mkdtemp(tmpl);
+    g_writer = new Writer;
+    WriterConfig c;
+    c.dir = g_dir.c_str();
+    c.ring_records = uint64_t(state.range(0));
+    char err[256];
+    if (!g_writer->open(c, err, sizeof err)) state.SkipWithError(err);
+  }
+  for (auto _ : state) {
+    uint64_t id;
+    lst_record* r = g_writer->reserve(&id);
+    if (!r) {
+      state.SkipWithError("record dropped");
+      break;
+    }
+    fill(r, id);
+    Writer::publish(r, LST_WORD(LST_KIND_COLLECTIVE, LST_STATE_ENTERED, 0));
+    benchmark::DoNotOptimize(r);
+  }
+  state.SetItemsProcessed(state.iterations());
+  if (state.thread_index() == 0) {
+    g_writer->close();
+    delete g_writer;
+    std::system(("rm -rf '" + g_dir + "'").c_str());
+  }
+}
+// Arg: 0 = growing file (grows in 4 MiB chunks as the benchmark runs), N = ring of N records.
+BENCHMARK(BM_WriterReservePublish)->Arg(0)->Arg(1 << 16)->Threads(1)->Threads(2)->UseRealTime();
+
+std::vector<lst_record>* g_array = nullptr;
+std::atomic<uint64_t> g_next{0};
+
+void BM_BaselineArrayStore(benchmark::State& state) {
+  if (state.thread_index() == 0) {
+    g_array = new std::vector<lst_record>(1 << 16);
+    g_next = 0;
+  }
+  for (auto _ : state) {
+    uint64_t id = g_next.fetch_add(1, std::memory_order_relaxed);
+    lst_record* r = &(*g_array)[id & ((1 << 16) - 1)];
+    fill(r, id);
+    __atomic_store_n(&r->word, LST_WORD(LST_KIND_COLLECTIVE, LST_STATE_ENTERED, 0), __ATOMIC_RELEASE);
+    benchmark::DoNotOptimize(r);
+  }
+  state.SetItemsProcessed(state.iterations());
+  if (state.thread_index() == 0) delete g_array;
+}
+BENCHMARK(BM_BaselineArrayStore)->Threads(1)->Threads(2)->UseRealTime();
+
+void BM_InternHit(benchmark::State& state) {
+  char tmpl[] = "/tmp/lockstep-bench-XXXXXX";
+  std::string dir = mkdtemp(tmpl);
+  Writer w;
+  WriterConfig c;
+  c.dir = dir.c_str();
+  char err[256];
+  if (!w.open(c, err, sizeof err)) state.SkipWithError(err);
+  const char name[] = "model/layer_12/attention/dense/kernel:0";
+  for (auto _ : state) benchmark::DoNotOptimize(w.intern(name, sizeof name - 1));
+  w.close();
+  std::system(("rm -rf '" + dir + "'").c_str());
+}
+BENCHMARK(BM_InternHit);
+
+}  // namespace
+
+BENCHMARK_MAIN();
