@@ -2,7 +2,8 @@
 # Drives the tracer's multi-rank tests: runs a test program with liblockstep_trace.so injected (under
 # `lockstep run` where the test is about it), then checks the traces with trace_check.
 #   run_test.sh MODE WORK LOCKSTEP TRACER CHECK MPIRUN [MPIRUN FLAGS...] -- PROGRAM [ARGS...]
-# MODE: sequence STEPS | threads NTHREADS CALLS | errors | fork | unwritable | hang | stall
+# MODE: sequence STEPS | threads NTHREADS CALLS | threads-mpirun | stack | errors | fork | unwritable | hang |
+#       stall | dir
 set -euo pipefail
 mode=$1 work=$2 lockstep=$3 tracer=$4 check=$5
 shift 5
@@ -79,6 +80,31 @@ case "$mode" in
     grep -q "rank 0" <<<"$report" || fail "the report does not name rank 0"
     [[ $(grep -n "MPI_Barrier" "$work/run.err" | head -1 | cut -d: -f1) -lt $(grep -n "timeout after" "$work/run.err" | cut -d: -f1) ]] \
       || fail "the report came after the timeout"
+    ;;
+  threads-mpirun)
+    # The same as threads without `lockstep run` (sanitizer builds: only the tracer and the program).
+    "${launcher[@]}" -np 2 -x LD_PRELOAD="$tracer" -x LOCKSTEP_TRACE_DIR="$work/traces" "${program[@]}" 8 60
+    "$check" threads "$work/traces" 2 8 60
+    ;;
+  stack)
+    # LOCKSTEP_TRACE_STACK=3: the caller plus two more frames, in one STACK record after each collective.
+    mkdir -p "$work/expected"
+    "${launcher[@]}" -np 2 -x LD_PRELOAD="$tracer" -x LOCKSTEP_TRACE_DIR="$work/traces" -x LOCKSTEP_TRACE_STACK=3 \
+      "${program[@]}" "$work/expected" 60
+    "$check" stack "$work/traces" 2
+    ;;
+  dir)
+    # A directory holding another job's traces is refused (exit 2) unless --clean, which removes them.
+    mkdir -p "$work/traces"
+    touch "$work/traces/rank-0.otherhost.1.lstrace" "$work/traces/notes.txt"
+    rc=0
+    "$lockstep" run -o "$work/traces" --tracer "$tracer" -- true 2>"$work/err" || rc=$?
+    [[ $rc == 2 ]] || fail "exit code $rc for a directory with traces, want 2"
+    grep -q "already holds 1 trace file" "$work/err" || fail "no reason given: $(cat "$work/err")"
+    [[ -e $work/traces/rank-0.otherhost.1.lstrace ]] || fail "the old trace was removed without --clean"
+    "$lockstep" run -o "$work/traces" --clean --tracer "$tracer" -- true
+    [[ ! -e $work/traces/rank-0.otherhost.1.lstrace ]] || fail "--clean left the old trace"
+    [[ -e $work/traces/notes.txt ]] || fail "--clean removed a file that is not a trace"
     ;;
   *)
     echo "run_test.sh: unknown mode $mode" >&2

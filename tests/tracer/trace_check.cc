@@ -6,6 +6,7 @@
 //   trace_check errors TRACES NRANKS                   mpi_safety errors: failed calls recorded as FAILED
 //   trace_check fork TRACES NRANKS                     mpi_safety fork: the child left the parent's trace alone
 //   trace_check hang TRACES                            mpi_hang: rank 0 still ENTERED in MPI_Barrier
+//   trace_check stack TRACES NRANKS                    LOCKSTEP_TRACE_STACK=3: extra frames per collective
 // Exit 0 when everything matches, 1 with the first mismatches listed, 2 for bad usage.
 #include <cstdio>
 #include <cstdlib>
@@ -261,6 +262,34 @@ int fork_check(const std::string& traces, int nranks) {
   return g_errors ? 1 : 0;
 }
 
+// LOCKSTEP_TRACE_STACK=3: every collective is followed by one STACK record holding two frames above
+// the call site.
+int stack(const std::string& traces, int nranks) {
+  auto all = load(traces, static_cast<size_t>(nranks));
+  size_t n = 0;
+  for (auto& [rank, t] : all) {
+    for (size_t i = 0; i < t.records.size(); ++i) {
+      const lst_record* r = t.records[i];
+      if (LST_WORD_KIND(r->word) != LST_KIND_COLLECTIVE) continue;
+      ++n;
+      const lst_record* s = i + 1 < t.records.size() ? t.records[i + 1] : nullptr;
+      if (!s || LST_WORD_KIND(s->word) != LST_KIND_STACK) {
+        FAILF("rank %d: collective seq %u has no STACK record after it", rank, r->u.coll.seq);
+        continue;
+      }
+      if (s->u.stack.ref != r->u.coll.id_lo) FAILF("rank %d: STACK record refers to %llu, want %u", rank, (unsigned long long)s->u.stack.ref, r->u.coll.id_lo);
+      if (s->u.stack.frames[0] == 0 || s->u.stack.frames[0] == r->caller)
+        FAILF("rank %d: STACK frame 0 is %llx (caller %llx)", rank, (unsigned long long)s->u.stack.frames[0], (unsigned long long)r->caller);
+      bool in_module = false;
+      for (const auto& m : t.file.modules()) in_module = in_module || (s->u.stack.frames[0] >= m.lo && s->u.stack.frames[0] < m.hi);
+      if (!in_module) FAILF("rank %d: STACK frame %llx is in no module of the table", rank, (unsigned long long)s->u.stack.frames[0]);
+    }
+  }
+  if (n == 0) FAILF("no collectives");
+  if (g_errors == 0) std::printf("trace_check: %zu collectives, each with its extra frames\n", n);
+  return g_errors ? 1 : 0;
+}
+
 // mpi_hang: rank 0 blocks in MPI_Barrier on world that rank 1 never calls.
 int hang(const std::string& traces) {
   auto all = load(traces, 2);
@@ -291,10 +320,11 @@ int main(int argc, char** argv) {
     if (mode == "errors" && argc == 4) return errors(argv[2], std::atoi(argv[3]));
     if (mode == "fork" && argc == 4) return fork_check(argv[2], std::atoi(argv[3]));
     if (mode == "hang" && argc == 3) return hang(argv[2]);
+    if (mode == "stack" && argc == 4) return stack(argv[2], std::atoi(argv[3]));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "trace_check: %s\n", e.what());
     return 1;
   }
-  std::fprintf(stderr, "usage: trace_check sequence|threads|errors|fork|hang ...\n");
+  std::fprintf(stderr, "usage: trace_check sequence|threads|errors|fork|hang|stack ...\n");
   return 2;
 }
