@@ -1,6 +1,11 @@
-// Checks the traces of device_program (tests/cuda/run_device.sh):
-//   device_check DIR NRANKS completed   6 NCCL collectives COMPLETED with DEVICE records, 2 RETURNED
-//   device_check DIR NRANKS none        all 8 RETURNED, no DEVICE record
+// Checks the traces of the device-completion and CUPTI test programs (run_device.sh):
+//   device_check DIR NRANKS completed     device_program: 6 of 8 NCCL collectives COMPLETED with DEVICE
+//                                         records, the last 2 RETURNED
+//   device_check DIR NRANKS none [N]      N (8) NCCL collectives, all RETURNED, no DEVICE record
+//   device_check DIR NRANKS kernels N     N NCCL collectives, all COMPLETED with kernel/copy times
+//   device_check DIR NRANKS inferred OPS  no intercepted collective; inferred ones with these operations
+//                                         (lst_op numbers, comma separated), numbered 0, 1, ..., with
+//                                         kernel times and NCCL kernel names
 // and, with WARNINGS=<n>, exactly n tracer-warning markers mentioning CUDA per trace.
 // Exit 0 when everything holds, 1 with the problems listed.
 #include <cstdio>
@@ -17,13 +22,27 @@
 namespace fs = std::filesystem;
 
 int main(int argc, char** argv) {
-  if (argc != 4) {
-    std::fprintf(stderr, "usage: device_check DIR NRANKS completed|none\n");
+  if (argc < 4) {
+    std::fprintf(stderr, "usage: device_check DIR NRANKS completed|none|kernels|inferred [N|OPS]\n");
     return 2;
   }
   const std::string dir = argv[1];
   const int nranks = std::atoi(argv[2]);
-  const bool completed = std::strcmp(argv[3], "completed") == 0;
+  const std::string mode = argv[3];
+  const bool completed = mode == "completed";
+  const bool kernels = mode == "kernels";
+  const bool infer = mode == "inferred";
+  size_t want_colls = (kernels || (mode == "none" && argc > 4)) ? std::strtoul(argv[4], nullptr, 10) : 8;
+  std::vector<unsigned> want_ops;
+  if (infer && argc > 4) {
+    std::string ops = argv[4];
+    for (size_t at = 0; at <= ops.size();) {
+      size_t comma = ops.find(',', at);
+      if (comma == std::string::npos) comma = ops.size();
+      want_ops.push_back(static_cast<unsigned>(std::stoul(ops.substr(at, comma - at))));
+      at = comma + 1;
+    }
+  }
   const char* w = std::getenv("WARNINGS");
   const int want_warnings = w ? std::atoi(w) : 0;
   int errors = 0, traces = 0;
@@ -37,14 +56,15 @@ int main(int argc, char** argv) {
       auto f = lockstep::format::TraceFile::open(e.path().string());
       f.validate();
       const std::string name = e.path().filename().string();
-      std::vector<std::pair<uint64_t, const lst_record*>> colls;
+      std::vector<std::pair<uint64_t, const lst_record*>> colls, inferred;
       std::map<uint64_t, const lst_record*> device;  // by collective id
       int warnings = 0;
       for (uint64_t id = f.first_id(); id < f.end_id(); ++id) {
         const lst_record* r = f.record(id);
         if (!r) continue;
         unsigned kind = LST_WORD_KIND(r->word);
-        if (kind == LST_KIND_COLLECTIVE && r->api == LST_API_NCCL) colls.emplace_back(id, r);
+        if (kind == LST_KIND_COLLECTIVE && r->api == LST_API_NCCL)
+          (LST_WORD_FLAGS(r->word) & LST_F_INFERRED ? inferred : colls).emplace_back(id, r);
         if (kind == LST_KIND_DEVICE) {
           if (device.count(r->u.device.ref)) fail(name, "two DEVICE records for one collective");
           device[r->u.device.ref] = r;
@@ -55,15 +75,40 @@ int main(int argc, char** argv) {
       }
       if (warnings != want_warnings)
         fail(name, std::to_string(warnings) + " CUDA warnings recorded, want " + std::to_string(want_warnings));
-      if (colls.size() != 8) {
-        fail(name, std::to_string(colls.size()) + " NCCL collectives, want 8");
+      auto kernel_times = [&](uint64_t id) {
+        auto d = device.find(id);
+        return d != device.end() && d->second->u.device.start_ns > 0 &&
+               d->second->u.device.end_ns >= d->second->u.device.start_ns;
+      };
+      if (infer) {
+        if (!colls.empty()) fail(name, std::to_string(colls.size()) + " intercepted collectives, want none");
+        if (inferred.size() != want_ops.size())
+          fail(name, std::to_string(inferred.size()) + " inferred collectives, want " + std::to_string(want_ops.size()));
+        for (size_t i = 0; i < inferred.size() && i < want_ops.size(); ++i) {
+          auto [id, r] = inferred[i];
+          const std::string at = "inferred collective " + std::to_string(i);
+          if (r->op != want_ops[i]) fail(name, at + ": op " + std::to_string(r->op) + ", want " + std::to_string(want_ops[i]));
+          if (r->u.coll.seq != i) fail(name, at + ": seq " + std::to_string(r->u.coll.seq));
+          if (LST_WORD_STATE(r->word) != LST_STATE_COMPLETED) fail(name, at + ": not COMPLETED");
+          if (!kernel_times(id)) fail(name, at + ": no kernel times");
+          if (f.string(r->aux).substr(0, 14) != "ncclDevKernel_") fail(name, at + ": not named after its kernel");
+        }
+        continue;
+      }
+      if (!inferred.empty()) fail(name, std::to_string(inferred.size()) + " inferred collectives next to intercepted ones");
+      if (colls.size() != want_colls) {
+        fail(name, std::to_string(colls.size()) + " NCCL collectives, want " + std::to_string(want_colls));
         continue;
       }
       for (size_t i = 0; i < colls.size(); ++i) {
         auto [id, r] = colls[i];
         const std::string at = "collective " + std::to_string(i);
         unsigned state = LST_WORD_STATE(r->word);
-        if (LST_WORD_FLAGS(r->word) & LST_F_INFERRED) fail(name, at + ": marked inferred");
+        if (kernels) {
+          if (state != LST_STATE_COMPLETED) fail(name, at + ": state " + std::to_string(state) + ", want COMPLETED");
+          if (!kernel_times(id)) fail(name, at + ": no kernel/copy times");
+          continue;
+        }
         bool want_done = completed && i < 6;
         auto d = device.find(id);
         if (want_done) {

@@ -61,14 +61,14 @@ class TraceSink final : public CorrelationSink {
     if (id != UINT64_MAX) write_device(id, k.start_ns, k.end_ns);
   }
 };
-// Built on first use: the load-time constructor that starts CUPTI may run before static initializers.
+// Built on first use (the load-time constructor that starts CUPTI may run before static initializers)
+// and never destroyed: the GPU thread's last flush at exit runs after static destructors may have.
 Correlator& correlator() {
-  static TraceSink sink;
   // Room for the bindings of every call made between two buffer deliveries (a launch is noted by its
   // runtime and its driver call, one of which the kernel record names): 2^18 is ~100 ms of calls at
   // over a million calls per second.
-  static Correlator c(&sink, 1u << 18);
-  return c;
+  static Correlator* c = new Correlator(new TraceSink(), 1u << 18);
+  return *c;
 }
 
 // Correlation ids of launches made by this thread inside intercepted calls, not yet bound.

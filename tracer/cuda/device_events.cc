@@ -119,10 +119,18 @@ struct Tracked {
 constexpr size_t kMaxInFlight = 1u << 16;
 constexpr size_t kMaxPooled = 4096;
 
-std::mutex g_mu;  // guards the queue and the pool; never held across a CUDA call
-std::condition_variable g_cv;
-std::vector<Tracked> g_queue;       // recorded on the application's thread, not yet seen by the poller
-std::vector<void*> g_pool;          // events ready for reuse (one device per process is the rule)
+// Shared with the GPU thread, which may still run while static destructors do at exit: allocated once,
+// never destroyed.
+struct Shared {
+  std::mutex mu;  // guards the queue and the pool; never held across a CUDA call
+  std::condition_variable cv;
+  std::vector<Tracked> queue;  // recorded on the application's thread, not yet seen by the poller
+  std::vector<void*> pool;     // events ready for reuse (one device per process is the rule)
+};
+Shared& shared() {
+  static Shared* s = new Shared();
+  return *s;
+}
 std::atomic<size_t> g_in_flight{0};
 std::atomic<bool> g_stop{false};
 std::atomic<bool> g_thread_done{false};
@@ -133,10 +141,10 @@ std::once_flag g_thread_once;
 
 void* take_event() {
   {
-    std::lock_guard<std::mutex> lock(g_mu);
-    if (!g_pool.empty()) {
-      void* ev = g_pool.back();
-      g_pool.pop_back();
+    std::lock_guard<std::mutex> lock(shared().mu);
+    if (!shared().pool.empty()) {
+      void* ev = shared().pool.back();
+      shared().pool.pop_back();
       return ev;
     }
   }
@@ -147,9 +155,9 @@ void* take_event() {
 
 void give_event(void* ev) {
   {
-    std::lock_guard<std::mutex> lock(g_mu);
-    if (g_pool.size() < kMaxPooled) {
-      g_pool.push_back(ev);
+    std::lock_guard<std::mutex> lock(shared().mu);
+    if (shared().pool.size() < kMaxPooled) {
+      shared().pool.push_back(ev);
       return;
     }
   }
@@ -183,10 +191,10 @@ void track(uint64_t record_id, void* stream) {
   start_gpu_thread();
   g_in_flight.fetch_add(1, std::memory_order_relaxed);
   {
-    std::lock_guard<std::mutex> lock(g_mu);
-    g_queue.push_back({record_id, ev});
+    std::lock_guard<std::mutex> lock(shared().mu);
+    shared().queue.push_back({record_id, ev});
   }
-  g_cv.notify_one();
+  shared().cv.notify_one();
 }
 
 // ---- NCCL groups ----------------------------------------------------------------------------------
@@ -257,11 +265,11 @@ void* gpu_thread_main(void*) {
   bool stopping = false;
   while (true) {
     {
-      std::unique_lock<std::mutex> lock(g_mu);
-      if (pending.empty() && g_queue.empty() && !g_stop.load(std::memory_order_acquire))
-        g_cv.wait_for(lock, std::chrono::milliseconds(100));
-      pending.insert(pending.end(), g_queue.begin(), g_queue.end());
-      g_queue.clear();
+      std::unique_lock<std::mutex> lock(shared().mu);
+      if (pending.empty() && shared().queue.empty() && !g_stop.load(std::memory_order_acquire))
+        shared().cv.wait_for(lock, std::chrono::milliseconds(100));
+      pending.insert(pending.end(), shared().queue.begin(), shared().queue.end());
+      shared().queue.clear();
       stopping = g_stop.load(std::memory_order_acquire);
     }
     bool progressed = false;
@@ -304,7 +312,7 @@ void* gpu_thread_main(void*) {
 void on_exit_stop_thread() {
   if (g_forked.load(std::memory_order_relaxed)) return;
   g_stop.store(true, std::memory_order_release);
-  g_cv.notify_all();
+  shared().cv.notify_all();
   // A last pass records what finished; a hung device must not hang the exit, so wait a bounded time.
   for (int i = 0; i < 100 && !g_thread_done.load(std::memory_order_acquire); ++i) sleep_ns(2'000'000);
 }
@@ -329,7 +337,7 @@ bool plugin_active() noexcept { return g_plugin.load(std::memory_order_relaxed);
 
 void start_gpu_thread() noexcept {
   std::call_once(g_thread_once, [] {
-    g_queue.reserve(1024);
+    shared().queue.reserve(1024);
     // The thread takes no signals: the application's handlers must not run on it.
     sigset_t all, old;
     sigfillset(&all);
@@ -345,6 +353,6 @@ void start_gpu_thread() noexcept {
   });
 }
 
-void wake_gpu_thread() noexcept { g_cv.notify_one(); }
+void wake_gpu_thread() noexcept { shared().cv.notify_one(); }
 
 }  // namespace lockstep::trace::gpu
