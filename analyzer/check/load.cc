@@ -38,6 +38,19 @@ class FileSource : public RecordSource {
     if (p1 > p0) ::madvise(reinterpret_cast<void*>(p0), p1 - p0, MADV_DONTNEED);
   }
   const format::TraceFile& file() const { return file_; }
+  const lst_record* contiguous() const override {
+    if (file_.header().flags & LST_HDR_RING) return nullptr;
+    const uint64_t first = file_.first_id(), end = file_.end_id();
+    if (first == end) return nullptr;
+    // Any published slot anchors the mapping; offsets of a growing file are records_offset + 64 * id.
+    for (uint64_t id = first; id < end && id < first + 4096; ++id)
+      if (const lst_record* r = file_.record(id)) {
+        if (file_.offset_of(end - 1) - file_.offset_of(first) != (end - 1 - first) * sizeof(lst_record)) return nullptr;
+        const uint8_t* base = reinterpret_cast<const uint8_t*>(r) - (file_.offset_of(id) - file_.offset_of(first));
+        return reinterpret_cast<const lst_record*>(base);
+      }
+    return nullptr;
+  }
 
  private:
   format::TraceFile file_;
@@ -71,7 +84,7 @@ Rank load_one(const std::string& path, const LoadOptions& options, const std::st
   r.dropped = h.dropped_records;
   for (auto& m : f.modules()) r.modules.push_back({m.path, m.build_id, m.base, m.lo, m.hi, 0});
   try {
-    ingest(r, src, /*defer_sites=*/true);
+    ingest(r, src, /*defer_sites=*/bool(options.site_keys));
   } catch (const format::FormatError&) {
     throw;
   } catch (const std::exception& e) {
@@ -82,6 +95,7 @@ Rank load_one(const std::string& path, const LoadOptions& options, const std::st
 }
 
 void resolve(Rank& r, const LoadOptions& options) {
+  if (!options.site_keys) return;  // keyed by module + offset during ingest
   try {
     resolve_sites(r, options.site_keys);
   } catch (const std::exception&) {

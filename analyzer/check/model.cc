@@ -88,7 +88,8 @@ const char* end_state_name(EndState s) {
   return "unknown";
 }
 
-uint64_t semantic_signature(const lst_record& r, std::string_view name) {
+namespace {
+inline __attribute__((always_inline)) uint64_t semantic(const lst_record& r, std::string_view name) {
   uint8_t flags = LST_WORD_FLAGS(r.word);
   uint64_t h = mix(uint64_t(r.api) << 16 | uint64_t(r.op) << 8 | (flags & (LST_F_NONBLOCKING | LST_F_CONTROL)));
   if (!v_variant(r.op, flags)) h = mix(h ^ (r.u.coll.count * uint64_t(r.u.coll.dtype_size)));
@@ -98,6 +99,9 @@ uint64_t semantic_signature(const lst_record& r, std::string_view name) {
   if (!name.empty()) h = mix(h ^ fnv(name));
   return h;
 }
+}  // namespace
+
+uint64_t semantic_signature(const lst_record& r, std::string_view name) { return semantic(r, name); }
 
 int Rank::module_of(uint64_t addr) const {
   for (size_t i = 0; i < modules.size(); ++i)
@@ -123,9 +127,17 @@ void ingest(Rank& rank, std::shared_ptr<const RecordSource> source, bool defer_s
   struct CacheSlot {
     uint64_t addr = ~0ull;
     uint32_t id = 0;
+    uint64_t key = 0;  // site key when resolved now (not deferred)
   };
   CacheSlot cache[256];
   std::unordered_map<uint64_t, uint32_t> site_ids;
+  struct CommSlot {
+    uint64_t comm = ~0ull;
+    uint32_t index = 0;
+  };
+  CommSlot comm_cache[16];
+  // Walk the slots directly when they are one array (a growing file): no per-record call.
+  const lst_record* slots = src.contiguous();
   const uint64_t first = src.first_id(), end = src.end_id();
   constexpr uint64_t kRelease = 1u << 16;  // records per page-release step
   uint64_t released = first;
@@ -134,7 +146,13 @@ void ingest(Rank& rank, std::shared_ptr<const RecordSource> source, bool defer_s
       src.release(released, id);
       released = id;
     }
-    const lst_record* r = src.record(id);
+    const lst_record* r;
+    if (slots) {
+      r = slots + (id - first);
+      if (LST_WORD_MAGIC(__atomic_load_n(&r->word, __ATOMIC_ACQUIRE)) != LST_SLOT_MAGIC) r = nullptr;
+    } else {
+      r = src.record(id);
+    }
     if (!r) {
       ++rank.unpublished;
       continue;
@@ -152,12 +170,16 @@ void ingest(Rank& rank, std::shared_ptr<const RecordSource> source, bool defer_s
           break;
         }
         if (r->comm != last_comm) {
-          auto [it, fresh] = rank.seq_index.try_emplace(r->comm, uint32_t(rank.seqs.size()));
-          if (fresh) {
-            rank.seqs.emplace_back();
-            rank.seqs.back().comm = r->comm;
+          CommSlot& cs = comm_cache[(r->comm ^ (r->comm >> 17)) & 15];
+          if (cs.comm != r->comm) {
+            auto [it, fresh] = rank.seq_index.try_emplace(r->comm, uint32_t(rank.seqs.size()));
+            if (fresh) {
+              rank.seqs.emplace_back();
+              rank.seqs.back().comm = r->comm;
+            }
+            cs = {r->comm, it->second};
           }
-          seq = &rank.seqs[it->second];
+          seq = &rank.seqs[cs.index];
           last_comm = r->comm;
         }
         std::string_view name;
@@ -169,10 +191,13 @@ void ingest(Rank& rank, std::shared_ptr<const RecordSource> source, bool defer_s
         if (slot.addr != r->caller) {
           auto [it, fresh] = site_ids.try_emplace(r->caller, uint32_t(rank.site_addr.size()));
           if (fresh) rank.site_addr.push_back(r->caller);
-          slot = {r->caller, it->second};
+          slot = {r->caller, it->second, defer_sites ? 0 : site_hash(rank, r->caller) * 0x9e3779b97f4a7c15ull};
         }
-        seq->site.push_back(slot.id);
-        uint64_t sig = semantic_signature(*r, name);
+        uint64_t sig = semantic(*r, name);
+        if (defer_sites)
+          seq->site.push_back(slot.id);
+        else
+          sig ^= slot.key;
         if (LST_WORD_FLAGS(word) & LST_F_CONTROL) seq->has_control = true;
         if (!done(*r)) seq->open.push_back(uint32_t(seq->sig.size()));
         seq->sig.push_back(sig);
@@ -235,7 +260,7 @@ void ingest(Rank& rank, std::shared_ptr<const RecordSource> source, bool defer_s
     }
   }
   src.release(released, end);
-  if (!defer_sites) resolve_sites(rank);
+  if (!defer_sites) resolve_sites(rank, nullptr);
 }
 
 std::vector<uint64_t> module_site_keys(const Rank& rank, const std::vector<uint64_t>& addrs) {
@@ -246,9 +271,11 @@ std::vector<uint64_t> module_site_keys(const Rank& rank, const std::vector<uint6
 }
 
 void resolve_sites(Rank& rank, const SiteKeys& keys) {
-  std::vector<uint64_t> k = keys ? keys(rank, rank.site_addr) : module_site_keys(rank, rank.site_addr);
+  std::vector<uint64_t> k;
+  bool folded = !rank.seqs.empty() && rank.seqs.front().site.size() != rank.seqs.front().sig.size();
+  if (!folded) k = keys ? keys(rank, rank.site_addr) : module_site_keys(rank, rank.site_addr);
   for (auto& s : rank.seqs) {
-    if (s.site.size() == s.sig.size())
+    if (!folded && s.site.size() == s.sig.size())
       for (size_t i = 0; i < s.sig.size(); ++i) s.sig[i] ^= k[s.site[i]] * 0x9e3779b97f4a7c15ull;
     std::vector<uint32_t>().swap(s.site);
     uint64_t h = mix(s.sig.size());

@@ -26,6 +26,9 @@ class RecordSource {
   virtual std::vector<int32_t> members(uint32_t id) const = 0;
   // Drops the pages of records [lo, hi) from memory after ingest (a hint; may do nothing).
   virtual void release(uint64_t lo, uint64_t hi) const {}
+  // The slots of ids [first_id(), end_id()) as one array when they are contiguous in memory (a
+  // growing file), else nullptr. Slot words must still be checked (0: unpublished).
+  virtual const lst_record* contiguous() const { return nullptr; }
 };
 
 struct ModuleRange {
@@ -188,6 +191,7 @@ class MemorySource : public RecordSource {
   std::vector<lst_record> records;
   std::vector<std::string> strings;
   std::vector<std::vector<int32_t>> blobs;
+  const lst_record* contiguous() const override { return records.data(); }
 };
 
 }  // namespace lockstep::check

@@ -1,0 +1,160 @@
+// Checker throughput on synthetic traces written with the real Writer:
+//   check_bench gen DIR RANKS COLLECTIVES [COMMS]   write one job (once; several GB at full size)
+//   check_bench run DIR [JOBS]                      baseline read pass vs check, each in a child process
+// The baseline maps every file and touches every record (what merely reading costs); the check loads
+// (mapping, validation, ingest) and analyzes. Each runs in its own child so peak RSS is its own.
+#include <fmt/format.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "lockstep/check/check.h"
+#include "lockstep/check/load.h"
+#include "lockstep/format/reader.h"
+#include "trace_writer.h"
+
+namespace fs = std::filesystem;
+using lockstep::check::gen::Spec;
+
+namespace {
+
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+int gen(const std::string& dir, int ranks, uint64_t n, int comms) {
+  fs::create_directories(dir);
+  std::atomic<int> next{0};
+  auto work = [&] {
+    for (int r; (r = next.fetch_add(1)) < ranks;) {
+      Spec s;
+      s.dir = dir;
+      s.job = "bench-job";
+      s.rank = r;
+      s.size = ranks;
+      s.collectives = n;
+      s.comms = comms;
+      lockstep::check::gen::write_rank(s);
+    }
+  };
+  std::thread t(work);
+  work();
+  t.join();
+  return 0;
+}
+
+struct Measure {
+  double seconds = 0;
+  uint64_t records = 0;
+  long max_rss_kb = 0;
+  int rc = 0;
+};
+
+// Runs fn in a child process; the child writes its record count and time back through a pipe.
+template <class Fn>
+Measure in_child(Fn fn) {
+  int p[2];
+  if (pipe(p) != 0) return {};
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(p[0]);
+    double t0 = now_s();
+    uint64_t recs = fn();
+    double t = now_s() - t0;
+    if (write(p[1], &recs, sizeof recs) < 0 || write(p[1], &t, sizeof t) < 0) _exit(3);
+    _exit(0);
+  }
+  close(p[1]);
+  Measure m;
+  if (read(p[0], &m.records, sizeof m.records) != sizeof m.records || read(p[0], &m.seconds, sizeof m.seconds) != sizeof m.seconds)
+    m.rc = -1;
+  close(p[0]);
+  int st = 0;
+  struct rusage ru{};
+  wait4(pid, &st, 0, &ru);
+  m.max_rss_kb = ru.ru_maxrss;
+  if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) m.rc = -1;
+  return m;
+}
+
+std::vector<std::string> trace_files(const std::string& dir) {
+  std::vector<std::string> v;
+  for (auto& e : fs::directory_iterator(dir))
+    if (e.path().extension() == ".lstrace") v.push_back(e.path().string());
+  return v;
+}
+
+uint64_t baseline(const std::vector<std::string>& files, int jobs) {
+  std::atomic<size_t> next{0};
+  std::atomic<uint64_t> total{0}, sink{0};
+  auto work = [&] {
+    uint64_t n = 0, acc = 0;
+    for (size_t i; (i = next.fetch_add(1)) < files.size();) {
+      auto f = lockstep::format::TraceFile::open(files[i]);
+      for (uint64_t id = f.first_id(); id < f.end_id(); ++id)
+        if (const lst_record* r = f.record(id)) {
+          acc += r->word + r->u.coll.count;
+          ++n;
+        }
+    }
+    total += n;
+    sink += acc;
+  };
+  std::vector<std::thread> pool;
+  for (int t = 1; t < jobs; ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+  return total + (sink == 42 ? 1 : 0);
+}
+
+int run(const std::string& dir, int jobs) {
+  auto files = trace_files(dir);
+  uint64_t bytes = 0;
+  for (auto& f : files) bytes += fs::file_size(f);
+  fmt::print("traces: {} files, {:.2f} GiB in {}; {} thread(s)\n", files.size(), double(bytes) / (1ull << 30), dir, jobs);
+  in_child([&] { return baseline(files, jobs); });  // warm the page cache
+  Measure base = in_child([&] { return baseline(files, jobs); });
+  auto check = [&](bool validate) {
+    return in_child([&] {
+      lockstep::check::LoadOptions lo;
+      lo.jobs = jobs;
+      lo.validate = validate;
+      auto job = lockstep::check::load_dir(dir, lo);
+      auto res = lockstep::check::analyze(job);
+      if (!res.in_lockstep()) std::fprintf(stderr, "unexpected findings\n");
+      return res.summary.records;
+    });
+  };
+  Measure full = check(true);
+  Measure fast = check(false);
+  auto line = [&](const char* name, const Measure& m) {
+    double rate = double(m.records) / m.seconds;
+    fmt::print("{:<28} {:>12} records {:>8.2f} s {:>8.1f} M records/s ({:.1f} M/s per thread) peak RSS {:>7.2f} GiB ({:.0f}% of traces){}\n",
+               name, m.records, m.seconds, rate / 1e6, rate / 1e6 / jobs, double(m.max_rss_kb) / (1 << 20),
+               100.0 * double(m.max_rss_kb) * 1024 / double(bytes), m.rc ? " FAILED" : "");
+  };
+  line("baseline (touch every record)", base);
+  line("check (validate + analyze)", full);
+  line("check --no-validate", fast);
+  fmt::print("ratio check/baseline time: {:.2f} (validating), {:.2f} (not validating)\n", full.seconds / base.seconds,
+             fast.seconds / base.seconds);
+  return base.rc || full.rc || fast.rc ? 1 : 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> a(argv + 1, argv + argc);
+  if (a.size() >= 4 && a[0] == "gen") return gen(a[1], std::stoi(a[2]), std::stoull(a[3]), a.size() > 4 ? std::stoi(a[4]) : 3);
+  if (a.size() >= 2 && a[0] == "run") return run(a[1], a.size() > 2 ? std::stoi(a[2]) : 1);
+  std::fprintf(stderr, "usage: check_bench gen DIR RANKS COLLECTIVES [COMMS] | check_bench run DIR [THREADS]\n");
+  return 2;
+}
