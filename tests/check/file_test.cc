@@ -170,5 +170,38 @@ TEST(Cli, ExitCodesAndVerdictLine) {
   EXPECT_GT(fs::file_size(out), 100u);
 }
 
+TEST(Diff, AddedRemovedAndChangedCollectives) {
+  TempDir base, same, now;
+  write_job(base.path, 4, 60, 2, -1, -1, "run-1");
+  write_job(same.path, 4, 60, 2, -1, -1, "run-2");
+  for (int r = 0; r < 4; ++r) {
+    gen::Spec s;
+    s.dir = now.path;
+    s.job = "run-3";
+    s.rank = r;
+    s.collectives = 60;
+    s.comms = 2;
+    s.count_change_at = 10;  // world #5 passes twice the data
+    s.skip_at = 21;          // dup #10 is gone
+    gen::write_rank(s);
+  }
+  Cli c = lockstep("diff --no-symbolize " + base.path + " " + same.path);
+  EXPECT_EQ(c.rc, 0) << c.out;
+  c = lockstep("diff --no-symbolize " + base.path + " " + now.path);
+  EXPECT_EQ(c.rc, 1) << c.out;
+  EXPECT_NE(c.out.find("2 differences (0 added, 1 removed, 1 changed"), std::string::npos) << c.out;
+  EXPECT_NE(c.out.find("changed  on MPI_COMM_WORLD: MPI_Allreduce #5 (1024 x float32"), std::string::npos) << c.out;
+  EXPECT_NE(c.out.find("now: MPI_Allreduce #5 (2048 x float32"), std::string::npos) << c.out;
+  // All calls on dup are identical, so the removal shows at the end of its schedule.
+  EXPECT_NE(c.out.find("removed  on dup: MPI_Allreduce #29"), std::string::npos) << c.out;
+  c = lockstep("diff --no-symbolize --accept-count-changes " + base.path + " " + now.path);
+  EXPECT_EQ(c.rc, 1) << c.out;
+  EXPECT_NE(c.out.find("1 difference (0 added, 1 removed, 0 changed"), std::string::npos) << c.out;
+  c = lockstep("diff --no-symbolize --format json " + now.path + " " + base.path);
+  EXPECT_EQ(c.rc, 1);
+  EXPECT_NE(c.out.find("\"change\": \"added\""), std::string::npos) << c.out;
+  EXPECT_EQ(lockstep("diff " + base.path + " " + base.path + "/absent").rc, 2);
+}
+
 }  // namespace
 }  // namespace lockstep::check
