@@ -26,6 +26,7 @@ struct Config {
 // Throws std::runtime_error naming the variable when a value does not parse.
 Config load_config(const Options& options);
 
-[[noreturn]] void fatal(const std::string& why);
+// Prints "lockstep-rt: rank R: aborting: why" (unless already printed) and exits kAbortExitCode.
+[[noreturn]] void fatal(const std::string& why, bool printed = false);
 
 }  // namespace lockstep::rt::internal

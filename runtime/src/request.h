@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "lockstep/annotate.h"
+#include "lockstep/format/layout.h"
 #include "lockstep/rt.h"
 
 namespace lockstep::rt::detail {

@@ -24,7 +24,9 @@
 
 namespace lockstep::rt {
 
-size_t dtype_size(DType d) { return detail::dtype_bytes(d); }
+size_t dtype_size(DType d) {
+  return d == DType::f16 || d == DType::bf16 ? 2 : (d == DType::f32 || d == DType::i32 ? 4 : 8);
+}
 
 const char* dtype_name(DType d) {
   switch (d) {
@@ -128,13 +130,13 @@ RequestInfo info_of(const RequestState& st) {
 
 }  // namespace
 
-[[noreturn]] void fatal(const std::string& why) {
+[[noreturn]] void fatal(const std::string& why, bool printed) {
   static std::atomic<bool> once{false};
   if (once.exchange(true)) {
     for (;;) pause();  // another thread is already exiting
   }
   liveness_quiet();
-  std::fprintf(stderr, "lockstep-rt: rank %d: aborting: %s\n", g_rt ? g_rt->world_rank : -1, why.c_str());
+  if (!printed) std::fprintf(stderr, "lockstep-rt: rank %d: aborting: %s\n", g_rt ? g_rt->world_rank : -1, why.c_str());
   std::fflush(stderr);
   const std::string note = "lockstep-rt abort: " + why;
   LOCKSTEP_ANNOTATE(note.c_str());
@@ -365,7 +367,7 @@ void Runtime::execute(const Plan& plan) {
       std::this_thread::sleep_for(std::chrono::microseconds(200));
     }
   }
-  fatal(reason);
+  fatal(reason, true);
 }
 
 // Horovod-style negotiation, as an asynchronous stream rather than lock-step rounds: workers send their
@@ -635,13 +637,70 @@ const std::string& Handle::name() const {
   return state_ ? state_->sub.name : empty;
 }
 
-Handle submit_request(detail::Submission&& s) {
+namespace {
+uint8_t lst_dtype(DType d) {
+  switch (d) {
+    case DType::f16: return LST_DT_FLOAT16;
+    case DType::bf16: return LST_DT_BFLOAT16;
+    case DType::f32: return LST_DT_FLOAT32;
+    case DType::f64: return LST_DT_FLOAT64;
+    case DType::i32: return LST_DT_INT32;
+    case DType::i64: return LST_DT_INT64;
+  }
+  return LST_DT_UNKNOWN;
+}
+uint8_t lst_redop(ReduceOp r) {
+  switch (r) {
+    case ReduceOp::sum: return LST_RED_SUM;
+    case ReduceOp::average: return LST_RED_AVG;
+    case ReduceOp::min: return LST_RED_MIN;
+    case ReduceOp::max: return LST_RED_MAX;
+  }
+  return LST_RED_UNKNOWN;
+}
+}  // namespace
+
+// The tracer record opens at submission (the program's order, in the application's thread) and closes
+// on completion; a request that never ran stays "entered", which is what a hang post-mortem needs.
+Handle submit(detail::Submission&& s, uint64_t caller) {
+  static const uint8_t kLstOp[] = {LST_OP_ALLREDUCE, LST_OP_ALLGATHER, LST_OP_BCAST, LST_OP_BARRIER, LST_OP_UNKNOWN};
+  const uint8_t op = kLstOp[static_cast<int>(s.op)];
+  const uint8_t redop = s.op == detail::Op::allreduce ? lst_redop(s.reduce) : static_cast<uint8_t>(LST_RED_NONE);
+  const uint32_t esz = s.op == detail::Op::barrier ? 0 : static_cast<uint32_t>(dtype_size(s.dtype));
+  const uint8_t dt = s.op == detail::Op::barrier ? static_cast<uint8_t>(LST_DT_NONE) : lst_dtype(s.dtype);
+  if (lockstep_rt_collective_begin_at) {
+    s.trace_token = lockstep_rt_collective_begin_at(s.set, op, s.name.c_str(), s.count, dt, esz, redop, s.root, caller);
+  } else if (lockstep_rt_collective_begin) {
+    s.trace_token = lockstep_rt_collective_begin(s.set, op, s.name.c_str(), s.count, dt, esz, redop, s.root);
+  }
+  LOCKSTEP_RT_EVENT(LST_RT_SUBMITTED, s.name.c_str(), s.count, s.set);
   auto st = std::make_shared<detail::RequestState>();
   st->sub = std::move(s);
   st->submitted_at = internal::Clock::now();
   Handle h;
   h.state_ = internal::enqueue(std::move(st));
   return h;
+}
+
+#define LOCKSTEP_RT_CALLER reinterpret_cast<uint64_t>(__builtin_return_address(0))
+
+__attribute__((noinline)) Handle allreduce(const std::string& name, const void* in, void* out, size_t count,
+                                           DType dtype, ReduceOp op, ProcessSet set) {
+  return submit({detail::Op::allreduce, name, in, out, count, dtype, op, -1, set.id()}, LOCKSTEP_RT_CALLER);
+}
+__attribute__((noinline)) Handle allgather(const std::string& name, const void* in, void* out, size_t count,
+                                           DType dtype, ProcessSet set) {
+  return submit({detail::Op::allgather, name, in, out, count, dtype, ReduceOp::sum, -1, set.id()},
+                LOCKSTEP_RT_CALLER);
+}
+__attribute__((noinline)) Handle broadcast(const std::string& name, void* buf, size_t count, DType dtype, int root,
+                                           ProcessSet set) {
+  return submit({detail::Op::broadcast, name, buf, buf, count, dtype, ReduceOp::sum, root, set.id()},
+                LOCKSTEP_RT_CALLER);
+}
+__attribute__((noinline)) Handle barrier(const std::string& name, ProcessSet set) {
+  return submit({detail::Op::barrier, name, nullptr, nullptr, 0, DType::f32, ReduceOp::sum, -1, set.id()},
+                LOCKSTEP_RT_CALLER);
 }
 
 void init(int* argc, char*** argv, const Options& options) {

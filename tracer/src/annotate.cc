@@ -26,8 +26,8 @@ LOCKSTEP_EXPORT void lockstep_rt_process_set(uint64_t id, const char* name, cons
            members, name, LOCKSTEP_CALLER());
 }
 
-LOCKSTEP_EXPORT uint64_t lockstep_rt_collective_begin(uint64_t process_set, int op, const char* name, uint64_t count,
-                                                      int dtype, uint32_t dtype_size, int redop, int root) {
+static uint64_t rt_collective_begin(uint64_t process_set, int op, const char* name, uint64_t count, int dtype,
+                                    uint32_t dtype_size, int redop, int root, uint64_t caller) {
   lockstep::format::Writer* w = writer();
   if (!w) return 0;
   CollectiveArgs a;
@@ -40,9 +40,20 @@ LOCKSTEP_EXPORT uint64_t lockstep_rt_collective_begin(uint64_t process_set, int 
   a.redop = static_cast<uint8_t>(redop);
   a.root_or_peer = root;
   a.name = (name && *name) ? w->intern(name, std::strlen(name)) : 0;
-  Pending p = collective_enter(a, LOCKSTEP_CALLER());
+  Pending p = collective_enter(a, caller);
   // The token is the record id + 1, so that 0 can mean "not traced".
   return p.rec ? p.id + 1 : 0;
+}
+
+LOCKSTEP_EXPORT uint64_t lockstep_rt_collective_begin(uint64_t process_set, int op, const char* name, uint64_t count,
+                                                      int dtype, uint32_t dtype_size, int redop, int root) {
+  return rt_collective_begin(process_set, op, name, count, dtype, dtype_size, redop, root, LOCKSTEP_CALLER());
+}
+
+LOCKSTEP_EXPORT uint64_t lockstep_rt_collective_begin_at(uint64_t process_set, int op, const char* name,
+                                                         uint64_t count, int dtype, uint32_t dtype_size, int redop,
+                                                         int root, uint64_t caller) {
+  return rt_collective_begin(process_set, op, name, count, dtype, dtype_size, redop, root, caller);
 }
 
 LOCKSTEP_EXPORT void lockstep_rt_collective_end(uint64_t token, int ok) {

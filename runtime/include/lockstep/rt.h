@@ -8,9 +8,6 @@
 #include <string>
 #include <vector>
 
-#include "lockstep/annotate.h"
-#include "lockstep/format/layout.h"
-
 #define LOCKSTEP_RT_API __attribute__((visibility("default")))
 
 namespace lockstep::rt {
@@ -92,7 +89,7 @@ struct Submission {
   ReduceOp reduce = ReduceOp::sum;
   int root = -1;
   uint64_t set = 0;
-  uint64_t trace_token = 0;  // from lockstep_rt_collective_begin, ended on completion
+  uint64_t trace_token = 0;  // from lockstep_rt_collective_begin(_at), ended on completion
 };
 }  // namespace detail
 
@@ -106,73 +103,22 @@ class LOCKSTEP_RT_API Handle {
   const std::string& name() const;
 
  private:
-  friend Handle submit_request(detail::Submission&&);
+  friend Handle submit(detail::Submission&&, uint64_t);
   std::shared_ptr<detail::RequestState> state_;
 };
 
-LOCKSTEP_RT_API Handle submit_request(detail::Submission&& s);
-
-namespace detail {
-inline uint8_t lst_dtype(DType d) {
-  switch (d) {
-    case DType::f16: return LST_DT_FLOAT16;
-    case DType::bf16: return LST_DT_BFLOAT16;
-    case DType::f32: return LST_DT_FLOAT32;
-    case DType::f64: return LST_DT_FLOAT64;
-    case DType::i32: return LST_DT_INT32;
-    case DType::i64: return LST_DT_INT64;
-  }
-  return LST_DT_UNKNOWN;
-}
-inline uint8_t lst_redop(ReduceOp r) {
-  switch (r) {
-    case ReduceOp::sum: return LST_RED_SUM;
-    case ReduceOp::average: return LST_RED_AVG;
-    case ReduceOp::min: return LST_RED_MIN;
-    case ReduceOp::max: return LST_RED_MAX;
-  }
-  return LST_RED_UNKNOWN;
-}
-inline uint32_t dtype_bytes(DType d) {
-  return d == DType::f16 || d == DType::bf16 ? 2 : (d == DType::f32 || d == DType::i32 ? 4 : 8);
-}
-// Inlined into the application's function on purpose: the tracer takes the caller of
-// lockstep_rt_collective_begin as the call site, so a finding points at the application's line, not at
-// the runtime. The record is opened at submission (the program's order) and closed on completion.
-__attribute__((always_inline)) inline Handle submit_traced(Submission&& s, uint8_t lst_op) {
-  if (lockstep_rt_collective_begin) {
-    s.trace_token = lockstep_rt_collective_begin(
-        s.set, lst_op, s.name.c_str(), s.count, lst_dtype(s.dtype), dtype_bytes(s.dtype),
-        s.op == Op::allreduce ? lst_redop(s.reduce) : static_cast<uint8_t>(LST_RED_NONE), s.root);
-  }
-  LOCKSTEP_RT_EVENT(LST_RT_SUBMITTED, s.name.c_str(), s.count, s.set);
-  return submit_request(std::move(s));
-}
-}  // namespace detail
+// The collectives. Each records its own return address as the call site for the tracer, so that a
+// finding names the application's line: call them directly from the code they belong to.
 
 // in == out is allowed (in place). count elements of dtype; the result lands in out on every rank.
-__attribute__((always_inline)) inline Handle allreduce(const std::string& name, const void* in, void* out,
-                                                       size_t count, DType dtype, ReduceOp op,
-                                                       ProcessSet set = {}) {
-  return detail::submit_traced({detail::Op::allreduce, name, in, out, count, dtype, op, -1, set.id()},
-                               LST_OP_ALLREDUCE);
-}
+LOCKSTEP_RT_API Handle allreduce(const std::string& name, const void* in, void* out, size_t count, DType dtype,
+                                 ReduceOp op, ProcessSet set = {});
 // Every rank contributes count elements; out holds set.size() * count, in set rank order.
-__attribute__((always_inline)) inline Handle allgather(const std::string& name, const void* in, void* out,
-                                                       size_t count, DType dtype, ProcessSet set = {}) {
-  return detail::submit_traced(
-      {detail::Op::allgather, name, in, out, count, dtype, ReduceOp::sum, -1, set.id()}, LST_OP_ALLGATHER);
-}
+LOCKSTEP_RT_API Handle allgather(const std::string& name, const void* in, void* out, size_t count, DType dtype,
+                                 ProcessSet set = {});
 // root is a rank within the set; buf is read on the root and written everywhere else.
-__attribute__((always_inline)) inline Handle broadcast(const std::string& name, void* buf, size_t count,
-                                                       DType dtype, int root, ProcessSet set = {}) {
-  return detail::submit_traced(
-      {detail::Op::broadcast, name, buf, buf, count, dtype, ReduceOp::sum, root, set.id()}, LST_OP_BCAST);
-}
-__attribute__((always_inline)) inline Handle barrier(const std::string& name, ProcessSet set = {}) {
-  return detail::submit_traced(
-      {detail::Op::barrier, name, nullptr, nullptr, 0, DType::f32, ReduceOp::sum, -1, set.id()},
-      LST_OP_BARRIER);
-}
+LOCKSTEP_RT_API Handle broadcast(const std::string& name, void* buf, size_t count, DType dtype, int root,
+                                 ProcessSet set = {});
+LOCKSTEP_RT_API Handle barrier(const std::string& name, ProcessSet set = {});
 
 }  // namespace lockstep::rt

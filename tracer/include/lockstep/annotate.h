@@ -31,6 +31,13 @@ uint64_t lockstep_rt_collective_begin(uint64_t process_set, int op, const char* 
     __attribute__((weak));
 void lockstep_rt_collective_end(uint64_t token, int ok) __attribute__((weak));
 
+/* Added in 1.1: lockstep_rt_collective_begin with the call site given by the caller (`caller`: a return
+ * address in the application, such as the runtime API function's own return address), so that the
+ * record points at the application's line rather than at the runtime's. */
+uint64_t lockstep_rt_collective_begin_at(uint64_t process_set, int op, const char* name, uint64_t count,
+                                         int dtype, uint32_t dtype_size, int redop, int root,
+                                         uint64_t caller) __attribute__((weak));
+
 /* While nonzero on the calling thread, its intercepted MPI/NCCL calls are marked control-plane
  * (LST_F_CONTROL), so checks and reports can tell negotiation traffic from data. Nests. */
 void lockstep_control_plane(int enter) __attribute__((weak));
