@@ -5,7 +5,8 @@
 #include <type_traits>
 
 static_assert(sizeof(cudaError_t) == sizeof(int), "cudaError_t is passed as int");
-static_assert(cudaSuccess == 0 && cudaErrorNotReady == 600, "device_events.cc kCudaSuccess/kCudaErrorNotReady");
+static_assert(cudaSuccess == 0 && cudaErrorNotReady == 600 && cudaErrorCudartUnloading == 4,
+              "device_events.cc kCudaSuccess/kCudaErrorNotReady/kCudaErrorCudartUnloading");
 static_assert(cudaEventDisableTiming == 0x02, "device_events.cc kCudaEventDisableTiming");
 static_assert(cudaStreamCaptureStatusNone == 0, "a zero capture status means 'not capturing'");
 static_assert(sizeof(cudaStreamCaptureStatus) == sizeof(int), "cudaStreamIsCapturing writes an int");

@@ -30,6 +30,7 @@ namespace {
 // events and streams are opaque pointers). cuda_abi_check.cc verifies them against cuda_runtime_api.h.
 constexpr int kCudaSuccess = 0;
 constexpr int kCudaErrorNotReady = 600;
+constexpr int kCudaErrorCudartUnloading = 4;  // the runtime is being torn down at exit
 constexpr unsigned kCudaEventDisableTiming = 0x02;
 
 struct CudaRuntime {
@@ -110,6 +111,8 @@ bool runtime_ready() {
 
 // ---- events in flight ----------------------------------------------------------------------------
 
+void on_exit_stop_thread();
+
 struct Tracked {
   uint64_t record_id;
   void* event;
@@ -189,6 +192,10 @@ void track(uint64_t record_id, void* stream) {
     return;
   }
   start_gpu_thread();
+  // Registered again now that the runtime is initialised: exit handlers run in reverse order, so this
+  // last pass comes before the runtime's own teardown.
+  static std::once_flag after_runtime;
+  std::call_once(after_runtime, [] { std::atexit(on_exit_stop_thread); });
   g_in_flight.fetch_add(1, std::memory_order_relaxed);
   {
     std::lock_guard<std::mutex> lock(shared().mu);
@@ -280,6 +287,12 @@ void* gpu_thread_main(void*) {
       if (rc == kCudaErrorNotReady) {
         pending[keep++] = t;
         continue;
+      }
+      if (rc == kCudaErrorCudartUnloading) {
+        // The process is exiting and the runtime is gone: what has not been seen complete stays so.
+        g_rt_state.store(kUnavailable, std::memory_order_release);
+        keep = 0;
+        break;
       }
       progressed = true;
       g_in_flight.fetch_sub(1, std::memory_order_relaxed);
