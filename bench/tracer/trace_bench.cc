@@ -1,6 +1,7 @@
 // Added cost per intercepted MPI call, in one process: MPI_Allreduce of one int on MPI_COMM_SELF
 // through liblockstep_trace.so (linked in, so MPI_* resolves to the tracer) against PMPI_Allreduce
-// called directly, in three child processes: tracing off, tracing on, tracing on with
+// called directly, in four child processes: tracing off, tracing on, tracing on in ring mode
+// (LOCKSTEP_TRACE_RING=65536: no first-touch page faults once the ring has wrapped), tracing on with
 // LOCKSTEP_TRACE_STACK=8. The tracer reads its environment when it is loaded, hence the children.
 //   trace_bench [google benchmark flags]
 #include <benchmark/benchmark.h>
@@ -79,13 +80,14 @@ int main(int argc, char** argv) {
     return 1;
   }
   int rc = 0;
-  for (const char* mode : {"off", "traced", "traced+stack8"}) {
+  for (const char* mode : {"off", "traced", "traced+ring", "traced+stack8"}) {
     pid_t pid = fork();
     if (pid == 0) {
       setenv("LOCKSTEP_BENCH_MODE", mode, 1);
       setenv("OMPI_MCA_btl", "self", 0);
       if (std::strcmp(mode, "off") != 0) setenv("LOCKSTEP_TRACE_DIR", tmpl, 1);
       if (std::strcmp(mode, "traced+stack8") == 0) setenv("LOCKSTEP_TRACE_STACK", "8", 1);
+      if (std::strcmp(mode, "traced+ring") == 0) setenv("LOCKSTEP_TRACE_RING", "65536", 1);
       execv("/proc/self/exe", argv);
       _exit(127);
     }
