@@ -9,7 +9,6 @@
 #include <clang/AST/ASTContext.h>
 #include <clang/AST/Attr.h>
 #include <clang/AST/ExprCXX.h>
-#include <clang/AST/ParentMapContext.h>
 #include <clang/AST/RecursiveASTVisitor.h>
 #include <clang/Analysis/Analyses/Dominators.h>
 #include <clang/Analysis/CFG.h>
@@ -129,6 +128,11 @@ struct FunctionInfo {
   std::unique_ptr<ControlDependencyCalculator> cdc;
   Summary summary;
   bool has_summary = false;
+  std::set<const FunctionDecl*> callees;  // user functions whose summaries this one used
+  unsigned analyzed_at = 0;               // logical clock of the last analysis
+  unsigned changed_at = 0;                // ... and of the last summary change
+  std::vector<Finding> findings;          // from the last analysis
+  llvm::DenseMap<const Stmt*, const Stmt*> parents;  // built on demand for messages
 };
 
 enum class CalleeKind { kUnknown, kCollective, kSource, kUser };
@@ -165,15 +169,24 @@ bool has_collective_annotation(const FunctionDecl* f) {
   return false;
 }
 
+// Per-TU memo for is_buffer_class (set by the analyzer of the TU on this thread).
+thread_local llvm::DenseMap<const CXXRecordDecl*, bool>* t_buffer_classes = nullptr;
+
 // A class whose objects hold elements: has data() or operator[].
 bool is_buffer_class(QualType t) {
   const auto* rd = t.getNonReferenceType()->getAsCXXRecordDecl();
   if (!rd || !rd->hasDefinition()) return false;
+  if (t_buffer_classes)
+    if (auto it = t_buffer_classes->find(rd); it != t_buffer_classes->end()) return it->second;
+  bool result = false;
   for (const auto* m : rd->methods()) {
-    if (m->getOverloadedOperator() == OO_Subscript) return true;
-    if (m->getIdentifier() && m->getName() == "data") return true;
+    if (m->getOverloadedOperator() == OO_Subscript || (m->getIdentifier() && m->getName() == "data")) {
+      result = true;
+      break;
+    }
   }
-  return false;
+  if (t_buffer_classes) (*t_buffer_classes)[rd] = result;
+  return result;
 }
 
 bool holds_memory(QualType t) {
@@ -216,13 +229,28 @@ class TuAnalyzer {
       info.cfg = CFG::buildCFG(f, f->getBody(), &ctx_, opts);
       if (info.cfg) info.cdc = std::make_unique<ControlDependencyCalculator>(info.cfg.get());
     }
-    // Summaries to a fixpoint (recursion converges because taints only grow), then one reporting pass.
-    for (int round = 0; round < 6; ++round) {
-      bool changed = false;
-      for (const FunctionDecl* f : order_) changed |= analyze(infos_[f], /*report=*/false);
-      if (!changed) break;
+    t_buffer_classes = &buffer_classes_;
+    // Summaries to a fixpoint (recursion converges because taints only grow): a function is analyzed
+    // again only when a callee's summary changed after its last analysis. Declaration order mostly
+    // puts callees first, so most functions are analyzed once.
+    unsigned clock = 0;
+    for (int round = 0; round < 8; ++round) {
+      bool any = false;
+      for (const FunctionDecl* f : order_) {
+        FunctionInfo& fi = infos_[f];
+        bool stale = fi.analyzed_at == 0;
+        for (const FunctionDecl* callee : fi.callees) stale |= infos_[callee].changed_at > fi.analyzed_at;
+        if (!stale) continue;
+        bool changed = analyze(fi);
+        fi.analyzed_at = ++clock;
+        if (changed) fi.changed_at = clock;
+        any = true;
+      }
+      if (!any) break;
     }
-    for (const FunctionDecl* f : order_) analyze(infos_[f], /*report=*/true);
+    for (const FunctionDecl* f : order_)
+      for (auto& finding : infos_[f].findings) out_.push_back(std::move(finding));
+    t_buffer_classes = nullptr;
   }
 
  private:
@@ -585,6 +613,7 @@ class TuAnalyzer {
 
     if (ci.kind == CalleeKind::kUser) {
       FunctionInfo& fi = infos_[callee->getDefinition()];
+      if (c.fn) c.fn->callees.insert(callee->getDefinition());
       if (!fi.has_summary) return {};
       const Summary& sum = fi.summary;
       std::vector<const Expr*> full = args;
@@ -708,7 +737,8 @@ class TuAnalyzer {
     }
     if (const auto* uo = dyn_cast<UnaryOperator>(st)) {
       if (!uo->isIncrementDecrementOp()) return;
-      // x++ keeps x's uniformity; through a pointer it keeps the buffer's.
+      // x++ keeps x's uniformity, unless only some ranks get here.
+      if (ctx_taint_.any()) write(storage_of(uo->getSubExpr(), false), Taint{}, false, s);
       return;
     }
     if (const auto* oc = dyn_cast<CXXOperatorCallExpr>(st); oc && oc->isAssignmentOp() && !getUserCallee(oc)) {
@@ -802,7 +832,10 @@ class TuAnalyzer {
     return s;
   }
 
-  bool analyze(FunctionInfo& fi, bool report) {
+  bool analyze(FunctionInfo& fi) {
+    const bool report = true;
+    fi.findings.clear();
+    current_ = &fi;
     if (!fi.cfg) return false;
     CFG& cfg = *fi.cfg;
     unsigned n = cfg.getNumBlockIDs();
@@ -924,7 +957,10 @@ class TuAnalyzer {
         for (const CFGBlock* a : ctrl) {
           const Taint& t = cond[a->getBlockID()];
           if (!t.any() || balanced(fi, a, events)) continue;
-          if (t.local && !local_ctrl) local_ctrl = a;
+          // A rank-local branch (an early exit inside a loop) explains more than the loop header whose
+          // condition it made rank-local.
+          if (t.local && (!local_ctrl || (is_loop(local_ctrl->getTerminatorStmt()) && !is_loop(a->getTerminatorStmt()))))
+            local_ctrl = a;
           if ((t.params || t.param_mem) && !param_ctrl) param_ctrl = a;
         }
         if (param_ctrl) {
@@ -1067,7 +1103,24 @@ class TuAnalyzer {
   void emit(Finding f, SourceLocation loc) {
     if (!in_user_code(loc) || suppressed(loc, f.rule)) return;
     f.at = point(loc);
-    out_.push_back(std::move(f));
+    current_->findings.push_back(std::move(f));
+  }
+
+  const Stmt* parent_of(FunctionInfo& fi, const Stmt* s) {
+    if (fi.parents.empty() && fi.decl->getBody()) {
+      std::vector<const Stmt*> work{fi.decl->getBody()};
+      while (!work.empty()) {
+        const Stmt* p = work.back();
+        work.pop_back();
+        for (const Stmt* child : p->children())
+          if (child) {
+            fi.parents[child] = p;
+            work.push_back(child);
+          }
+      }
+    }
+    auto it = fi.parents.find(s);
+    return it == fi.parents.end() ? nullptr : it->second;
   }
 
   void add_origin_note(Finding& f, int origin) {
@@ -1087,13 +1140,9 @@ class TuAnalyzer {
     // Walk up from a short-circuit operand to the statement that owns the condition.
     const Stmt* owner = term;
     if (term && isa<BinaryOperator>(term)) {
-      auto parents = ctx_.getParents(*term);
-      for (int depth = 0; depth < 8 && !parents.empty(); ++depth) {
-        const Stmt* p = parents[0].get<Stmt>();
-        if (!p) break;
+      for (const Stmt* p = parent_of(fi, term); p; p = parent_of(fi, p)) {
         owner = p;
         if (!isa<Expr>(p)) break;
-        parents = ctx_.getParents(*p);
       }
     }
     bool loop = is_loop(owner);
@@ -1172,11 +1221,21 @@ class TuAnalyzer {
   std::vector<Event>* block_events_ = nullptr;
   Taint return_taint_;
   Taint ctx_taint_;  // joined conditions controlling the block being transferred
+  FunctionInfo* current_ = nullptr;
+  llvm::DenseMap<const CXXRecordDecl*, bool> buffer_classes_;
 };
 
 class FunctionCollector : public RecursiveASTVisitor<FunctionCollector> {
  public:
   FunctionCollector(SourceManager& sm, TuAnalyzer& a) : sm_(sm), a_(a) {}
+  // System headers hold no code to analyze; skipping them keeps the walk a small part of the parse.
+  bool TraverseDecl(Decl* d) {
+    if (d && !isa<TranslationUnitDecl>(d)) {
+      SourceLocation loc = d->getLocation();
+      if (loc.isValid() && sm_.isInSystemHeader(sm_.getFileLoc(loc))) return true;
+    }
+    return RecursiveASTVisitor<FunctionCollector>::TraverseDecl(d);
+  }
   bool VisitFunctionDecl(FunctionDecl* f) {
     if (!f->doesThisDeclarationHaveABody() || f->isDependentContext() || f->isInvalidDecl()) return true;
     SourceLocation loc = sm_.getFileLoc(f->getLocation());
