@@ -488,6 +488,42 @@ TEST(Reader, RandomCorruptionNeverCrashes) {
   EXPECT_GT(errors, 50);
 }
 
+TEST(Reader, FileBeingWrittenAlwaysLoads) {
+  // What `lockstep run --stall` does: read traces while their processes keep appending and growing.
+  TempDir d;
+  Writer w;
+  char err[256];
+  WriterConfig c = small_config(d.path());
+  ASSERT_TRUE(w.open(c, err, sizeof err)) << err;
+  const std::string p = w.path();
+  std::atomic<bool> done{false};
+  std::thread writer([&] {
+    for (uint64_t i = 0; i < 30000; ++i) {
+      uint64_t id;
+      lst_record* r = w.reserve(&id);
+      r->op = LST_OP_ALLREDUCE;
+      r->api = LST_API_MPI;
+      r->u.coll.count = id;
+      Writer::publish(r, LST_WORD(LST_KIND_COLLECTIVE, LST_STATE_ENTERED, 0));
+    }
+    done = true;
+  });
+  int loads = 0;
+  uint64_t last_end = 0;
+  while (!done.load() || loads == 0) {
+    TraceFile t = TraceFile::open(p);
+    ASSERT_NO_THROW(t.validate());
+    EXPECT_GE(t.end_id(), last_end);
+    last_end = t.end_id();
+    for (uint64_t id = t.first_id(); id < t.end_id(); ++id)
+      if (const lst_record* r = t.record(id)) ASSERT_EQ(r->u.coll.count, id);
+    ++loads;
+  }
+  writer.join();
+  w.close();
+  EXPECT_EQ(TraceFile::open(p).end_id(), 30000u);
+}
+
 TEST(Reader, RejectsWhatIsNotATrace) {
   TempDir d;
   const std::string p = d.path() + "/text.lstrace";

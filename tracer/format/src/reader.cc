@@ -92,49 +92,68 @@ TraceFile TraceFile::open(const std::string& path) {
     throw fail(t.size_, format("file ends after %" PRIu64 " bytes, inside the %u-byte header (truncated or not a trace)",
                                t.size_, LST_HEADER_SIZE));
   }
-  void* m = mmap(nullptr, t.size_, PROT_READ, MAP_SHARED, fd, 0);
-  int map_errno = errno;
-  ::close(fd);
-  if (m == MAP_FAILED) throw fail(0, std::string("cannot map: ") + strerror(map_errno));
-  t.base_ = static_cast<const uint8_t*>(m);
-  const auto* h = reinterpret_cast<const lst_header*>(t.base_);
-  t.header_ = h;
+  // A file that is still being written may grow between fstat and reading its capacity: map again.
+  struct FdCloser {
+    int fd;
+    ~FdCloser() { ::close(fd); }
+  } closer{fd};
+  const lst_header* h = nullptr;
+  bool newer = false;
+  uint64_t meta_offset = 0, meta_slots = 0, records_offset = 0, capacity = 0, grown_size = 0;
+  for (int attempt = 0;; ++attempt) {
+    if (attempt > 0) {
+      munmap(const_cast<uint8_t*>(t.base_), t.size_);
+      t.base_ = nullptr;
+      t.size_ = grown_size;  // only now: size_ is always the length of the current mapping
+    }
+    void* m = mmap(nullptr, t.size_, PROT_READ, MAP_SHARED, fd, 0);
+    if (m == MAP_FAILED) throw fail(0, std::string("cannot map: ") + strerror(errno));
+    t.base_ = static_cast<const uint8_t*>(m);
+    h = reinterpret_cast<const lst_header*>(t.base_);
+    t.header_ = h;
+    // Header.
+    if (memcmp(h->magic, LST_MAGIC, 8) != 0) throw fail(0, "bad magic: not a lockstep trace");
+    if (h->version_major != LST_VERSION_MAJOR)
+      throw fail(offsetof(lst_header, version_major),
+                 format("format version %u.%u is not readable by this reader (reads %u.x)", h->version_major,
+                        h->version_minor, LST_VERSION_MAJOR));
+    newer = h->version_minor > LST_VERSION_MINOR;
+    if (h->header_size != LST_HEADER_SIZE)
+      throw fail(offsetof(lst_header, header_size), format("header size %u, expected %u", h->header_size, LST_HEADER_SIZE));
+    if (h->slot_size != LST_SLOT_SIZE)
+      throw fail(offsetof(lst_header, slot_size), format("slot size %u, expected %u", h->slot_size, LST_SLOT_SIZE));
+    if (!newer && (h->flags & ~uint32_t(LST_HDR_RING)))
+      throw fail(offsetof(lst_header, flags), format("unknown header flags 0x%x", h->flags));
+    if (h->end_state > LST_END_ABORT && !newer)
+      throw fail(offsetof(lst_header, end_state), format("unknown end state %u", h->end_state));
 
-  // Header.
-  if (memcmp(h->magic, LST_MAGIC, 8) != 0) throw fail(0, "bad magic: not a lockstep trace");
-  if (h->version_major != LST_VERSION_MAJOR)
-    throw fail(offsetof(lst_header, version_major),
-               format("format version %u.%u is not readable by this reader (reads %u.x)", h->version_major,
-                      h->version_minor, LST_VERSION_MAJOR));
-  const bool newer = h->version_minor > LST_VERSION_MINOR;
-  if (h->header_size != LST_HEADER_SIZE)
-    throw fail(offsetof(lst_header, header_size), format("header size %u, expected %u", h->header_size, LST_HEADER_SIZE));
-  if (h->slot_size != LST_SLOT_SIZE)
-    throw fail(offsetof(lst_header, slot_size), format("slot size %u, expected %u", h->slot_size, LST_SLOT_SIZE));
-  if (!newer && (h->flags & ~uint32_t(LST_HDR_RING)))
-    throw fail(offsetof(lst_header, flags), format("unknown header flags 0x%x", h->flags));
-  if (h->end_state > LST_END_ABORT && !newer)
-    throw fail(offsetof(lst_header, end_state), format("unknown end state %u", h->end_state));
-
-  const uint64_t meta_offset = h->meta_offset, meta_slots = h->meta_slots;
-  const uint64_t records_offset = h->records_offset, capacity = h->record_capacity;
-  if (meta_offset < LST_HEADER_SIZE || meta_offset % LST_SLOT_SIZE != 0 || meta_offset > kMaxRegion)
-    throw fail(offsetof(lst_header, meta_offset), format("metadata offset %" PRIu64 " is invalid", meta_offset));
-  if (meta_slots > kMaxRegion / LST_SLOT_SIZE)
-    throw fail(offsetof(lst_header, meta_slots), format("metadata region of %" PRIu64 " slots is too large", meta_slots));
-  const uint64_t meta_end = meta_offset + meta_slots * LST_SLOT_SIZE;
-  if (records_offset < meta_end || records_offset % LST_SLOT_SIZE != 0 || records_offset > kMaxRegion)
-    throw fail(offsetof(lst_header, records_offset),
-               format("records offset %" PRIu64 " overlaps the metadata region ending at byte %" PRIu64 " or is invalid",
-                      records_offset, meta_end));
-  if (capacity > kMaxRegion / LST_SLOT_SIZE)
-    throw fail(offsetof(lst_header, record_capacity), format("record capacity %" PRIu64 " is too large", capacity));
-  const uint64_t records_end = records_offset + capacity * LST_SLOT_SIZE;
-  // A writer grows the file before it raises record_capacity, so a shorter file was cut.
-  if (t.size_ < records_end)
-    throw fail(t.size_, format("file ends at byte %" PRIu64 ", before the end of its %" PRIu64
-                               "-record region at byte %" PRIu64 " (truncated)",
-                               t.size_, capacity, records_end));
+    meta_offset = h->meta_offset, meta_slots = h->meta_slots;
+    records_offset = h->records_offset, capacity = h->record_capacity;
+    if (meta_offset < LST_HEADER_SIZE || meta_offset % LST_SLOT_SIZE != 0 || meta_offset > kMaxRegion)
+      throw fail(offsetof(lst_header, meta_offset), format("metadata offset %" PRIu64 " is invalid", meta_offset));
+    if (meta_slots > kMaxRegion / LST_SLOT_SIZE)
+      throw fail(offsetof(lst_header, meta_slots), format("metadata region of %" PRIu64 " slots is too large", meta_slots));
+    const uint64_t meta_end = meta_offset + meta_slots * LST_SLOT_SIZE;
+    if (records_offset < meta_end || records_offset % LST_SLOT_SIZE != 0 || records_offset > kMaxRegion)
+      throw fail(offsetof(lst_header, records_offset),
+                 format("records offset %" PRIu64 " overlaps the metadata region ending at byte %" PRIu64 " or is invalid",
+                        records_offset, meta_end));
+    if (capacity > kMaxRegion / LST_SLOT_SIZE)
+      throw fail(offsetof(lst_header, record_capacity), format("record capacity %" PRIu64 " is too large", capacity));
+    const uint64_t records_end = records_offset + capacity * LST_SLOT_SIZE;
+    // A writer grows the file before it raises record_capacity, so a shorter file was cut.
+    if (t.size_ < records_end) {
+      struct stat now;
+      if (attempt < 3 && fstat(fd, &now) == 0 && uint64_t(now.st_size) >= records_end) {
+        grown_size = uint64_t(now.st_size);
+        continue;
+      }
+      throw fail(t.size_, format("file ends at byte %" PRIu64 ", before the end of its %" PRIu64
+                                 "-record region at byte %" PRIu64 " (truncated)",
+                                 t.size_, capacity, records_end));
+    }
+    break;
+  }
 
   const uint64_t next = load_acq(&h->record_next);
   if (h->flags & LST_HDR_RING) {
