@@ -2,7 +2,7 @@
 # Drives the tracer's multi-rank tests: runs a test program with liblockstep_trace.so injected (under
 # `lockstep run` where the test is about it), then checks the traces with trace_check.
 #   run_test.sh MODE WORK LOCKSTEP TRACER CHECK MPIRUN [MPIRUN FLAGS...] -- PROGRAM [ARGS...]
-# MODE: sequence STEPS | threads NTHREADS CALLS | threads-mpirun | stack | errors | fork | unwritable | hang |
+# MODE: sequence STEPS | threads NTHREADS CALLS | threads-mpirun | stack | comms | errors | fork | unwritable | hang |
 #       stall | dir
 set -euo pipefail
 mode=$1 work=$2 lockstep=$3 tracer=$4 check=$5
@@ -80,6 +80,11 @@ case "$mode" in
     grep -q "rank 0" <<<"$report" || fail "the report does not name rank 0"
     [[ $(grep -n "MPI_Barrier" "$work/run.err" | head -1 | cut -d: -f1) -lt $(grep -n "timeout after" "$work/run.err" | cut -d: -f1) ]] \
       || fail "the report came after the timeout"
+    ;;
+  comms)
+    mkdir -p "$work/expected"
+    "$lockstep" run -o "$work/traces" --tracer "$tracer" -- "${launcher[@]}" -np 4 "${program[@]}" "$work/expected"
+    "$check" comms "$work/traces" "$work/expected" 4
     ;;
   threads-mpirun)
     # The same as threads without `lockstep run` (sanitizer builds: only the tracer and the program).

@@ -7,6 +7,7 @@
 //   trace_check fork TRACES NRANKS                     mpi_safety fork: the child left the parent's trace alone
 //   trace_check hang TRACES                            mpi_hang: rank 0 still ENTERED in MPI_Barrier
 //   trace_check stack TRACES NRANKS                    LOCKSTEP_TRACE_STACK=3: extra frames per collective
+//   trace_check comms TRACES EXPECTED_DIR NRANKS       mpi_comms: communicator ids across ranks
 // Exit 0 when everything matches, 1 with the first mismatches listed, 2 for bad usage.
 #include <cstdio>
 #include <cstdlib>
@@ -262,6 +263,43 @@ int fork_check(const std::string& traces, int nranks) {
   return g_errors ? 1 : 0;
 }
 
+// mpi_comms: per rank, "label seq" lines in the order of its collectives. One id per label across
+// ranks, different labels different ids, sequence numbers as the program counted them, and a creation
+// record for every communicator used.
+int comms(const std::string& traces, const std::string& expected_dir, int nranks) {
+  auto all = load(traces, static_cast<size_t>(nranks));
+  std::map<std::string, std::set<uint64_t>> ids;
+  for (auto& [rank, t] : all) {
+    check_lifecycle(rank, t);
+    std::ifstream in(expected_dir + "/rank-" + std::to_string(rank) + ".txt");
+    std::vector<std::pair<std::string, uint32_t>> want;
+    std::string label;
+    uint32_t seq;
+    while (in >> label >> seq) want.emplace_back(label, seq);
+    auto got = t.of_kind(LST_KIND_COLLECTIVE);
+    if (got.size() != want.size()) FAILF("rank %d: %zu collectives, %zu called", rank, got.size(), want.size());
+    std::set<uint64_t> created;
+    for (const lst_record* c : t.of_kind(LST_KIND_COMM))
+      if (c->op != LST_COMM_FREE) created.insert(c->comm);
+    for (size_t i = 0; i < std::min(got.size(), want.size()); ++i) {
+      ids[want[i].first].insert(got[i]->comm);
+      if (got[i]->u.coll.seq != want[i].second)
+        FAILF("rank %d: %s collective has seq %u, want %u", rank, want[i].first.c_str(), got[i]->u.coll.seq, want[i].second);
+      if (!created.count(got[i]->comm)) FAILF("rank %d: no creation record for %s", rank, want[i].first.c_str());
+    }
+  }
+  std::map<uint64_t, std::string> owner;
+  for (auto& [label, set] : ids) {
+    if (set.size() != 1) FAILF("%s has %zu different ids across ranks", label.c_str(), set.size());
+    for (uint64_t id : set) {
+      auto [it, fresh] = owner.emplace(id, label);
+      if (!fresh) FAILF("%s and %s share id %llx", it->second.c_str(), label.c_str(), (unsigned long long)id);
+    }
+  }
+  if (g_errors == 0) std::printf("trace_check: %zu communicators, one id each across ranks, all different\n", ids.size());
+  return g_errors ? 1 : 0;
+}
+
 // LOCKSTEP_TRACE_STACK=3: every collective is followed by one STACK record holding two frames above
 // the call site.
 int stack(const std::string& traces, int nranks) {
@@ -321,10 +359,11 @@ int main(int argc, char** argv) {
     if (mode == "fork" && argc == 4) return fork_check(argv[2], std::atoi(argv[3]));
     if (mode == "hang" && argc == 3) return hang(argv[2]);
     if (mode == "stack" && argc == 4) return stack(argv[2], std::atoi(argv[3]));
+    if (mode == "comms" && argc == 5) return comms(argv[2], argv[3], std::atoi(argv[4]));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "trace_check: %s\n", e.what());
     return 1;
   }
-  std::fprintf(stderr, "usage: trace_check sequence|threads|errors|fork|hang|stack ...\n");
+  std::fprintf(stderr, "usage: trace_check sequence|threads|errors|fork|hang|stack|comms ...\n");
   return 2;
 }
