@@ -6,6 +6,8 @@
 #     2 ranks with NTHREADS threads each; exit 77 (skipped) without MPI_THREAD_MULTIPLE
 #   run_traced.sh numerics WORK TRACER CHECKER NP MPIRUN [MPIRUN FLAGS...] -- PROGRAM
 #     the stand-in's numerics under the tracer, then its communicator events
+#   run_traced.sh real WORK TRACER CHECKER PROGRAM
+#     the real NCCL without a GPU: the same output with and without the tracer, then the trace
 #   run_traced.sh failures WORK TRACER CHECKER WARNINGS PRELOAD PROGRAM ARG
 #     one process; PRELOAD=1 injects the tracer, 0 means the program links it; WARNINGS is how many
 #     tracer warning lines stderr must hold
@@ -47,6 +49,21 @@ case "$mode" in
     while [[ $1 != -- ]]; do launcher+=("$1"); shift; done
     "${launcher[@]}" -np "$np" -x LD_PRELOAD="$tracer" -x LOCKSTEP_TRACE_DIR="$work/traces" "$2"
     "$checker" management "$work/traces" "$np"
+    ;;
+  real)
+    tracer=$3 checker=$4 program=$5
+    mkdir -p "$work/traces"
+    rc=0
+    "$program" real >"$work/plain.out" 2>"$work/plain.err" || rc=$?
+    if [[ $rc == 77 ]]; then cat "$work/plain.out"; exit 77; fi
+    [[ $rc == 0 ]] || { cat "$work/plain.out" "$work/plain.err" >&2; exit 1; }
+    LD_PRELOAD="$tracer" LOCKSTEP_TRACE_DIR="$work/traces" "$program" real >"$work/traced.out" 2>"$work/traced.err"
+    cat "$work/traced.out"
+    if ! diff "$work/plain.out" "$work/traced.out" >&2; then
+      echo "run_traced.sh: NCCL returned other codes under the tracer" >&2
+      exit 1
+    fi
+    LOCKSTEP_TEST_EXPECT_WARNINGS=0 "$checker" failures "$work/traces"
     ;;
   failures)
     tracer=$3 checker=$4 warnings=$5 preload=$6 program=$7 arg=$8
