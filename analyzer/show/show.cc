@@ -73,7 +73,10 @@ std::vector<Row> decode(const TraceFile& t, symbolize::Symbolizer* sym) {
     row.id = id;
     row.r = r;
     const uint8_t kind = LST_WORD_KIND(r->word), state = LST_WORD_STATE(r->word), flags = LST_WORD_FLAGS(r->word);
-    row.time = r->t_ns >= h.start_mono_ns ? fmt::format("{:.6f}", double(r->t_ns - h.start_mono_ns) / 1e9) : "";
+    // Seconds since the trace was created; a record stamped just before (the process-start marker)
+    // shows as negative rather than as a huge unsigned difference.
+    if (r->t_ns)
+      row.time = fmt::format("{:.6f}", (double(r->t_ns) - double(h.start_mono_ns)) / 1e9);
     row.kind = format::kind_name(kind);
     row.op = format::op_name(*r);
     row.state = format::state_name(state);
@@ -113,7 +116,7 @@ std::vector<Row> decode(const TraceFile& t, symbolize::Symbolizer* sym) {
         if (r->op == LST_MARK_SIGNAL || r->op == LST_MARK_PROCESS_START || r->op == LST_MARK_FORK ||
             r->op == LST_MARK_MPI_ABORT || r->op == LST_MARK_PROCESS_END || r->op == LST_MARK_MPI_INIT ||
             r->op == LST_MARK_NCCL_GROUP_START || r->op == LST_MARK_NCCL_GROUP_END || r->op == LST_MARK_RT_EVENT)
-          add_detail(fmt::format("value={}", r->u.marker.value));
+          add_detail(fmt::format("value={}", int64_t(r->u.marker.value)));  // -1: not known
         if (r->u.marker.ref) add_detail(fmt::format("ref=#{}", r->u.marker.ref));
         break;
       case LST_KIND_WAIT:
