@@ -66,12 +66,14 @@ struct CheckOptions {
   std::string output;
   int jobs = 0;
   bool no_symbolize = false;
+  bool validate = false;
 };
 
 int run_check(const CheckOptions& o) {
   report::Format fmt = format_option(o.format, "check");
   LoadOptions lo;
   lo.jobs = o.jobs;
+  lo.validate = o.validate;
   auto sym = std::make_shared<symbolize::Symbolizer>();
   if (!o.no_symbolize) lo.site_keys = make_site_keys(sym);
   Job job;
@@ -149,5 +151,6 @@ LOCKSTEP_COMMAND(check, [](CLI::App& app) {
   sub->add_option("-o,--output", o->output, "write the report to FILE instead of standard output");
   sub->add_option("-j,--jobs", o->jobs, "threads loading trace files (default: one per core)")->check(CLI::NonNegativeNumber);
   sub->add_flag("--no-symbolize", o->no_symbolize, "report call sites as module+offset (no llvm-symbolizer run)");
+  sub->add_flag("--validate", o->validate, "also validate every field of every record first (a second pass)");
   sub->callback([o] { lockstep::cli::set_exit_code(lockstep::check::run_check(*o)); });
 });

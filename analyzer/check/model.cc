@@ -116,6 +116,9 @@ uint64_t site_hash(const Rank& rank, uint64_t caller) {
 }
 
 void ingest(Rank& rank, std::shared_ptr<const RecordSource> source, bool defer_sites) {
+  auto bad_record = [&](uint64_t id, const char* what, uint32_t word) {
+    throw std::runtime_error(fmt::format("record {}: {} (word {:#010x})", id, what, word));
+  };
   const RecordSource& src = *source;
   rank.source = std::move(source);
   for (auto& m : rank.modules)
@@ -149,7 +152,9 @@ void ingest(Rank& rank, std::shared_ptr<const RecordSource> source, bool defer_s
     const lst_record* r;
     if (slots) {
       r = slots + (id - first);
-      if (LST_WORD_MAGIC(__atomic_load_n(&r->word, __ATOMIC_ACQUIRE)) != LST_SLOT_MAGIC) r = nullptr;
+      const uint32_t w = __atomic_load_n(&r->word, __ATOMIC_ACQUIRE);
+      if (w == 0) r = nullptr;
+      else if (LST_WORD_MAGIC(w) != LST_SLOT_MAGIC) bad_record(id, "bad slot word", w);
     } else {
       r = src.record(id);
     }
@@ -160,6 +165,24 @@ void ingest(Rank& rank, std::shared_ptr<const RecordSource> source, bool defer_s
     ++rank.records;
     const uint32_t word = r->word;
     const uint8_t kind = LST_WORD_KIND(word);
+    // The fields this pass relies on are range-checked here, so a damaged file is a one-line error
+    // even when the reader's separate validation pass is skipped.
+    {
+      const uint8_t st = LST_WORD_STATE(word);
+      bool ok;
+      switch (kind) {
+        case LST_KIND_COLLECTIVE:
+          ok = r->op < LST_OP__COUNT && st >= LST_STATE_ENTERED && st <= LST_STATE_FAILED &&
+               (r->dtype <= LST_DT_PAIR || r->dtype >= LST_DT_DERIVED) &&
+               (r->redop <= LST_RED_PREMULSUM || r->redop >= LST_RED_USER);
+          break;
+        case LST_KIND_COMM: ok = r->op > 0 && r->op < LST_COMM__COUNT; break;
+        case LST_KIND_MARKER: ok = r->op > 0 && r->op < LST_MARK__COUNT; break;
+        case LST_KIND_WAIT: case LST_KIND_DEVICE: case LST_KIND_STACK: ok = true; break;
+        default: ok = false;
+      }
+      if (!ok) bad_record(id, "bad record", word);
+    }
     if (r->t_ns > rank.last_t_ns) rank.last_t_ns = r->t_ns;
     const RecordRef ref = RecordRef(id - first);
     switch (kind) {

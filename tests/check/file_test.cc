@@ -144,6 +144,32 @@ TEST(Load, DamagedFileIsBadInputNamingTheFile) {
   EXPECT_NE(c.out.find(victim), std::string::npos) << c.out;
 }
 
+TEST(Load, DamagedRecordIsBadInputNamingTheFile) {
+  TempDir d;
+  write_job(d.path, 2, 100, 1);
+  std::string victim;
+  for (auto& f : fs::directory_iterator(d.path))
+    if (f.path().filename().string().rfind("rank-0.", 0) == 0) victim = f.path().string();
+  lst_header h;
+  {
+    std::ifstream in(victim, std::ios::binary);
+    in.read(reinterpret_cast<char*>(&h), sizeof h);
+  }
+  {
+    // Record 50 gets a published word with a kind that does not exist.
+    std::fstream f(victim, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(std::streamoff(h.records_offset + 50 * sizeof(lst_record)));
+    uint32_t word = LST_WORD(77, 1, 0);
+    f.write(reinterpret_cast<const char*>(&word), sizeof word);
+  }
+  for (const char* flags : {"", "--validate "}) {
+    Cli c = lockstep(std::string("check --no-symbolize ") + flags + d.path);
+    EXPECT_EQ(c.rc, 2) << c.out;
+    EXPECT_NE(c.out.find(victim), std::string::npos) << c.out;
+    EXPECT_EQ(std::count(c.out.begin(), c.out.end(), '\n'), 1) << c.out;
+  }
+}
+
 TEST(Load, EmptyOrAbsentDirectoryIsBadInput) {
   TempDir d;
   EXPECT_EQ(lockstep("check " + d.path).rc, 2);
