@@ -49,8 +49,8 @@ static double now_ns() {
 NCCL_FUNCS(DECLARE)
 
 static bool resolve(bool bypass) {
-  void* h = bypass ? dlopen("libnccl.so.2", RTLD_NOW | RTLD_LOCAL) : RTLD_DEFAULT;
-  if (!h) return false;
+  void* h = RTLD_DEFAULT;  // a null handle: not an error
+  if (bypass && !(h = dlopen("libnccl.so.2", RTLD_NOW | RTLD_LOCAL))) return false;
   bool ok = true;
 #define RESOLVE(fn) ok = ok && (p_##fn = reinterpret_cast<decltype(&::fn)>(dlsym(h, #fn))) != nullptr;
   NCCL_FUNCS(RESOLVE)

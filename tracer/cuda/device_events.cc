@@ -238,7 +238,8 @@ void flush_deferred() {
 
 void on_nccl_collective(uint64_t record_id, void* stream) noexcept {
   if (g_forked.load(std::memory_order_relaxed)) return;
-  g_interposed.store(true, std::memory_order_relaxed);
+  // Read first: a store on every call would bounce the cache line between the calling threads.
+  if (!g_interposed.load(std::memory_order_relaxed)) g_interposed.store(true, std::memory_order_relaxed);
   if (thread_state().nccl_group_depth > 0) {
     if (!t_group.p) t_group.p = new (std::nothrow) GroupMembers();
     if (GroupMembers* g = t_group.p; g && g->n < kMaxDeferred) g->members[g->n++] = {record_id, stream};
