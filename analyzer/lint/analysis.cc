@@ -10,14 +10,15 @@
 #include <clang/AST/Attr.h>
 #include <clang/AST/ExprCXX.h>
 #include <clang/AST/RecursiveASTVisitor.h>
-#include <clang/Analysis/Analyses/Dominators.h>
 #include <clang/Analysis/CFG.h>
 #include <clang/Basic/SourceManager.h>
+#include <llvm/ADT/BitVector.h>
 #include <llvm/ADT/DenseMap.h>
 #include <llvm/ADT/SmallPtrSet.h>
 
 #include <algorithm>
 #include <set>
+#include <tuple>
 #include <string>
 
 namespace lockstep::lint {
@@ -31,6 +32,7 @@ constexpr const char* kAnnotation = "lockstep::collective";
 struct Origin {
   SourceLocation loc;
   std::string what;
+  int cause = -1;  // the origin this one passes on (a call's result computed from an argument's origin)
 };
 
 // Whether a value is the same on every rank. `local`: it is not (origin says why); `params`/`param_mem`:
@@ -125,7 +127,8 @@ struct Summary {
 struct FunctionInfo {
   const FunctionDecl* decl = nullptr;
   std::unique_ptr<CFG> cfg;
-  std::unique_ptr<ControlDependencyCalculator> cdc;
+  std::vector<std::vector<const CFGBlock*>> cd;  // direct control dependences by block id
+  std::vector<int> ipdom;                         // immediate post-dominator by block id (-1: none)
   Summary summary;
   bool has_summary = false;
   std::set<const FunctionDecl*> callees;  // user functions whose summaries this one used
@@ -227,7 +230,6 @@ class TuAnalyzer {
       opts.AddInitializers = true;
       opts.AddCXXDefaultInitExprInCtors = true;
       info.cfg = CFG::buildCFG(f, f->getBody(), &ctx_, opts);
-      if (info.cfg) info.cdc = std::make_unique<ControlDependencyCalculator>(info.cfg.get());
     }
     t_buffer_classes = &buffer_classes_;
     // Summaries to a fixpoint (recursion converges because taints only grow): a function is analyzed
@@ -272,15 +274,15 @@ class TuAnalyzer {
     return ci;
   }
 
-  int origin(SourceLocation loc, std::string what) {
-    origins_.push_back({loc, std::move(what)});
+  int origin(SourceLocation loc, std::string what, int cause) {
+    origins_.push_back({loc, std::move(what), cause});
     return static_cast<int>(origins_.size()) - 1;
   }
-  // One origin per (location, text): repeated fixpoint rounds must not grow the table.
-  Taint local_at(SourceLocation loc, const std::string& what) {
-    auto key = std::make_pair(loc.getRawEncoding(), what);
+  // One origin per (location, text, cause): repeated fixpoint rounds must not grow the table.
+  Taint local_at(SourceLocation loc, const std::string& what, int cause = -1) {
+    auto key = std::make_tuple(loc.getRawEncoding(), what, cause);
     auto it = origin_index_.find(key);
-    int idx = it != origin_index_.end() ? it->second : (origin_index_[key] = origin(loc, what));
+    int idx = it != origin_index_.end() ? it->second : (origin_index_[key] = origin(loc, what, cause));
     Taint t;
     t.local = true;
     t.origin = idx;
@@ -493,7 +495,9 @@ class TuAnalyzer {
     return nullptr;
   }
 
-  Taint substitute(const Taint& t, const std::vector<const Expr*>& args, Ctx& c) {
+  // `call` (when given) is the call whose result this is: a result made rank-local by an argument gets
+  // an origin at the call, chained to the test inside the callee and to where the argument came from.
+  Taint substitute(const Taint& t, const std::vector<const Expr*>& args, Ctx& c, const CallExpr* call = nullptr) {
     Taint r;
     r.local = t.local;
     r.origin = t.local ? t.origin : -1;
@@ -501,8 +505,18 @@ class TuAnalyzer {
       if (t.params & (1u << i)) r.join(eval(args[i], c));
       if (t.param_mem & (1u << i)) r.join(eval_mem(args[i], c));
     }
-    // A finiteness test inside the callee explains the result better than where the data came from.
-    if (!t.local && r.local && t.origin >= 0) r.origin = t.origin;
+    if (!t.local && r.local) {
+      int cause = r.origin;
+      if (t.origin >= 0) {
+        // A finiteness test inside the callee explains the result better than where the data came from.
+        cause = local_at(origins_[t.origin].loc, origins_[t.origin].what, cause).origin;
+      }
+      const FunctionDecl* f = call ? call->getDirectCallee() : nullptr;
+      if (f && f->getIdentifier())
+        r.origin = local_at(call->getBeginLoc(), "'" + f->getNameAsString() + "' computes its result from rank-local data here", cause).origin;
+      else
+        r.origin = cause;
+    }
     return r;
   }
 
@@ -646,7 +660,7 @@ class TuAnalyzer {
           }
         }
       }
-      return substitute(sum.result, full, c);
+      return substitute(sum.result, full, c, call);
     }
 
     // Unknown function: the result depends on the arguments' values and on what raw pointers point to;
@@ -865,9 +879,18 @@ class TuAnalyzer {
       std::reverse(rpo.begin(), rpo.end());
     }
     recording_ = false;
-    std::vector<std::vector<const CFGBlock*>> controllers(n);
-    for (const CFGBlock* b : rpo) controllers[b->getBlockID()] = controllers_of(fi, b);
     std::vector<Taint> cond(n);
+    std::vector<std::vector<const CFGBlock*>> controllers(n);
+    std::vector<char> dropped_now;
+    auto refresh_controllers = [&] {
+      std::vector<char> dropped = exit_edges_to_drop(fi, rpo, cond);
+      if (!controllers.empty() && dropped == dropped_now && !dropped_now.empty()) return false;
+      dropped_now = dropped;
+      compute_control_dependence(fi, rpo, dropped);
+      for (const CFGBlock* b : rpo) controllers[b->getBlockID()] = controllers_of(fi, b);
+      return true;
+    };
+    refresh_controllers();
     std::vector<const Expr*> cond_expr(n, nullptr);
     auto context_of = [&](const CFGBlock* b) {
       Taint t;
@@ -905,6 +928,8 @@ class TuAnalyzer {
         for (const CFGBlock* succ : b->succs())
           if (succ) changed |= in[succ->getBlockID()].join(s);
       }
+      // Conditions that became rank-local may turn dropped error exits into real ones.
+      if (refresh_controllers()) changed = true;
       if (!changed) break;
     }
 
@@ -995,11 +1020,11 @@ class TuAnalyzer {
   std::vector<const CFGBlock*> controllers_of(FunctionInfo& fi, const CFGBlock* b) {
     std::vector<const CFGBlock*> order;
     llvm::SmallPtrSet<const CFGBlock*, 16> seen;
-    std::vector<CFGBlock*> work{const_cast<CFGBlock*>(b)};
+    std::vector<const CFGBlock*> work{b};
     while (!work.empty()) {
-      std::vector<CFGBlock*> next;
-      for (CFGBlock* x : work)
-        for (CFGBlock* a : fi.cdc->getControlDependencies(x))
+      std::vector<const CFGBlock*> next;
+      for (const CFGBlock* x : work)
+        for (const CFGBlock* a : fi.cd[x->getBlockID()])
           if (seen.insert(a).second) {
             order.push_back(a);
             next.push_back(a);
@@ -1009,12 +1034,132 @@ class TuAnalyzer {
     return order;
   }
 
+  // A successor that only leads out of the function (return, throw, exit) through straight-line code.
+  bool exit_bound(const CFG& cfg, const CFGBlock* s) {
+    for (int steps = 0; s && steps < 16; ++steps) {
+      if (s == &cfg.getExit()) return true;
+      const CFGBlock* next = nullptr;
+      int count = 0;
+      for (const CFGBlock* x : s->succs())
+        if (x) {
+          next = x;
+          ++count;
+        }
+      if (count != 1) return false;
+      s = next;
+    }
+    return false;
+  }
+
+  // Edges (block id * 2 + successor index) left out of control dependence: the exit side of a uniform
+  // two-way branch such as `if (!status.ok()) return fail(...)`. Every rank that reaches such a check
+  // decides alike, and error paths would otherwise make everything after them look conditional on
+  // whatever led to the check.
+  std::vector<char> exit_edges_to_drop(FunctionInfo& fi, const std::vector<const CFGBlock*>& rpo,
+                                       const std::vector<Taint>& cond) {
+    std::vector<char> dropped(fi.cfg->getNumBlockIDs() * 2, 0);
+    for (const CFGBlock* b : rpo) {
+      if (b->succ_size() != 2 || cond[b->getBlockID()].any() || !b->getTerminatorStmt()) continue;
+      const CFGBlock* s0 = b->succ_begin()->getReachableBlock();
+      const CFGBlock* s1 = (b->succ_begin() + 1)->getReachableBlock();
+      if (!s0 || !s1) continue;
+      bool e0 = exit_bound(*fi.cfg, s0), e1 = exit_bound(*fi.cfg, s1);
+      if (e0 != e1) dropped[b->getBlockID() * 2 + (e0 ? 0 : 1)] = 1;
+    }
+    return dropped;
+  }
+
+  // Post-dominators over the kept edges, then control dependence (Ferrante et al.): for an edge a -> s,
+  // s and its post-dominators up to a's immediate post-dominator depend on a.
+  void compute_control_dependence(FunctionInfo& fi, const std::vector<const CFGBlock*>& rpo,
+                                  const std::vector<char>& dropped) {
+    const CFG& cfg = *fi.cfg;
+    unsigned n = cfg.getNumBlockIDs();
+    unsigned exit_id = cfg.getExit().getBlockID();
+    std::vector<std::vector<const CFGBlock*>> succs(n);
+    for (const CFGBlock* b : rpo) {
+      unsigned k = 0;
+      for (auto it = b->succ_begin(); it != b->succ_end(); ++it, ++k) {
+        const CFGBlock* s = it->getReachableBlock();
+        if (s && !(k < 2 && dropped[b->getBlockID() * 2 + k])) succs[b->getBlockID()].push_back(s);
+      }
+    }
+    // Blocks that reach the exit over kept edges; the others (endless loops) post-dominate only themselves.
+    std::vector<std::vector<unsigned>> preds(n);
+    for (const CFGBlock* b : rpo)
+      for (const CFGBlock* s : succs[b->getBlockID()]) preds[s->getBlockID()].push_back(b->getBlockID());
+    std::vector<char> reaches(n, 0);
+    std::vector<unsigned> work{exit_id};
+    reaches[exit_id] = 1;
+    while (!work.empty()) {
+      unsigned x = work.back();
+      work.pop_back();
+      for (unsigned p : preds[x])
+        if (!reaches[p]) {
+          reaches[p] = 1;
+          work.push_back(p);
+        }
+    }
+    std::vector<llvm::BitVector> pdom(n, llvm::BitVector(n, true));
+    for (unsigned i = 0; i < n; ++i)
+      if (!reaches[i] || i == exit_id) {
+        pdom[i].reset();
+        pdom[i].set(i);
+      }
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (auto it = rpo.rbegin(); it != rpo.rend(); ++it) {
+        unsigned b = (*it)->getBlockID();
+        if (b == exit_id || !reaches[b]) continue;
+        llvm::BitVector next(n, true);
+        bool any = false;
+        for (const CFGBlock* s : succs[b])
+          if (reaches[s->getBlockID()]) {
+            next &= pdom[s->getBlockID()];
+            any = true;
+          }
+        if (!any) next.reset();
+        next.set(b);
+        if (next != pdom[b]) {
+          pdom[b] = std::move(next);
+          changed = true;
+        }
+      }
+    }
+    fi.ipdom.assign(n, -1);
+    for (const CFGBlock* blk : rpo) {
+      unsigned b = blk->getBlockID();
+      unsigned size = pdom[b].count();
+      for (int d = pdom[b].find_first(); d >= 0; d = pdom[b].find_next(d))
+        if (static_cast<unsigned>(d) != b && pdom[d].count() == size - 1) {
+          fi.ipdom[b] = d;
+          break;
+        }
+    }
+    fi.cd.assign(n, {});
+    std::vector<const CFGBlock*> by_id(n, nullptr);
+    for (const CFGBlock* b : rpo) by_id[b->getBlockID()] = b;
+    for (const CFGBlock* a : rpo) {
+      const auto& out = succs[a->getBlockID()];
+      if (out.size() < 2) continue;
+      int stop = fi.ipdom[a->getBlockID()];
+      for (const CFGBlock* s : out) {
+        int runner = static_cast<int>(s->getBlockID());
+        for (int guard = 0; runner >= 0 && runner != stop && guard < static_cast<int>(n); ++guard) {
+          auto& list = fi.cd[runner];
+          if (std::find(list.begin(), list.end(), a) == list.end()) list.push_back(a);
+          runner = fi.ipdom[runner];
+        }
+      }
+    }
+  }
+
   // Both (all) sides of the branch at `a` perform the same sequence of collectives before they meet again.
   bool balanced(FunctionInfo& fi, const CFGBlock* a, const std::vector<std::vector<Event>>& events) {
-    auto& pdt = const_cast<CFGPostDomTree&>(fi.cdc->getCFGPostDomTree());
     const CFGBlock* merge = nullptr;
-    if (auto* node = pdt.getBase().getNode(const_cast<CFGBlock*>(a)))
-      if (auto* idom = node->getIDom()) merge = idom->getBlock();
+    if (int d = fi.ipdom[a->getBlockID()]; d >= 0)
+      for (const CFGBlock* b : *fi.cfg)
+        if (static_cast<int>(b->getBlockID()) == d) merge = b;
     std::set<std::vector<std::string>> seqs;
     bool ok = true;
     int paths = 0;
@@ -1124,8 +1269,8 @@ class TuAnalyzer {
   }
 
   void add_origin_note(Finding& f, int origin) {
-    if (origin < 0) return;
-    f.notes.push_back({point(origins_[origin].loc), origins_[origin].what});
+    for (int depth = 0; origin >= 0 && depth < 4; ++depth, origin = origins_[origin].cause)
+      f.notes.push_back({point(origins_[origin].loc), origins_[origin].what});
   }
 
   static bool is_loop(const Stmt* t) {
@@ -1216,7 +1361,7 @@ class TuAnalyzer {
   std::map<const FunctionDecl*, FunctionInfo> infos_;
   std::map<const FunctionDecl*, CalleeInfo> callees_;  // stable references: eval_call holds one while recursing
   std::vector<Origin> origins_;
-  std::map<std::pair<unsigned, std::string>, int> origin_index_;
+  std::map<std::tuple<unsigned, std::string, int>, int> origin_index_;
   bool recording_ = false;
   std::vector<Event>* block_events_ = nullptr;
   Taint return_taint_;
