@@ -258,6 +258,7 @@ __attribute__((noinline)) void record_stack(format::Writer* w, uint64_t ref, uin
 constexpr size_t kCommSlots = 8192;
 struct CommSlot {
   std::atomic<uint64_t> key{0};
+  std::atomic<bool> used{false};  // ever held an entry: a probe goes on past it
   CommEntry entry;
 };
 CommSlot* g_comm_slots = nullptr;  // allocated once, never freed
@@ -437,8 +438,8 @@ CommEntry* comm_find(uint8_t api, uintptr_t handle) noexcept {
     CommSlot& s = g_comm_slots[i];
     uint64_t k = s.key.load(std::memory_order_acquire);
     if (k == key) return &s.entry;
-    // An entry that was never used ends the probe; a freed one (id stays set) does not.
-    if (k == 0 && s.entry.api == LST_API_NONE) return nullptr;
+    // A slot that was never used ends the probe; a freed one does not.
+    if (k == 0 && !s.used.load(std::memory_order_acquire)) return nullptr;
   }
   return nullptr;
 }
@@ -467,7 +468,7 @@ CommEntry* comm_add(uint8_t api, uintptr_t handle, uint8_t comm_op, uint64_t id,
       }
       if (k == 0) {
         if (!target) target = &s;
-        if (s.entry.api == LST_API_NONE) break;
+        if (!s.used.load(std::memory_order_relaxed)) break;
       }
     }
     if (!target) return nullptr;  // more live communicators than the table holds: not recorded
@@ -479,6 +480,7 @@ CommEntry* comm_add(uint8_t api, uintptr_t handle, uint8_t comm_op, uint64_t id,
     e.api = api;
     e.next_seq.store(0, std::memory_order_relaxed);
     e.children.store(0, std::memory_order_relaxed);
+    target->used.store(true, std::memory_order_release);
     target->key.store(key, std::memory_order_release);
     entry = &e;
   }
