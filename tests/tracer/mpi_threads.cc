@@ -1,5 +1,5 @@
 // 8 threads (or NTHREADS) per rank issuing collectives at once under MPI_THREAD_MULTIPLE, each on its
-// own duplicate of MPI_COMM_WORLD; call i of thread k has count k * 1000 + i, so trace_check can tell
+// own communicator (a duplicate, made by the thread, of a duplicate of MPI_COMM_WORLD); call i of thread k has count k * 1000 + i, so trace_check can tell
 // every call apart. Exit 77 when the MPI library does not provide MPI_THREAD_MULTIPLE.
 //   mpi_threads NTHREADS CALLS
 #include <mpi.h>
@@ -28,7 +28,10 @@ int main(int argc, char** argv) {
   std::vector<int> bad(static_cast<size_t>(nthreads), 0);
   for (int k = 0; k < nthreads; ++k) {
     pool.emplace_back([&, k] {
-      MPI_Comm c = comms[static_cast<size_t>(k)];
+      // Each thread creates its working communicator itself, while the others already make
+      // collectives: communicator registration races lookups on other threads.
+      MPI_Comm c;
+      MPI_Comm_dup(comms[static_cast<size_t>(k)], &c);
       std::vector<int> in(static_cast<size_t>(nthreads) * 1000 + static_cast<size_t>(calls), 1), out(in.size(), 0);
       int size;
       MPI_Comm_size(c, &size);
@@ -50,6 +53,7 @@ int main(int argc, char** argv) {
           }
         }
       }
+      MPI_Comm_free(&c);
     });
   }
   for (auto& t : pool) t.join();
