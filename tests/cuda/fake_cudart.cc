@@ -53,10 +53,12 @@ __attribute__((visibility("default"))) int cudaEventRecord(void* ev, void* strea
   e->ticket = e->stream->recorded.fetch_add(1) + 1;
   return kSuccess;
 }
+// LOCKSTEP_FAKE_CUDA_INSTANT=1: every event is complete when first queried (for benchmarks).
 __attribute__((visibility("default"))) int cudaEventQuery(void* ev) {
+  static const bool instant = std::getenv("LOCKSTEP_FAKE_CUDA_INSTANT") != nullptr;
   auto* e = static_cast<FakeEvent*>(ev);
   if (!e || !e->stream) return kInvalidValue;
-  return e->stream->released.load() >= e->ticket ? kSuccess : kNotReady;
+  return instant || e->stream->released.load() >= e->ticket ? kSuccess : kNotReady;
 }
 __attribute__((visibility("default"))) int cudaEventDestroy(void* ev) {
   delete static_cast<FakeEvent*>(ev);

@@ -129,6 +129,7 @@ struct Shared {
   std::condition_variable cv;
   std::vector<Tracked> queue;  // recorded on the application's thread, not yet seen by the poller
   std::vector<void*> pool;     // events ready for reuse (one device per process is the rule)
+  bool idle = false;           // the GPU thread waits on cv: a push must wake it
 };
 Shared& shared() {
   static Shared* s = new Shared();
@@ -197,11 +198,14 @@ void track(uint64_t record_id, void* stream) {
   static std::once_flag after_runtime;
   std::call_once(after_runtime, [] { std::atexit(on_exit_stop_thread); });
   g_in_flight.fetch_add(1, std::memory_order_relaxed);
+  bool wake;
   {
     std::lock_guard<std::mutex> lock(shared().mu);
     shared().queue.push_back({record_id, ev});
+    wake = shared().idle;
   }
-  shared().cv.notify_one();
+  // Only an idle thread is woken: a steady stream of calls finds it polling, and costs no wake-up.
+  if (wake) shared().cv.notify_one();
 }
 
 // ---- NCCL groups ----------------------------------------------------------------------------------
@@ -267,15 +271,28 @@ void sleep_ns(long ns) {
 
 void* gpu_thread_main(void*) {
   std::vector<Tracked> pending;
+  std::vector<void*> done;
   pending.reserve(1024);
+  done.reserve(1024);
   long idle_sleep_ns = 50'000;
+  int idle_polls = 0;  // polls that found nothing to do; after ~10 ms of them the thread waits on cv
   uint64_t last_flush = now_ns();
   bool stopping = false;
   while (true) {
     {
       std::unique_lock<std::mutex> lock(shared().mu);
-      if (pending.empty() && shared().queue.empty() && !g_stop.load(std::memory_order_acquire))
+      if (pending.empty() && shared().queue.empty() && !g_stop.load(std::memory_order_acquire)) {
+        if (idle_polls < 200) {
+          ++idle_polls;
+          lock.unlock();
+          sleep_ns(50'000);
+          continue;
+        }
+        shared().idle = true;
         shared().cv.wait_for(lock, std::chrono::milliseconds(100));
+        shared().idle = false;
+      }
+      if (!shared().queue.empty()) idle_polls = 0;
       pending.insert(pending.end(), shared().queue.begin(), shared().queue.end());
       shared().queue.clear();
       stopping = g_stop.load(std::memory_order_acquire);
@@ -300,13 +317,23 @@ void* gpu_thread_main(void*) {
       if (rc == kCudaSuccess) {
         write_device(t.record_id, 0, now_ns());
         collective_complete(t.record_id);
-        give_event(t.event);
+        done.push_back(t.event);
       } else {
         warn_once(kWarnCudaEvent, "cudaEventQuery failed (%s, %d): a collective's completion is unknown",
                   error_name(rc), rc);
       }
     }
     pending.resize(keep);
+    if (!done.empty()) {
+      // Back to the pool in one go: the application's threads take from it on every call.
+      size_t kept = 0;
+      {
+        std::lock_guard<std::mutex> lock(shared().mu);
+        while (kept < done.size() && shared().pool.size() < kMaxPooled) shared().pool.push_back(done[kept++]);
+      }
+      for (size_t i = kept; i < done.size(); ++i) g_rt.eventDestroy(done[i]);
+      done.clear();
+    }
     uint64_t now = now_ns();
     if (cupti_active() && (stopping || now - last_flush > 100'000'000ull)) {
       cupti_flush(stopping);
