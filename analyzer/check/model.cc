@@ -198,7 +198,15 @@ void ingest(Rank& rank, std::shared_ptr<const RecordSource> source, bool defer_s
             auto [it, fresh] = rank.seq_index.try_emplace(r->comm, uint32_t(rank.seqs.size()));
             if (fresh) {
               rank.seqs.emplace_back();
-              rank.seqs.back().comm = r->comm;
+              Sequence& ns = rank.seqs.back();
+              ns.comm = r->comm;
+              // Room for every remaining record on the first few communicators: no regrowth copies,
+              // and pages never written are never backed, so this costs address space, not memory.
+              if (rank.seqs.size() <= 4) {
+                ns.sig.reserve(end - id);
+                ns.ref.reserve(end - id);
+                if (defer_sites) ns.site.reserve(end - id);
+              }
             }
             cs = {r->comm, it->second};
           }
@@ -360,6 +368,11 @@ void finish_job(Job& job) {
     for (int32_t i = 0; i < size; ++i)
       if (!seen[size_t(i)]) job.missing.push_back(i);
   }
+  int32_t top = size;
+  for (auto& r : job.ranks) top = std::max(top, r.world_rank + 1);
+  job.by_world.assign(size_t(std::max(top, 0)), -1);
+  for (size_t i = 0; i < job.ranks.size(); ++i)
+    if (job.ranks[i].world_rank >= 0) job.by_world[size_t(job.ranks[i].world_rank)] = int32_t(i);
   job.min_wall_ns = 0;
   for (auto& r : job.ranks)
     if (r.start_wall_ns && (!job.min_wall_ns || r.start_wall_ns < job.min_wall_ns)) job.min_wall_ns = r.start_wall_ns;

@@ -164,7 +164,10 @@ struct Job {
   std::vector<int32_t> missing;      // world ranks with no trace file
   uint64_t min_wall_ns = 0;          // earliest rank start: times are reported from here
   std::vector<std::string> warnings; // files skipped, unpublished slots: reported, not fatal
+  std::vector<int32_t> by_world;     // world rank -> index in ranks, -1 if absent (finish_job)
   const Rank* rank(int32_t world) const {
+    if (world >= 0 && size_t(world) < by_world.size())
+      return by_world[size_t(world)] < 0 ? nullptr : &ranks[size_t(by_world[size_t(world)])];
     for (auto& r : ranks)
       if (r.world_rank == world) return &r;
     return nullptr;
