@@ -181,7 +181,7 @@ void Runtime::watch() {
   bool warned = false;
   int64_t warned_for = 0;
   while (!watchdog_stop.load()) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
     const int64_t since = inflight_since_ns.load();
     if (since == 0) continue;
     const double age =
