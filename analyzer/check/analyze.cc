@@ -237,8 +237,9 @@ class Analyzer {
     const CommView* v = it->second.front().second;
     if (!v->name.empty()) return v->name;
     if (v->create_op == LST_COMM_WORLD) return "MPI_COMM_WORLD";
-    std::string parent = v->parent ? derived_name(views, v->parent, depth + 1) : "";
     std::string how = format::comm_op_name(v->create_op);
+    if (!v->parent) return fmt::format("{} {:#010x}", how, id >> 32);  // a root communicator (NCCL unique id)
+    std::string parent = derived_name(views, v->parent, depth + 1);
     if (v->color != LST_NONE && (v->create_op == LST_COMM_SPLIT || v->create_op == LST_COMM_NCCL_SPLIT))
       return fmt::format("{}({}, color {})", how, parent, v->color);
     return fmt::format("{}({})", how, parent);
