@@ -810,8 +810,29 @@ class TuAnalyzer {
     auto n = f->getName();
     return n == "malloc" || n == "calloc" || n == "realloc" || n == "aligned_alloc";
   }
-  Taint fresh_buffer(const VarDecl* vd) {
+  // What a buffer no collective produced holds is rank-local when it is data (numbers, bytes); a
+  // container of handles, pointers or records is bookkeeping and is judged by what is stored in it.
+  Taint fresh_buffer(const ValueDecl* vd) {
+    if (!holds_data(vd->getType())) return Taint{};
     return local_at(vd->getLocation(), "'" + vd->getNameAsString() + "' holds rank-local data (no collective produced it)");
+  }
+  static bool holds_data(QualType t) {
+    t = t.getNonReferenceType();
+    QualType elem;
+    if (const auto* at = t->getAsArrayTypeUnsafe()) elem = at->getElementType();
+    else if (t->isPointerType()) elem = t->getPointeeType();
+    else if (const auto* rd = t->getAsCXXRecordDecl(); rd && rd->hasDefinition()) {
+      for (const auto* m : rd->methods()) {
+        if (m->getOverloadedOperator() == OO_Subscript || (m->getIdentifier() && m->getName() == "data")) {
+          elem = m->getReturnType().getNonReferenceType();
+          if (elem->isPointerType()) elem = elem->getPointeeType();
+          break;
+        }
+      }
+    }
+    if (elem.isNull()) return true;
+    elem = elem.getCanonicalType();
+    return elem->isArithmeticType() || elem->isVoidType() || elem->isEnumeralType() || elem->isDependentType();
   }
 
   // ---- per function ----
@@ -832,7 +853,7 @@ class TuAnalyzer {
       }
       if (!called_.count(f) && holds_memory(p->getType())) {
         // Nothing in this translation unit calls it: what its buffers hold came from no collective we can see.
-        s.mem[p] = local_at(p->getLocation(), "'" + p->getNameAsString() + "' holds rank-local data (no collective produced it)");
+        s.mem[p] = fresh_buffer(p);
         continue;
       }
       if (i >= kMaxParams) continue;
