@@ -900,7 +900,22 @@ class Analyzer {
       if (a.comm.id != b.comm.id) return a.comm.id < b.comm.id;
       return a.seq < b.seq;
     });
+    // Ring mode: positions were counted from the first collective every rank still had.
+    auto shift = [&](uint64_t comm) -> int64_t {
+      auto it = job_.ring_base.find(comm);
+      return it == job_.ring_base.end() ? 0 : int64_t(it->second);
+    };
+    for (auto& st : res_.states)
+      if (st.blocked && st.in.seq >= 0 && !(st.in.op == LST_OP_SEND || st.in.op == LST_OP_RECV)) st.in.seq += shift(st.comm.id);
+    for (auto& e : res_.wait_for) e.seq += shift(e.comm);
     for (auto& f : findings_) {
+      if (int64_t b = shift(f.comm.id); b && f.kind != Kind::kPeerMismatch && f.kind != Kind::kMembershipMismatch) {
+        if (f.seq >= 0) f.seq += b;
+        for (auto& d : f.detail)
+          if (d.present && d.seq >= 0) d.seq += b;
+        f.notes.push_back(fmt::format("ring-mode traces: the ranks' common history on {} starts at #{}", f.comm.name, b));
+      }
+      for (auto& e : f.edges) e.seq += shift(e.comm);
       std::sort(f.culprits.begin(), f.culprits.end());
       std::sort(f.ranks.begin(), f.ranks.end());
       std::sort(f.detail.begin(), f.detail.end(), [](const RankDetail& a, const RankDetail& b) { return a.rank < b.rank; });

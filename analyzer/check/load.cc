@@ -81,6 +81,7 @@ Rank load_one(const std::string& path, const LoadOptions& options, const std::st
   r.start_wall_ns = h.start_wall_ns;
   r.start_mono_ns = h.start_mono_ns;
   r.header_end_state = h.end_state;
+  r.ring = (h.flags & LST_HDR_RING) != 0;
   r.dropped = h.dropped_records;
   for (auto& m : f.modules()) r.modules.push_back({m.path, m.build_id, m.base, m.lo, m.hi, 0});
   try {

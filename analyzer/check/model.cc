@@ -231,6 +231,8 @@ void ingest(Rank& rank, std::shared_ptr<const RecordSource> source, bool defer_s
           sig ^= slot.key;
         if (LST_WORD_FLAGS(word) & LST_F_CONTROL) seq->has_control = true;
         if (!done(*r)) seq->open.push_back(uint32_t(seq->sig.size()));
+        if (seq->sig.empty()) seq->first_seq = r->u.coll.seq;
+        seq->last_seq = r->u.coll.seq;
         seq->sig.push_back(sig);
         seq->ref.push_back(ref);
         break;
@@ -354,6 +356,41 @@ void classify_end(Rank& rank, const std::string& this_host) {
   }
 }
 
+namespace {
+// With ring-mode files, ranks may have lost different amounts of history: compare only the window
+// every rank still has. Only sequences numbered densely by the tracer (no point-to-point calls in
+// between) can be trimmed by number.
+void trim_ring_starts(Job& job) {
+  bool any_ring = false;
+  for (auto& r : job.ranks) any_ring |= r.ring;
+  job.ring_base.clear();
+  if (!any_ring) return;
+  std::unordered_map<uint64_t, uint32_t> base;
+  auto dense = [](const Sequence& s) { return uint64_t(s.last_seq) - s.first_seq + 1 == s.sig.size(); };
+  for (auto& r : job.ranks)
+    for (auto& s : r.seqs)
+      if (dense(s)) base[s.comm] = std::max(base[s.comm], s.first_seq);
+  for (auto& r : job.ranks)
+    for (auto& s : r.seqs) {
+      auto it = base.find(s.comm);
+      if (it == base.end() || !dense(s) || s.first_seq >= it->second) continue;
+      size_t drop = std::min<size_t>(it->second - s.first_seq, s.sig.size());
+      s.sig.erase(s.sig.begin(), s.sig.begin() + long(drop));
+      s.ref.erase(s.ref.begin(), s.ref.begin() + long(drop));
+      std::vector<uint32_t> open;
+      for (uint32_t o : s.open)
+        if (o >= drop) open.push_back(uint32_t(o - drop));
+      s.open.swap(open);
+      s.first_seq = it->second;
+      uint64_t h = mix(s.sig.size());
+      for (uint64_t v : s.sig) h = mix(h ^ v) + 0x632be59bd9b4e019ull;
+      s.hash = h;
+    }
+  for (auto& [comm, b] : base)
+    if (b) job.ring_base[comm] = b;
+}
+}  // namespace
+
 void finish_job(Job& job) {
   std::sort(job.ranks.begin(), job.ranks.end(),
             [](const Rank& a, const Rank& b) { return a.world_rank < b.world_rank; });
@@ -373,6 +410,7 @@ void finish_job(Job& job) {
   job.by_world.assign(size_t(std::max(top, 0)), -1);
   for (size_t i = 0; i < job.ranks.size(); ++i)
     if (job.ranks[i].world_rank >= 0) job.by_world[size_t(job.ranks[i].world_rank)] = int32_t(i);
+  trim_ring_starts(job);
   job.min_wall_ns = 0;
   for (auto& r : job.ranks)
     if (r.start_wall_ns && (!job.min_wall_ns || r.start_wall_ns < job.min_wall_ns)) job.min_wall_ns = r.start_wall_ns;

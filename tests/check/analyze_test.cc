@@ -339,6 +339,21 @@ TEST(Analyze, ControlPlaneFindingsComeAfterDataFindings) {
   EXPECT_EQ(r.findings[1].culprits, V{0});
 }
 
+TEST(Analyze, RingModeComparesTheCommonWindowAndNumbersFromIt) {
+  auto b = ranks(3);
+  const uint32_t kept_from[3] = {10, 5, 0};
+  for (int i = 0; i < 3; ++i) {
+    b[i].lost(kWorld, kept_from[i]);
+    for (uint32_t s = kept_from[i]; s < 30; ++s) b[i].call(kWorld, allreduce(i == 2 && s == 20 ? 512 : 256));
+    b[i].finalize();
+  }
+  Result r = run(b);
+  const Finding& f = only(r);
+  EXPECT_EQ(f.kind, Kind::kCountMismatch);
+  EXPECT_EQ(f.seq, 20);
+  EXPECT_EQ(f.culprits, V{2});
+}
+
 TEST(Analyze, MissingProcessIsReported) {
   std::vector<Rank> rs;
   for (int i = 0; i < 4; ++i)

@@ -113,6 +113,12 @@ class RankBuilder {
     return *this;
   }
   uint64_t last_id() const { return src_->records.size() - 1; }
+  // Ring mode: the first n collectives on `comm` were overwritten (numbers advance, no records).
+  RankBuilder& lost(uint64_t comm, uint32_t n) {
+    rank_.ring = true;
+    next_seq_[comm] += n;
+    return *this;
+  }
 
   // `end` as classify_end would find it (tests do not look at /proc).
   Rank build(EndState end) {

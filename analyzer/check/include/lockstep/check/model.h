@@ -65,6 +65,8 @@ struct Sequence {
   // Positions not done: a blocking call still ENTERED, a nonblocking one not COMPLETED, or FAILED.
   std::vector<uint32_t> open;
   bool has_control = false;
+  uint32_t first_seq = 0;        // the tracer's number of the first collective kept (ring mode drops some)
+  uint32_t last_seq = 0;
 };
 
 // A point-to-point call (kept apart from the collective sequences: they pair by peer, not by order).
@@ -96,6 +98,7 @@ struct Rank {
   std::string job_id;
   uint64_t start_wall_ns = 0, start_mono_ns = 0;
   uint32_t header_end_state = LST_END_RUNNING;
+  bool ring = false;             // the file keeps only its last records (LST_HDR_RING)
   uint64_t records = 0;          // published records ingested
   uint64_t unpublished = 0;
   uint32_t dropped = 0;
@@ -165,6 +168,9 @@ struct Job {
   uint64_t min_wall_ns = 0;          // earliest rank start: times are reported from here
   std::vector<std::string> warnings; // files skipped, unpublished slots: reported, not fatal
   std::vector<int32_t> by_world;     // world rank -> index in ranks, -1 if absent (finish_job)
+  // Ring-mode traces: per communicator, the tracer's number of the first collective every rank still
+  // has; sequences are trimmed to start there (finish_job) and positions are reported from it.
+  std::unordered_map<uint64_t, uint32_t> ring_base;
   const Rank* rank(int32_t world) const {
     if (world >= 0 && size_t(world) < by_world.size())
       return by_world[size_t(world)] < 0 ? nullptr : &ranks[size_t(by_world[size_t(world)])];
