@@ -386,6 +386,7 @@ void Runtime::loop_negotiated() {
   std::vector<MPI_Request> sends;
   std::vector<std::vector<uint8_t>> send_bufs;
   int idle_polls = 0;
+  auto busy_at = now;
 
   auto reap_sends = [&] {
     if (sends.empty()) return;
@@ -536,11 +537,13 @@ void Runtime::loop_negotiated() {
       }
     }
 
-    // Poll fast while requests are pending, slowly when idle; a submission wakes the thread at once.
+    // Poll fast while requests are pending, slower when idle and slower still after 100 ms of idleness
+    // (spinning ranks share the cores with these wake-ups); a submission wakes the thread at once.
     idle_polls = progressed ? 0 : idle_polls + 1;
     const bool busy = !pending.empty() || (coord && ready_since);
+    if (busy || progressed) busy_at = Clock::now();
     const auto nap = busy ? std::chrono::microseconds(std::min(20 << std::min(idle_polls, 4), 200))
-                          : std::chrono::microseconds(2000);
+                          : std::chrono::microseconds(seconds_since(busy_at, Clock::now()) < 0.1 ? 2000 : 10000);
     std::unique_lock<std::mutex> lock(mu);
     wake.wait_for(lock, nap, [&] { return !queue.empty(); });
   }

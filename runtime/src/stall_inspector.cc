@@ -45,9 +45,14 @@ std::optional<std::string> StallInspector::inspect(std::vector<StalledTensor> pe
     if (t.age_s >= warn_s_) stalled.push_back(std::move(t));
   }
   if (stalled.empty()) return std::nullopt;
-  std::stable_sort(stalled.begin(), stalled.end(),
-                   [](const StalledTensor& a, const StalledTensor& b) { return a.age_s > b.age_s; });
-  const double oldest = stalled.front().age_s;
+  double oldest = 0;
+  for (const auto& t : stalled) oldest = std::max(oldest, t.age_s);
+  // Tensors missing on the fewest ranks first: those few ranks are the likely culprits (blame by
+  // majority), then the oldest.
+  std::stable_sort(stalled.begin(), stalled.end(), [](const StalledTensor& a, const StalledTensor& b) {
+    if (a.missing.size() != b.missing.size()) return a.missing.size() < b.missing.size();
+    return a.age_s > b.age_s;
+  });
   std::string finalized_note;
   if (!finalized.empty()) {
     finalized_note = "  rank" + std::string(finalized.size() == 1 ? " " : "s ") + format_ranks(finalized) +

@@ -31,7 +31,7 @@ killed_at=$(grep -m1 "victim rank $victim: killing itself" "$work/log" | cut -d'
 for r in $(seq 0 $((np - 1))); do
   [ "$r" = "$victim" ] && continue
   if [ "$mode" = heartbeat ]; then
-    line=$(grep -m1 "lockstep-rt: rank $r: aborting: rank $victim (pid [0-9]* on .*) has died" "$work/log")
+    line=$(grep -m1 -E "lockstep-rt: rank $r: aborting( every rank)?: rank $victim \(pid [0-9]* on .*\) has died" "$work/log")
     [ -n "$line" ] || fail "rank $r did not name dead rank $victim"
     rc=$(cat "$work/rc.$r" 2>/dev/null)
     [ "$rc" = 3 ] || fail "rank $r exited with '$rc', want 3 (the runtime's abort status)"
