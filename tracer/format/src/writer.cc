@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -46,6 +47,7 @@ struct ModuleRange {
 
 struct Impl {
   std::atomic<bool> grow_lock{false};
+  std::atomic<long> grow_owner{0};  // thread id of the growing thread, so its own signal handler does not wait on it
   std::atomic<bool> grow_failed{false};
   std::atomic<uint64_t> capacity{0};  // record slots mapped and backed by the file
   uint64_t max_records = 0;
@@ -313,9 +315,12 @@ lst_record* Writer::reserve(uint64_t* id_out) {
         return nullptr;
       }
       if (im->grow_lock.exchange(true, std::memory_order_acquire)) {
+        // A signal handler that interrupted the growing thread would wait for itself: drop at once.
+        if (im->grow_owner.load(std::memory_order_relaxed) == syscall(SYS_gettid)) spins = kGrowSpins;
         if (spins > 64) sched_yield();
         continue;
       }
+      im->grow_owner.store(syscall(SYS_gettid), std::memory_order_relaxed);
       const uint64_t cap = im->capacity.load(std::memory_order_relaxed);
       if (id >= cap) {
         // One chunk at a time, in order: the file only ever grows and chunk k maps at its own place.
@@ -332,6 +337,7 @@ lst_record* Writer::reserve(uint64_t* id_out) {
           im->grow_failed.store(true, std::memory_order_relaxed);
         }
       }
+      im->grow_owner.store(0, std::memory_order_relaxed);
       im->grow_lock.store(false, std::memory_order_release);
     }
     r = reinterpret_cast<lst_record*>(records + id * LST_SLOT_SIZE);
