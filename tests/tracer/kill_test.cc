@@ -4,8 +4,12 @@
 //   kill_test TRACER WORK KILLS LANES PROGRAM MPIRUN [MPIRUN FLAGS...]
 // Most jobs are singletons (one process started directly, the fastest MPI start); every fifth job
 // is a 2-rank mpirun job of which one rank is killed. LANES jobs run at once. Seed: LOCKSTEP_KILL_SEED.
+// No job outlives the test: each runs in its own process group and gets PR_SET_PDEATHSIG, so a test
+// killed by ctest's timeout takes its jobs with it; SIGINT/SIGTERM/SIGHUP and a watchdog
+// (LOCKSTEP_KILL_DEADLINE seconds, below ctest's timeout) kill every live job group before exiting.
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -46,6 +50,23 @@ std::atomic<long> g_checked{0}, g_unpublished{0}, g_files{0}, g_kills{0};
       std::fputc('\n', stderr);                        \
     }                                                  \
   } while (0)
+
+// The process group of each lane's live job (0: none), read by the signal handler and the watchdog.
+constexpr int kMaxLanes = 64;
+std::atomic<pid_t> g_live[kMaxLanes];
+
+void kill_live_jobs() {
+  for (auto& g : g_live) {
+    pid_t pgid = g.load();
+    if (pgid > 0) kill(-pgid, SIGKILL);
+  }
+}
+
+void on_signal(int sig) {
+  kill_live_jobs();
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
 
 struct Config {
   std::string tracer, work, program;
@@ -138,9 +159,13 @@ pid_t spawn(const Config& c, const fs::path& job, bool two_ranks) {
   }
   args.push_back(c.program);
   args.push_back(progress);
+  const pid_t self = getpid();
   pid_t pid = fork();
   if (pid == 0) {
     setpgid(0, 0);
+    // Dies with the lane thread that forked it, which outlives the job; kept across exec.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != self) _exit(127);
     setenv("LD_PRELOAD", c.tracer.c_str(), 1);
     setenv("LOCKSTEP_TRACE_DIR", traces.c_str(), 1);
     int devnull = open("/dev/null", O_WRONLY);
@@ -180,6 +205,7 @@ void lane(const Config& c, int index, int jobs, uint64_t seed) {
     fs::create_directories(job / "progress");
     bool two = j % 5 == 4;
     pid_t leader = spawn(c, job, two);
+    g_live[index].store(leader);
     auto delay = std::chrono::milliseconds(rng() % 300);
     if (!two && j % 4 == 0) {
       // Any moment from start-up on, MPI_Init included.
@@ -204,6 +230,7 @@ void lane(const Config& c, int index, int jobs, uint64_t seed) {
     }
     ++g_kills;
     reap(leader, two ? 10000ms : 2000ms);
+    g_live[index].store(0);
     verify(job);
   }
 }
@@ -221,6 +248,21 @@ int main(int argc, char** argv) {
   int kills = std::atoi(argv[3]), lanes = std::atoi(argv[4]);
   c.program = argv[5];
   for (int i = 6; i < argc; ++i) c.mpirun.push_back(argv[i]);
+  if (lanes < 1 || lanes > kMaxLanes || kills < 1) {
+    std::fprintf(stderr, "kill_test: KILLS must be >= 1 and LANES 1..%d\n", kMaxLanes);
+    return 2;
+  }
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) signal(sig, on_signal);
+  long deadline_s = 200;
+  if (const char* d = std::getenv("LOCKSTEP_KILL_DEADLINE")) deadline_s = std::atol(d);
+  std::thread([deadline_s] {
+    std::this_thread::sleep_for(std::chrono::seconds(deadline_s));
+    kill_live_jobs();
+    std::fprintf(stderr, "kill_test: not done after %ld s (LOCKSTEP_KILL_DEADLINE); killed every live job\n",
+                 deadline_s);
+    std::fflush(stderr);
+    _exit(1);
+  }).detach();
   fs::remove_all(c.work);
   fs::create_directories(c.work);
   uint64_t seed = 20261202;
