@@ -10,7 +10,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <link.h>
+#include <linux/futex.h>
+#include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -62,6 +65,18 @@ struct Impl {
   char name[512];  // file name inside the directory
   char host[64];
   uint32_t pid = 0;
+  // Growth ahead of the writers (growing file only): when a record is reserved at ahead_mark, the
+  // first slot of the newest chunk, the helper thread maps and prefaults the next chunk while the
+  // writers fill this one, so neither the growth nor the first-touch faults land on the record path.
+  std::atomic<uint64_t> ahead_mark{UINT64_MAX};
+  std::atomic<uint32_t> ahead_wake{0};  // futex word: bumped for each request
+  std::atomic<bool> ahead_stop{false};
+  bool ahead_running = false;
+  pid_t ahead_pid = 0;  // the process that started the helper: a forked child must not join it
+  pthread_t ahead_thread{};
+  int fd = -1;
+  uint8_t* base = nullptr;
+  lst_header* header = nullptr;
 };
 
 template <class T>
@@ -143,6 +158,66 @@ bool grow_file(int fd, uint64_t old_size, uint64_t size) {
 // a record's cost). Only a prefault: the pages are the same page-cache pages either way, so what is
 // published survives kill -9 exactly as before; a failure leaves them to fault lazily.
 void prefault(void* addr, uint64_t len) { (void)madvise(addr, len, MADV_POPULATE_WRITE); }
+
+// Maps one more chunk after `cap` (the caller holds grow_lock); false when the file cannot grow.
+bool grow_chunk(Impl* im, uint64_t cap) {
+  lst_header* h = im->header;
+  const uint64_t new_cap = cap + im->chunk_records > im->max_records ? im->max_records : cap + im->chunk_records;
+  const uint64_t old_size = h->records_offset + cap * LST_SLOT_SIZE;
+  const uint64_t new_size = h->records_offset + new_cap * LST_SLOT_SIZE;
+  // old_size is page aligned (records_offset and chunk sizes are), so the chunk maps on its own.
+  if (!grow_file(im->fd, old_size, new_size) ||
+      mmap(im->base + old_size, new_size - old_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, im->fd,
+           off_t(old_size)) == MAP_FAILED)
+    return false;
+  __atomic_store_n(&h->record_capacity, new_cap, __ATOMIC_RELEASE);
+  im->capacity.store(new_cap, std::memory_order_release);
+  return true;
+}
+
+long futex(std::atomic<uint32_t>* word, int op, uint32_t val) {
+  return syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), op, val, nullptr, nullptr, 0);
+}
+
+void* ahead_main(void* arg) {
+  auto* im = static_cast<Impl*>(arg);
+  uint32_t seen = 0;
+  for (;;) {
+    while (im->ahead_wake.load(std::memory_order_acquire) == seen && !im->ahead_stop.load(std::memory_order_acquire))
+      futex(&im->ahead_wake, FUTEX_WAIT_PRIVATE, seen);
+    if (im->ahead_stop.load(std::memory_order_acquire)) return nullptr;
+    seen = im->ahead_wake.load(std::memory_order_acquire);
+    // Same lock as the record path's own growth; a writer that got there first has grown already.
+    while (im->grow_lock.exchange(true, std::memory_order_acquire)) sched_yield();
+    const uint64_t cap = im->capacity.load(std::memory_order_relaxed);
+    bool grown = false;
+    if (cap < im->max_records && !im->grow_failed.load(std::memory_order_relaxed)) {
+      grown = grow_chunk(im, cap);
+      if (!grown) im->grow_failed.store(true, std::memory_order_relaxed);
+    }
+    im->grow_lock.store(false, std::memory_order_release);
+    if (!grown) continue;
+    const uint64_t new_cap = im->capacity.load(std::memory_order_relaxed);
+    // Outside the lock: writers already store into the chunk's first pages while the rest is faulted in.
+    prefault(im->base + im->header->records_offset + cap * LST_SLOT_SIZE, (new_cap - cap) * LST_SLOT_SIZE);
+    im->ahead_mark.store(cap, std::memory_order_release);
+  }
+}
+
+// The helper sleeps in the kernel; it takes no signals, so the traced program's handlers never run on it.
+void start_ahead(Impl* im) {
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  im->ahead_running = pthread_create(&im->ahead_thread, nullptr, ahead_main, im) == 0;
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  if (im->ahead_running) {
+    im->ahead_pid = getpid();
+    // Half way through the first chunk: a short trace never grows, and the helper still has half
+    // a chunk of records' time to map and fault in the second one.
+    im->ahead_mark.store(im->chunk_records / 2, std::memory_order_release);
+  }
+}
 
 struct PhdrSearch {
   uint64_t addr;
@@ -303,6 +378,10 @@ bool Writer::open(const WriterConfig& config, char* err, size_t err_len) {
   __atomic_store_n(reinterpret_cast<uint64_t*>(h->magic), magic, __ATOMIC_RELEASE);
   im->capacity.store(initial_records, std::memory_order_release);
   header_ = h;
+  im->fd = fd_;
+  im->base = base_;
+  im->header = h;
+  if (!ring && initial_records < max_records) start_ahead(im);
   return true;
 }
 
@@ -319,6 +398,10 @@ lst_record* Writer::reserve(uint64_t* id_out) {
     // the exchange keeps the stores that refill the slot after it.
     __atomic_exchange_n(&r->word, 0u, __ATOMIC_ACQ_REL);
   } else {
+    if (__builtin_expect(id == im->ahead_mark.load(std::memory_order_relaxed), 0)) {
+      im->ahead_wake.fetch_add(1, std::memory_order_release);
+      futex(&im->ahead_wake, FUTEX_WAKE_PRIVATE, 1);
+    }
     int spins = 0;
     while (id >= im->capacity.load(std::memory_order_acquire)) {
       if (id >= im->max_records || im->grow_failed.load(std::memory_order_relaxed) || ++spins > kGrowSpins) {
@@ -343,6 +426,8 @@ lst_record* Writer::reserve(uint64_t* id_out) {
             mmap(base_ + old_size, new_size - old_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd_,
                  off_t(old_size)) != MAP_FAILED) {
           prefault(base_ + old_size, new_size - old_size);
+          // The helper lagged behind: entering this chunk asks it for the next one again.
+          im->ahead_mark.store(cap, std::memory_order_relaxed);
           __atomic_store_n(&h->record_capacity, new_cap, __ATOMIC_RELEASE);
           im->capacity.store(new_cap, std::memory_order_release);
         } else {
@@ -506,6 +591,12 @@ void Writer::close() { abandon(); }
 
 void Writer::abandon() {
   auto* im = static_cast<Impl*>(impl_);
+  if (im && im->ahead_running && im->ahead_pid == getpid()) {
+    im->ahead_stop.store(true, std::memory_order_release);
+    im->ahead_wake.fetch_add(1, std::memory_order_release);
+    futex(&im->ahead_wake, FUTEX_WAKE_PRIVATE, 1);
+    pthread_join(im->ahead_thread, nullptr);
+  }
   if (base_ && im) munmap(base_, im->reserved_len);
   if (fd_ >= 0) ::close(fd_);
   if (im) {
