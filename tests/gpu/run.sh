@@ -8,6 +8,7 @@
 #   4. in NCCL profiler-plugin mode (NCCL_PROFILER_PLUGIN=liblockstep_trace.so, nothing preloaded),
 #   5. with NCCL called past the interposer (as with a static NCCL): collectives inferred from kernels,
 #   6. measures the host cost the tracer adds per NCCL call (median of batches, traced minus untraced),
+#   7. runs the bundled runtime's NCCL backend on device buffers (tests/runtime/nccl_smoke.cc, 1 rank),
 # then prints a summary. Exit 0 when every check passed, 1 when one failed, 2 when it cannot run here.
 #   tests/gpu/run.sh        env: CUDA_HOME (/usr/local/cuda), LOCKSTEP_GPU_BUILD (build-gpu),
 #                                LOCKSTEP_GPU_CALLS (benchmark calls per run, 20000)
@@ -47,8 +48,8 @@ mkdir -p "$work"
 # ---- 1. build ---------------------------------------------------------------------------------------
 echo "== building into $build"
 if cmake -S "$root" -B "$build" -G Ninja -DLOCKSTEP_WITH_CUDA=ON -DLOCKSTEP_WITH_CLANG=OFF \
-     -DLOCKSTEP_BUILD_TESTS=OFF -DLOCKSTEP_BUILD_BENCH=OFF >"$work/cmake.log" 2>&1 &&
-   cmake --build "$build" -j "$(nproc)" --target lockstep_trace lockstep >"$work/build.log" 2>&1 &&
+     -DLOCKSTEP_BUILD_TESTS=ON -DLOCKSTEP_BUILD_BENCH=OFF >"$work/cmake.log" 2>&1 &&
+   cmake --build "$build" -j "$(nproc)" --target lockstep_trace lockstep rt_nccl_smoke >"$work/build.log" 2>&1 &&
    ${CXX:-g++} -std=c++17 -O2 -Wall -I"$cuda/include" "$root/tests/gpu/nccl_all_collectives.cc" -o "$work/nccl_all_collectives" \
      -L"$cuda/lib64" -Wl,-rpath,"$cuda/lib64" -lnccl -lcudart -ldl >"$work/workload.log" 2>&1; then
   pass "build with CUDA (liblockstep_trace.so, lockstep, workload)"
@@ -128,6 +129,17 @@ if run inferred LD_PRELOAD="$lib" LOCKSTEP_TRACE_DIR="$work/inferred" LOCKSTEP_T
 else
   cat "$work/inferred.out"
   fail "kernel-name fallback"
+fi
+
+echo "== bundled runtime, NCCL backend on device buffers"
+# NCCL refuses two ranks on one GPU, so the smoke test runs one rank.
+if OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 LOCKSTEP_RT_BACKEND=nccl \
+     timeout 300 mpirun --oversubscribe -np 1 "$build/tests/runtime/rt_nccl_smoke" --device >"$work/rt_nccl.out" 2>&1 &&
+   grep -q 'nccl smoke ok' "$work/rt_nccl.out"; then
+  pass "runtime NCCL backend: every collective on device buffers matches its reference"
+else
+  cat "$work/rt_nccl.out"
+  fail "runtime NCCL backend on device buffers"
 fi
 
 base=$(host_ns baseline) ev=$(host_ns events) cu=$(host_ns cupti)
