@@ -129,12 +129,14 @@ class Analyzer {
     return best ? std::string(r.source->string(best->name)) : "";
   }
 
-  RankDetail detail(const Rank& r, const lst_record* rec, int64_t own_seq) const {
+  // `ref` is rec's index in the rank's file (for the annotation context).
+  RankDetail detail(const Rank& r, const lst_record* rec, int64_t own_seq, RecordRef ref) const {
     RankDetail d;
     d.rank = r.world_rank;
     d.seq = own_seq;
     if (!rec) {
       d.note = ending(r);
+      d.context = std::string(r.context(UINT32_MAX));
       return d;
     }
     d.present = true;
@@ -153,12 +155,13 @@ class Analyzer {
     d.tensor = tensor_at(r, *rec);
     d.site = site_of(r, rec->caller);
     d.time_s = time_of(r, rec->t_ns);
+    d.context = std::string(r.context(ref));
     return d;
   }
 
   RankDetail detail_at(const Rank& r, const Sequence* s, int64_t pos) const {
-    if (!s || pos < 0 || size_t(pos) >= s->ref.size()) return detail(r, nullptr, -1);
-    return detail(r, r.record(s->ref[size_t(pos)]), pos);
+    if (!s || pos < 0 || size_t(pos) >= s->ref.size()) return detail(r, nullptr, -1, UINT32_MAX);
+    return detail(r, r.record(s->ref[size_t(pos)]), pos, s->ref[size_t(pos)]);
   }
 
   // ----- summary and communicators -----
@@ -369,6 +372,8 @@ class Analyzer {
         Finding f = base(c, Kind::kMissingCollective, a0, ref, r, tie, majority);
         f.detail.push_back(detail_at(r, rs, -1));
         f.detail.back().note = tail ? ending(r) : "skipped this call and went on";
+        // A rank that went on was, when it skipped, where its next call on this communicator is.
+        if (!tail && rs && b0 < rs->ref.size()) f.detail.back().context = std::string(r.context(rs->ref[b0]));
         RankDetail md = detail_at(mr, ms, a0);
         std::string what = fmt::format("{} #{} on {}{}", md.operation, a0, c.ref.name,
                                        md.site.text().empty() ? "" : " (" + md.site.text() + ")");
@@ -523,7 +528,7 @@ class Analyzer {
     bool bytes_diff = !v && ba != bb;
     bool dtype_diff = !derived && a->dtype != b->dtype;
     bool name_diff = na != nb;
-    RankDetail da = detail(mr, a, ai), db = detail(r, b, bi);
+    RankDetail da = detail(mr, a, ai, ref.seq->ref[ai]), db = detail(r, b, bi, r.sequence(c.ref.id)->ref[bi]);
     if (op_diff) {
       kind = Kind::kOpMismatch;
       diffs.push_back(fmt::format("rank {} called {}{} where {} called {}{}", r.world_rank, db.operation,
@@ -643,8 +648,8 @@ class Analyzer {
     f.seq = rec->u.coll.seq;
     f.ranks = {w, other.world_rank};
     f.culprits = {w};
-    f.detail.push_back(detail(culprit, rec, rec->u.coll.seq));
-    f.detail.push_back(detail(other, orec, orec->u.coll.seq));
+    f.detail.push_back(detail(culprit, rec, rec->u.coll.seq, p.ref));
+    f.detail.push_back(detail(other, orec, orec->u.coll.seq, op.ref));
     auto world = [&](int32_t cr) { return cr >= 0 && size_t(cr) < c.members.size() ? c.members[size_t(cr)] : cr; };
     if (receiver)
       f.explanation = fmt::format("rank {} waits to receive from rank {} on {}, which sends it nothing; the message "
@@ -664,6 +669,7 @@ class Analyzer {
     int64_t pos = -1;   // own position in the comm's sequence
     const lst_record* rec = nullptr;
     const P2P* p2p = nullptr;
+    RecordRef ref = 0;
   };
   std::map<int32_t, Blocked> blocked_;
 
@@ -682,13 +688,13 @@ class Analyzer {
                    (r.wait_first_ref == first + s.ref[o] || r.wait_first_ref == 0));
         if (in && rec->t_ns >= best_t) {
           best_t = rec->t_ns;
-          b = {true, s.comm, int64_t(o), rec, nullptr};
+          b = {true, s.comm, int64_t(o), rec, nullptr, s.ref[o]};
         }
       }
     if (r.in_wait && !b.yes)  // waiting on a request whose record is not the first: take the oldest open one
       for (auto& s : r.seqs)
         if (!s.open.empty()) {
-          b = {true, s.comm, int64_t(s.open.front()), r.record(s.ref[s.open.front()]), nullptr};
+          b = {true, s.comm, int64_t(s.open.front()), r.record(s.ref[s.open.front()]), nullptr, s.ref[s.open.front()]};
           break;
         }
     for (auto& p : r.p2p)
@@ -696,7 +702,7 @@ class Analyzer {
         const lst_record* rec = r.record(p.ref);
         if (rec->t_ns >= best_t) {
           best_t = rec->t_ns;
-          b = {true, p.comm, int64_t(rec->u.coll.seq), rec, &p};
+          b = {true, p.comm, int64_t(rec->u.coll.seq), rec, &p, p.ref};
         }
       }
     return b;
@@ -717,7 +723,7 @@ class Analyzer {
       blocked_[r.world_rank] = b;
       if (b.yes) {
         st.blocked = true;
-        st.in = detail(r, b.rec, b.pos);
+        st.in = detail(r, b.rec, b.pos, b.ref);
         auto it = comms_.find(b.comm);
         if (it != comms_.end()) {
           const Comm& c = it->second;
@@ -827,7 +833,7 @@ class Analyzer {
       for (int32_t v : comp) {
         const Rank* r = job_.rank(v);
         const Blocked& b = blocked_[v];
-        f.detail.push_back(detail(*r, b.rec, b.pos));
+        f.detail.push_back(detail(*r, b.rec, b.pos, b.ref));
       }
       findings_.push_back(std::move(f));
     }

@@ -109,6 +109,13 @@ int Rank::module_of(uint64_t addr) const {
   return -1;
 }
 
+std::string_view Rank::context(RecordRef before) const {
+  auto it = std::lower_bound(annotations.begin(), annotations.end(), before,
+                             [](const std::pair<RecordRef, uint32_t>& a, RecordRef b) { return a.first < b; });
+  if (it == annotations.begin()) return {};
+  return source->string(std::prev(it)->second);
+}
+
 uint64_t site_hash(const Rank& rank, uint64_t caller) {
   int m = rank.module_of(caller);
   if (m < 0) return mix(caller);
@@ -279,6 +286,11 @@ void ingest(Rank& rank, std::shared_ptr<const RecordSource> source, bool defer_s
             break;
           case LST_MARK_PROCESS_END:
             rank.saw_process_end = true;
+            break;
+          case LST_MARK_ANNOTATION:
+            // Only the string id is kept; the runtime's own abort note is an end state, not a phase.
+            if (r->aux && src.string(r->aux).substr(0, kRuntimeAbortPrefix.size()) != kRuntimeAbortPrefix)
+              rank.annotations.emplace_back(ref, r->aux);
             break;
           default:
             break;

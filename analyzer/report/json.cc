@@ -33,6 +33,7 @@ nlohmann::json site_json(const check::Site& s) {
 nlohmann::json detail_json(const check::RankDetail& d) {
   Json j = {{"rank", d.rank}, {"present", d.present}};
   if (!d.note.empty()) j["note"] = d.note;
+  if (!d.context.empty()) j["context"] = d.context;
   if (!d.present) return j;
   j["seq"] = d.seq;
   j["operation"] = d.operation;

@@ -45,7 +45,8 @@ std::string junit(const check::Result& r, const Context& ctx) {
         body += fmt::format("[{}] {} #{}: {}\n", check::kind_name(f->kind), f->comm.name, f->seq, f->explanation);
         for (auto& n : f->notes) body += "  note: " + n + "\n";
         for (auto& d : f->detail)
-          body += fmt::format("  rank {}: {} {}\n", d.rank, d.present ? d.operation : "no call", d.site.text());
+          body += fmt::format("  rank {}: {} {}{}\n", d.rank, d.present ? d.operation : "no call", d.site.text(),
+                              d.context.empty() ? "" : " (in " + d.context + ")");
       }
       cases += fmt::format("      <failure type=\"{}\" message=\"{}\">{}</failure>\n", check::kind_name(first.kind),
                            xml(headline(first)), xml(body));

@@ -50,6 +50,7 @@ Json location(const check::RankDetail& d, const std::string& comm) {
   if (!phys.empty()) loc["physicalLocation"] = phys;
   std::string what = d.present ? fmt::format("rank {}: {} #{} on {}", d.rank, d.operation, d.seq, comm)
                                : fmt::format("rank {}: no call here", d.rank);
+  if (!d.context.empty()) what += " (in " + d.context + ")";
   loc["message"] = {{"text", what}};
   if (!s.function.empty()) loc["logicalLocations"] = Json::array({{{"name", s.function}, {"kind", "function"}}});
   return loc;

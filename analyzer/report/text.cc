@@ -158,7 +158,8 @@ std::string text(const check::Result& r, const Context& ctx) {
       bool culprit = false;
       for (int32_t c : f.culprits) culprit |= c == d.rank;
       if (!d.present) {
-        s += fmt::format("   {} rank {:<4} no call here{}\n", culprit ? "*" : " ", d.rank, d.note.empty() ? "" : ": " + d.note);
+        s += fmt::format("   {} rank {:<4} no call here{}{}\n", culprit ? "*" : " ", d.rank, d.note.empty() ? "" : ": " + d.note,
+                         d.context.empty() ? "" : " (in " + d.context + ")");
         continue;
       }
       std::string args = d.dtype == LST_DT_NONE && d.count == 0 ? std::string("-")
@@ -167,9 +168,9 @@ std::string text(const check::Result& r, const Context& ctx) {
       if (d.peer != LST_NONE) args += fmt::format(" peer {}", d.peer);
       if (d.redop) args += fmt::format(" {}", format::redop_name(d.redop));
       if (!d.tensor.empty()) args += " '" + d.tensor + "'";
-      s += fmt::format("   {} rank {:<4} #{:<6} {:<16} {:<36} {:<9} {} t={:.3f}s{}\n", culprit ? "*" : " ", d.rank,
+      s += fmt::format("   {} rank {:<4} #{:<6} {:<16} {:<36} {:<9} {} t={:.3f}s{}{}\n", culprit ? "*" : " ", d.rank,
                        d.seq, d.operation, args, state_text(d), d.site.text().empty() ? "?" : d.site.text(), d.time_s,
-                       d.note.empty() ? "" : "  (" + d.note + ")");
+                       d.note.empty() ? "" : "  (" + d.note + ")", d.context.empty() ? "" : " (in " + d.context + ")");
     }
   }
   if (r.hung) s += "\nhang post-mortem (per rank):\n" + hang_text(r);

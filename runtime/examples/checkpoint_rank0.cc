@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "example_args.h"
+#include "lockstep/annotate.h"
 #include "lockstep/rt.h"
 
 namespace rt = lockstep::rt;
@@ -41,6 +42,9 @@ int main(int argc, char** argv) {
   const int rank = rt::rank();
   std::vector<float> w(512, 0.0f), grad(512);
   for (int step = 1; step <= steps; ++step) {
+    // Tells a traced run which step each rank was in (no cost without the tracer).
+    const std::string marker = "step " + std::to_string(step);
+    LOCKSTEP_ANNOTATE(marker.c_str());
     for (size_t i = 0; i < w.size(); ++i) grad[i] = w[i] - 1.0f + 0.01f * rank;
     rt::Status s = rt::allreduce("grad/w", grad.data(), grad.data(), grad.size(), rt::DType::f32,
                                  rt::ReduceOp::average).wait();

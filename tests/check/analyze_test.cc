@@ -162,6 +162,49 @@ TEST(Analyze, NameMismatchOnRuntimeRecords) {
   EXPECT_EQ(f.tensor, "grad/b");
 }
 
+const RankDetail* detail_of(const Finding& f, int32_t rank) {
+  for (auto& d : f.detail)
+    if (d.rank == rank) return &d;
+  return nullptr;
+}
+
+TEST(Analyze, EachRankEntryCarriesItsLastAnnotation) {
+  auto b = ranks(3);
+  for (int i = 0; i < 3; ++i) {
+    b[i].annotate("step 0").call(kWorld, Call{.api = LST_API_RT, .name = "grad/a"});
+    // Rank 2 is one step behind in its own annotations: each rank's context is its own.
+    b[i].annotate(i == 2 ? "step 0b" : "step 1");
+    b[i].call(kWorld, Call{.api = LST_API_RT, .name = i == 1 ? "grad/c" : "grad/b"});
+    b[i].annotate("step 2").finalize();
+  }
+  Result res = run(b);
+  const Finding& f = only(res);
+  ASSERT_EQ(f.kind, Kind::kNameMismatch);
+  ASSERT_NE(detail_of(f, 0), nullptr);
+  EXPECT_EQ(detail_of(f, 0)->context, "step 1");
+  EXPECT_EQ(detail_of(f, 1)->context, "step 1");
+  EXPECT_EQ(detail_of(f, 2)->context, "step 0b");
+}
+
+TEST(Analyze, AbsentRankContextIsItsLastAnnotationNotTheRuntimeAbortNote) {
+  auto b = ranks(3);
+  for (int i = 0; i < 3; ++i) {
+    b[i].annotate("step 0").calls(kWorld, allreduce(), 2).annotate("step 1");
+    if (i != 1) b[i].calls(kWorld, allreduce(), 2).finalize();
+  }
+  // What the runtime leaves in the trace of a rank its stall inspector stopped: the abort note and the
+  // exit hook's end marker, no MPI_Finalize.
+  b[1].annotate("lockstep-rt abort: stalled for 8 s (LOCKSTEP_RT_STALL_ABORT)").process_end();
+  Result res = run(b);
+  const Finding& f = only(res);
+  ASSERT_EQ(f.kind, Kind::kMissingCollective);
+  EXPECT_EQ(f.culprits, V{1});
+  const RankDetail* d = detail_of(f, 1);
+  ASSERT_NE(d, nullptr);
+  EXPECT_FALSE(d->present);
+  EXPECT_EQ(d->context, "step 1");
+}
+
 TEST(Analyze, VVariantCountsMayDiffer) {
   auto b = ranks(4);
   for (int i = 0; i < 4; ++i)

@@ -102,6 +102,17 @@ class RankBuilder {
     return *this;
   }
   RankBuilder& finalize() { return marker(LST_MARK_MPI_FINALIZE); }
+  // lockstep_annotate(text).
+  RankBuilder& annotate(const std::string& text) {
+    lst_record r{};
+    r.word = LST_WORD(LST_KIND_MARKER, 0, 0);
+    r.op = LST_MARK_ANNOTATION;
+    r.aux = str(text);
+    push(r);
+    return *this;
+  }
+  // The exit hook's PROCESS_END marker: the status is UINT64_MAX, as the hook cannot see it.
+  RankBuilder& process_end(uint64_t status = UINT64_MAX) { return marker(LST_MARK_PROCESS_END, 0, status); }
   // A WAIT record still entered, on the request of the record with this id (0: any).
   RankBuilder& wait_entered(uint64_t first_ref = 0) {
     lst_record r{};

@@ -51,6 +51,15 @@ for f in report["findings"]:
         continue
     lines = {d["call_site"]["line"] for d in f["detail"] if d.get("present") and d.get("call_site")}
     if line in lines and f["tensor"].startswith("grad/"):
+        # Every rank's entry says which step it was in (the example annotates "step N"): step S at the
+        # gradient line; a rank that skipped them is already at the next step's first allreduce.
+        for d in f["detail"]:
+            if not d.get("present") or not d.get("call_site"):
+                continue
+            want = "step %d" % (step if d["call_site"]["line"] == line else step + 1)
+            if d.get("context") != want:
+                print("rank %d's context is not %r:" % (d["rank"], want), json.dumps(d))
+                sys.exit(1)
         print("finding:", f["kind"], "seq", f["seq"], "tensor", f["tensor"], "culprits", f["culprits"])
         sys.exit(0)
 print(json.dumps(report["findings"], indent=1)[:4000])

@@ -56,6 +56,7 @@ struct RankDetail {
   Site site;
   double time_s = 0;         // seconds since the earliest rank's trace start
   std::string note;          // e.g. "exited", "blocked in MPI_Bcast on comm 3 #4"
+  std::string context;       // the rank's last annotation before this call (absent: before it ended)
 };
 
 struct WaitEdge {

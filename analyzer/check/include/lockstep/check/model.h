@@ -109,6 +109,9 @@ struct Rank {
   std::unordered_map<uint64_t, uint32_t> seq_index;  // comm id -> index in seqs
   std::vector<P2P> p2p;
   std::vector<RtSpan> rt;
+  // The application's ANNOTATION markers (lockstep_annotate), in record order: (record, string id).
+  // Markers are rare, so the hot loop only appends here; a finding looks up the last one before a record.
+  std::vector<std::pair<RecordRef, uint32_t>> annotations;
 
   // Lifecycle as recorded.
   bool finalize_entered = false, finalize_returned = false;
@@ -137,7 +140,13 @@ struct Rank {
   const lst_record* record(RecordRef r) const { return source->record(source->first_id() + r); }
   // Module-relative call site of an address (module index, offset); -1 when outside every module.
   int module_of(uint64_t addr) const;
+  // Text of the last application annotation this rank wrote before record `before` ("" if none);
+  // UINT32_MAX: the last one in the trace.
+  std::string_view context(RecordRef before) const;
 };
+
+// Prefix of the annotation the bundled runtime writes when it stops a process (runtime.cc).
+inline constexpr std::string_view kRuntimeAbortPrefix = "lockstep-rt abort: ";
 
 // Alignment signature of a collective: what must agree across ranks, plus the call site (module and
 // offset), so that equal-looking calls from different lines stay apart during alignment.
