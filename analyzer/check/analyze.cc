@@ -64,9 +64,16 @@ bool behind(const Rank& r) {
   return r.end == EndState::kRunning || r.end == EndState::kKilled || r.end == EndState::kUnknown;
 }
 
+// Says only what the trace shows: an exit hook cannot see the exit status, so "normally" needs a
+// recorded status of 0 after MPI_Finalize returned.
 std::string ending(const Rank& r) {
+  if (!r.stopped_by_runtime.empty() && r.end != EndState::kCrashed)
+    return "it was stopped by the runtime: " + r.stopped_by_runtime;
   switch (r.end) {
-    case EndState::kExited: return "it exited normally (MPI_Finalize)";
+    case EndState::kExited:
+      if (r.exit_status != UINT64_MAX && r.exit_status != 0) return fmt::format("it exited with status {}", r.exit_status);
+      if (!r.finalize_returned) return "it exited without calling MPI_Finalize";
+      return r.exit_status == 0 ? "it exited normally (MPI_Finalize)" : "it exited after MPI_Finalize";
     case EndState::kFinalizing: return "it went on to MPI_Finalize";
     case EndState::kCrashed: return fmt::format("it crashed (signal {})", r.signal);
     case EndState::kAborted: return "it called MPI_Abort";

@@ -286,11 +286,17 @@ void ingest(Rank& rank, std::shared_ptr<const RecordSource> source, bool defer_s
             break;
           case LST_MARK_PROCESS_END:
             rank.saw_process_end = true;
+            rank.exit_status = r->u.marker.value;
             break;
           case LST_MARK_ANNOTATION:
             // Only the string id is kept; the runtime's own abort note is an end state, not a phase.
-            if (r->aux && src.string(r->aux).substr(0, kRuntimeAbortPrefix.size()) != kRuntimeAbortPrefix)
-              rank.annotations.emplace_back(ref, r->aux);
+            if (r->aux) {
+              std::string_view text = src.string(r->aux);
+              if (text.substr(0, kRuntimeAbortPrefix.size()) == kRuntimeAbortPrefix)
+                rank.stopped_by_runtime = std::string(text.substr(kRuntimeAbortPrefix.size()));
+              else
+                rank.annotations.emplace_back(ref, r->aux);
+            }
             break;
           default:
             break;

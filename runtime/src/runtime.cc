@@ -511,6 +511,9 @@ void Runtime::loop_negotiated() {
         if (plan.kind == Plan::kAbort) {
           std::fprintf(stderr, "lockstep-rt: rank %d: aborting: %s\n", world_rank, plan.message.c_str());
           std::fflush(stderr);
+          // The trace must say why this rank stopped, as fatal() does: its exit hook cannot see the status.
+          const std::string note = "lockstep-rt abort: " + plan.message;
+          LOCKSTEP_ANNOTATE(note.c_str());
           char b = 1;
           MPI_Request rq;
           MPI_Isend(&b, 1, MPI_BYTE, 0, kTagAck, control, &rq);

@@ -203,6 +203,27 @@ TEST(Analyze, AbsentRankContextIsItsLastAnnotationNotTheRuntimeAbortNote) {
   ASSERT_NE(d, nullptr);
   EXPECT_FALSE(d->present);
   EXPECT_EQ(d->context, "step 1");
+  EXPECT_EQ(d->note, "it was stopped by the runtime: stalled for 8 s (LOCKSTEP_RT_STALL_ABORT)");
+  EXPECT_NE(f.explanation.find("stopped by the runtime"), std::string::npos) << f.explanation;
+}
+
+TEST(Analyze, ExitWordingSaysOnlyWhatTheTraceShows) {
+  // rank 1 leaves early; how it left varies.
+  auto ending_of = [](auto&& finish) {
+    auto b = ranks(3);
+    for (int i = 0; i < 3; ++i) {
+      b[i].calls(kWorld, allreduce(), 2);
+      if (i != 1) b[i].calls(kWorld, allreduce(), 2).finalize();
+    }
+    finish(b[1]);
+    Result r = run(b);
+    const RankDetail* d = r.findings.empty() ? nullptr : detail_of(r.findings.front(), 1);
+    return d ? d->note : std::string("(no finding)");
+  };
+  EXPECT_EQ(ending_of([](RankBuilder& r) { r.finalize().process_end(); }), "it exited after MPI_Finalize");
+  EXPECT_EQ(ending_of([](RankBuilder& r) { r.finalize().process_end(0); }), "it exited normally (MPI_Finalize)");
+  EXPECT_EQ(ending_of([](RankBuilder& r) { r.process_end(); }), "it exited without calling MPI_Finalize");
+  EXPECT_EQ(ending_of([](RankBuilder& r) { r.finalize().process_end(3); }), "it exited with status 3");
 }
 
 TEST(Analyze, VVariantCountsMayDiffer) {

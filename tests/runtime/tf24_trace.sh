@@ -69,5 +69,15 @@ if [ "$mode" = buggy ]; then
   grep -q "lockstep-rt: stall warning" "$work/job.log" || fail "the stall inspector did not warn"
   grep -q "missing on rank $R" "$work/job.log" || fail "the stall report does not name rank $R"
   [ "$run_rc" != 0 ] || fail "the stalled job exited 0"
+  # The runtime stopped the culprit: the report must say so, not that it exited normally.
+  python3 - "$work/check.json" "$R" <<'PY' || fail "check does not say that the runtime stopped rank $R"
+import json, sys
+report = json.load(open(sys.argv[1]))
+rank = int(sys.argv[2])
+notes = [d.get("note", "") for f in report["findings"] for d in f["detail"] if d["rank"] == rank and not d["present"]]
+ok = notes and all(n.startswith("it was stopped by the runtime: stalled") for n in notes)
+print("absent-rank notes:", notes)
+sys.exit(0 if ok else 1)
+PY
 fi
 echo "tf24 trace test ok: $mode variant blamed rank $R at step $S, line $line"

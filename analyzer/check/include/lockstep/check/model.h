@@ -112,10 +112,13 @@ struct Rank {
   // The application's ANNOTATION markers (lockstep_annotate), in record order: (record, string id).
   // Markers are rare, so the hot loop only appends here; a finding looks up the last one before a record.
   std::vector<std::pair<RecordRef, uint32_t>> annotations;
+  // Why the bundled runtime stopped this process (its "lockstep-rt abort: " annotation), if it did.
+  std::string stopped_by_runtime;
 
   // Lifecycle as recorded.
   bool finalize_entered = false, finalize_returned = false;
   bool saw_signal = false, saw_abort = false, saw_process_end = false;
+  uint64_t exit_status = UINT64_MAX;  // PROCESS_END value: UINT64_MAX when the tracer could not see it
   uint64_t signal = 0;
   // The last WAIT record if it is still ENTERED (the rank is blocked in MPI_Wait*).
   bool in_wait = false;
