@@ -112,6 +112,8 @@ struct MismatchCase {
   Call odd;
   Kind kind;
   Severity severity;
+  // Keeps ctest's discovered test names short (gtest would print the struct's bytes).
+  friend void PrintTo(const MismatchCase& c, std::ostream* os) { *os << c.name; }
 };
 
 class Mismatch : public ::testing::TestWithParam<MismatchCase> {};
