@@ -318,8 +318,12 @@ bool Writer::open(const WriterConfig& config, char* err, size_t err_len) {
   file_name(im->name, sizeof im->name, config.rank_hint, im->host, im->pid);
   snprintf(path_, sizeof path_, "%s/%s", config.dir, im->name);
 
+  // The file is created under a hidden name and gets its real name only once its header is complete,
+  // so a process killed while creating its trace never leaves a .lstrace without a header.
   // O_EXCL never follows a symlink at the last component; O_NOFOLLOW says so explicitly.
-  fd_ = openat(im->dirfd, im->name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  char tmp[sizeof im->name + 16];
+  snprintf(tmp, sizeof tmp, ".%s.creating", im->name);
+  fd_ = openat(im->dirfd, tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd_ < 0) return fail(path_, errno);
   fchmod(fd_, 0600);  // the umask may have removed bits we need; never add any for others
 
@@ -328,7 +332,7 @@ bool Writer::open(const WriterConfig& config, char* err, size_t err_len) {
   // Header and metadata stay sparse; only the record chunk gets blocks up front.
   if (ftruncate(fd_, off_t(records_offset)) != 0 || !grow_file(fd_, records_offset, file_size)) {
     int e = errno;
-    unlinkat(im->dirfd, im->name, 0);
+    unlinkat(im->dirfd, tmp, 0);
     return fail(path_, e);
   }
 
@@ -336,13 +340,13 @@ bool Writer::open(const WriterConfig& config, char* err, size_t err_len) {
   void* range = mmap(nullptr, im->reserved_len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (range == MAP_FAILED) {
     int e = errno;
-    unlinkat(im->dirfd, im->name, 0);
+    unlinkat(im->dirfd, tmp, 0);
     return fail("cannot reserve address range for the trace", e);
   }
   base_ = static_cast<uint8_t*>(range);
   if (mmap(base_, file_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd_, 0) == MAP_FAILED) {
     int e = errno;
-    unlinkat(im->dirfd, im->name, 0);
+    unlinkat(im->dirfd, tmp, 0);
     return fail("cannot map the trace file", e);
   }
   prefault(base_ + records_offset, initial_records * LST_SLOT_SIZE);
@@ -376,6 +380,17 @@ bool Writer::open(const WriterConfig& config, char* err, size_t err_len) {
   uint64_t magic;
   memcpy(&magic, LST_MAGIC, 8);
   __atomic_store_n(reinterpret_cast<uint64_t*>(h->magic), magic, __ATOMIC_RELEASE);
+  // Never replace a file that is already there (RENAME_NOREPLACE, or link, which fails on EEXIST).
+  bool named = renameat2(im->dirfd, tmp, im->dirfd, im->name, RENAME_NOREPLACE) == 0;
+  if (!named && (errno == EINVAL || errno == ENOSYS)) {
+    named = linkat(im->dirfd, tmp, im->dirfd, im->name, 0) == 0;
+    if (named) unlinkat(im->dirfd, tmp, 0);
+  }
+  if (!named) {
+    int e = errno;
+    unlinkat(im->dirfd, tmp, 0);
+    return fail(path_, e);
+  }
   im->capacity.store(initial_records, std::memory_order_release);
   header_ = h;
   im->fd = fd_;
