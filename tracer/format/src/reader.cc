@@ -141,10 +141,12 @@ TraceFile TraceFile::open(const std::string& path) {
     if (capacity > kMaxRegion / LST_SLOT_SIZE)
       throw fail(offsetof(lst_header, record_capacity), format("record capacity %" PRIu64 " is too large", capacity));
     const uint64_t records_end = records_offset + capacity * LST_SLOT_SIZE;
-    // A writer grows the file before it raises record_capacity, so a shorter file was cut.
+    // A writer grows the file before it raises record_capacity, so a shorter file was cut -- unless
+    // the file grew after it was measured: then map it again. A writer growing in small chunks on a
+    // busy machine can outrun a few retries, and a cut file never grows, so the bound is generous.
     if (t.size_ < records_end) {
       struct stat now;
-      if (attempt < 3 && fstat(fd, &now) == 0 && uint64_t(now.st_size) >= records_end) {
+      if (attempt < 1000 && fstat(fd, &now) == 0 && uint64_t(now.st_size) >= records_end) {
         grown_size = uint64_t(now.st_size);
         continue;
       }
