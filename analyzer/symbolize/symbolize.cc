@@ -232,7 +232,7 @@ void Symbolizer::run_tool(const std::vector<std::pair<std::string, uint64_t>>& q
 std::vector<Location> Symbolizer::call_sites(const std::vector<format::Module>& modules,
                                              const std::vector<uint64_t>& return_addresses) {
   std::vector<std::pair<std::string, uint64_t>> keys(return_addresses.size());
-  std::vector<std::pair<std::string, uint64_t>> todo;
+  std::vector<std::pair<std::string, uint64_t>> unresolved;
   std::set<std::pair<std::string, uint64_t>> queued;
   std::vector<std::string> problems(return_addresses.size());
   for (size_t i = 0; i < return_addresses.size(); ++i) {
@@ -257,10 +257,10 @@ std::vector<Location> Symbolizer::call_sites(const std::vector<format::Module>& 
         continue;
       }
     }
-    if (!cache_.count(keys[i]) && queued.insert(keys[i]).second) todo.push_back(keys[i]);
+    if (!cache_.count(keys[i]) && queued.insert(keys[i]).second) unresolved.push_back(keys[i]);
   }
-  for (const auto& k : todo) cache_[k].module = k.first, cache_[k].offset = k.second;
-  run_tool(todo);
+  for (const auto& k : unresolved) cache_[k].module = k.first, cache_[k].offset = k.second;
+  run_tool(unresolved);
   std::vector<Location> out(return_addresses.size());
   for (size_t i = 0; i < return_addresses.size(); ++i) {
     if (return_addresses[i] == 0) continue;
