@@ -105,12 +105,24 @@ format::Writer* g_writer = nullptr;
 
 void install_signal_handlers() noexcept;
 
-// ---- call durations -----------------------------------------------------------------------------
+// ---- the record path's clock --------------------------------------------------------------------
 
-// A call's duration (t_return_us) from the invariant TSC, calibrated against CLOCK_MONOTONIC when the
-// trace opens: one clock read per call instead of two. 0 until calibrated, or without an invariant
-// TSC: durations then come from CLOCK_MONOTONIC.
-std::atomic<uint64_t> g_ns_per_tick_q32{0};
+// CLOCK_MONOTONIC through the vDSO costs about as much as the rest of a record, so the record path
+// reads the TSC once per timestamp and turns it into CLOCK_MONOTONIC nanoseconds itself: each thread
+// keeps an anchor (a TSC reading and the clock at that moment) and takes a fresh one every
+// kReanchorNs, and the rate is refined from the long interval between two anchors. Used only where the
+// kernel itself keeps time with the TSC (clocksource "tsc": invariant and synchronised across CPUs);
+// elsewhere, or with LOCKSTEP_TRACE_CLOCK=monotonic, every timestamp is a clock_gettime() call.
+constexpr uint64_t kReanchorNs = 10'000'000;  // error between anchors: a few ns after the first interval
+std::atomic<uint64_t> g_ns_per_tick_q32{0};   // 0: the TSC is not used
+std::atomic<uint64_t> g_reanchor_ticks{0};
+
+struct ThreadClock {
+  uint64_t tsc0 = 0;   // 0: no anchor yet
+  uint64_t ns0 = 0;    // CLOCK_MONOTONIC at tsc0
+  uint64_t floor = 0;  // the last estimate before this anchor: timestamps never go back on a thread
+};
+__attribute__((tls_model("initial-exec"))) thread_local ThreadClock t_clock;
 
 inline uint64_t ticks() noexcept {
 #if defined(__x86_64__)
@@ -120,28 +132,80 @@ inline uint64_t ticks() noexcept {
 #endif
 }
 
+inline uint64_t ticks_to_ns(uint64_t dt, uint64_t q) noexcept {
+  return static_cast<uint64_t>((static_cast<unsigned __int128>(dt) * q) >> 32);
+}
+
+bool kernel_uses_tsc() noexcept {
+  int fd = ::open("/sys/devices/system/clocksource/clocksource0/current_clocksource", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char buf[32] = {};
+  ssize_t n = ::read(fd, buf, sizeof buf - 1);
+  ::close(fd);
+  return n >= 3 && std::strncmp(buf, "tsc", 3) == 0 && (buf[3] == '\n' || buf[3] == '\0');
+}
+
 void calibrate_ticks() noexcept {
 #if defined(__x86_64__)
+  const char* mode = std::getenv("LOCKSTEP_TRACE_CLOCK");
+  if (mode && std::strcmp(mode, "monotonic") == 0) return;
   unsigned a, b, c, d;
   if (!__get_cpuid(0x80000007, &a, &b, &c, &d) || !(d & (1u << 8))) return;  // no invariant TSC
+  if (!kernel_uses_tsc()) return;
   uint64_t t0 = now_ns(), c0 = ticks(), t1, c1;
   do {
     t1 = now_ns();
     c1 = ticks();
-  } while (t1 - t0 < 200000);  // 0.2 ms: a ratio good to well below 0.1 %
+  } while (t1 - t0 < 200000);  // 0.2 ms: good to about 1e-4 until the first re-anchor refines it
   if (c1 <= c0) return;
-  g_ns_per_tick_q32.store(((t1 - t0) << 32) / (c1 - c0), std::memory_order_relaxed);
+  const uint64_t q = ((t1 - t0) << 32) / (c1 - c0);
+  if (q == 0) return;
+  g_reanchor_ticks.store((kReanchorNs << 32) / q, std::memory_order_relaxed);
+  g_ns_per_tick_q32.store(q, std::memory_order_release);
 #endif
 }
 
+__attribute__((noinline)) uint64_t reanchor(ThreadClock& c, uint64_t t, uint64_t q) noexcept {
+  const uint64_t real = now_ns();
+  if (c.tsc0 != 0 && t > c.tsc0) {
+    const uint64_t estimate = c.ns0 + ticks_to_ns(t - c.tsc0, q);
+    c.floor = estimate > c.floor ? estimate : c.floor;
+    // The rate over this whole interval, from two clock readings ~10 ms apart.
+    if (real > c.ns0 && t - c.tsc0 >= g_reanchor_ticks.load(std::memory_order_relaxed)) {
+      const uint64_t refined = ((real - c.ns0) << 32) / (t - c.tsc0);
+      if (refined > q - q / 256 && refined < q + q / 256) g_ns_per_tick_q32.store(refined, std::memory_order_relaxed);
+    }
+  }
+  c.ns0 = real;
+  c.tsc0 = t;
+  return real > c.floor ? real : c.floor;
+}
+
+// A record timestamp (CLOCK_MONOTONIC ns) and the TSC reading it came from (0 without the TSC).
+struct Stamp {
+  uint64_t ns;
+  uint64_t tsc;
+};
+inline Stamp stamp() noexcept {
+  const uint64_t q = g_ns_per_tick_q32.load(std::memory_order_relaxed);
+  if (__builtin_expect(q == 0, 0)) return {now_ns(), 0};
+  ThreadClock& c = t_clock;
+  const uint64_t t = ticks();
+  const uint64_t d = t - c.tsc0;  // huge when there is no anchor or the TSC went back: re-anchor
+  if (__builtin_expect(d > g_reanchor_ticks.load(std::memory_order_relaxed), 0)) return {reanchor(c, t, q), t};
+  const uint64_t ns = c.ns0 + ticks_to_ns(d, q);
+  return {ns > c.floor ? ns : c.floor, t};
+}
+
 uint32_t elapsed_us(uint64_t t0_ns, uint64_t ticks0) noexcept {
-  uint64_t q = g_ns_per_tick_q32.load(std::memory_order_relaxed);
+  const uint64_t q = g_ns_per_tick_q32.load(std::memory_order_relaxed);
   uint64_t ns;
   if (q && ticks0) {
-    uint64_t dt = ticks() - ticks0;
-    ns = static_cast<uint64_t>((static_cast<unsigned __int128>(dt) * q) >> 32);
+    const uint64_t t = ticks();
+    ns = t > ticks0 ? ticks_to_ns(t - ticks0, q) : 0;
   } else {
-    ns = now_ns() - t0_ns;
+    const uint64_t now = now_ns();
+    ns = now > t0_ns ? now - t0_ns : 0;
   }
   uint64_t us = ns / 1000;
   return us > UINT32_MAX ? UINT32_MAX : static_cast<uint32_t>(us);
@@ -553,7 +617,7 @@ Pending collective_enter(const CollectiveArgs& a, uint64_t caller) noexcept {
   uint64_t id = 0;
   lst_record* r = w->reserve(&id);
   if (!r) return p;
-  uint64_t t0 = now_ns();
+  const Stamp t0 = stamp();
   r->op = a.op;
   r->api = a.api;
   r->dtype = a.dtype;
@@ -565,16 +629,16 @@ Pending collective_enter(const CollectiveArgs& a, uint64_t caller) noexcept {
   r->u.coll.id_lo = static_cast<uint32_t>(id);
   r->u.coll.count = a.count;
   r->caller = caller;
-  r->t_ns = t0;
+  r->t_ns = t0.ns;
   r->t_return_us = 0;
   r->aux = a.name;
   w->note_module(caller);
   format::Writer::publish(r, LST_WORD(LST_KIND_COLLECTIVE, LST_STATE_ENTERED, flags));
-  if (g_config.stack_frames > 1) record_stack(w, id, caller, t0);
+  if (g_config.stack_frames > 1) record_stack(w, id, caller, t0.ns);
   p.rec = r;
   p.id = id;
-  p.t0 = t0;
-  p.ticks0 = ticks();
+  p.t0 = t0.ns;
+  p.ticks0 = t0.tsc;
   return p;
 }
 
@@ -638,20 +702,20 @@ Pending wait_enter(uint8_t wait_op, uint64_t first_ref, uint32_t nrequests, uint
   lst_record* r = w->reserve(&id);
   if (!r) return p;
   clear_slot(r);
-  uint64_t t0 = now_ns();
+  const Stamp t0 = stamp();
   r->op = wait_op;
   r->api = LST_API_MPI;
   r->u.wait.first_ref = first_ref;
   r->u.wait.nrequests = nrequests;
   r->u.wait.id = id;
   r->caller = caller;
-  r->t_ns = t0;
+  r->t_ns = t0.ns;
   w->note_module(caller);
   format::Writer::publish(r, LST_WORD(LST_KIND_WAIT, LST_STATE_ENTERED, 0));
   p.rec = r;
   p.id = id;
-  p.t0 = t0;
-  p.ticks0 = ticks();
+  p.t0 = t0.ns;
+  p.ticks0 = t0.tsc;
   return p;
 }
 

@@ -56,6 +56,7 @@ struct Impl {
   uint64_t max_records = 0;
   uint64_t chunk_records = 0;
   uint64_t ring = 0;  // ring size, 0 for a growing file
+  uint64_t ring_mask = 0;  // ring - 1 when the ring size is a power of two (no division per record)
   size_t reserved_len = 0;
   std::atomic<bool> meta_lock{false};
   InternEntry intern[kInternSlots];
@@ -198,9 +199,11 @@ void* ahead_main(void* arg) {
     im->grow_lock.store(false, std::memory_order_release);
     if (!grown) continue;
     const uint64_t new_cap = im->capacity.load(std::memory_order_relaxed);
+    // Marked before the prefault: writers that enter the new chunk while it is still being faulted in
+    // queue the next request, and the loop takes it at once.
+    im->ahead_mark.store(cap, std::memory_order_release);
     // Outside the lock: writers already store into the chunk's first pages while the rest is faulted in.
     prefault(im->base + im->header->records_offset + cap * LST_SLOT_SIZE, (new_cap - cap) * LST_SLOT_SIZE);
-    im->ahead_mark.store(cap, std::memory_order_release);
   }
 }
 
@@ -213,9 +216,9 @@ void start_ahead(Impl* im) {
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
   if (im->ahead_running) {
     im->ahead_pid = getpid();
-    // Half way through the first chunk: a short trace never grows, and the helper still has half
-    // a chunk of records' time to map and fault in the second one.
-    im->ahead_mark.store(im->chunk_records / 2, std::memory_order_release);
+    // A quarter of the way through the first chunk: a short trace never grows, and the helper has
+    // three quarters of a chunk of records' time to map and fault in the second one.
+    im->ahead_mark.store(im->chunk_records / 4, std::memory_order_release);
   }
 }
 
@@ -302,6 +305,7 @@ bool Writer::open(const WriterConfig& config, char* err, size_t err_len) {
   uint64_t max_records = ring ? ring : round_up(config.max_records ? config.max_records : chunk, chunk);
   if (max_records > (1ull << 40) / LST_SLOT_SIZE) return fail("trace size limit too large", 0);
   im->ring = ring;
+  im->ring_mask = (ring && (ring & (ring - 1)) == 0) ? ring - 1 : 0;
   im->chunk_records = chunk;
   im->max_records = max_records;
 
@@ -408,10 +412,16 @@ lst_record* Writer::reserve(uint64_t* id_out) {
   uint8_t* records = base_ + h->records_offset;
   lst_record* r;
   if (im->ring) {
-    r = reinterpret_cast<lst_record*>(records + (id % im->ring) * LST_SLOT_SIZE);
-    // Unpublish first, so a reader never pairs the old word with the new fields: the acquire half of
-    // the exchange keeps the stores that refill the slot after it.
-    __atomic_exchange_n(&r->word, 0u, __ATOMIC_ACQ_REL);
+    const uint64_t slot = im->ring_mask ? (id & im->ring_mask) : (id % im->ring);
+    r = reinterpret_cast<lst_record*>(records + slot * LST_SLOT_SIZE);
+    // The slot was last written a whole ring ago and is likely out of the cache: start fetching the
+    // slot a few records ahead, so that its miss overlaps the calls in between.
+    const uint64_t ahead = im->ring_mask ? ((id + 8) & im->ring_mask) : ((id + 8) % im->ring);
+    __builtin_prefetch(records + ahead * LST_SLOT_SIZE, 1, 3);
+    // Unpublish first, so a reader never pairs the old word with the new fields: the release fence
+    // keeps the stores that refill the slot after the store of 0 (free on x86, where stores stay in order).
+    __atomic_store_n(&r->word, 0u, __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_RELEASE);
   } else {
     if (__builtin_expect(id == im->ahead_mark.load(std::memory_order_relaxed), 0)) {
       im->ahead_wake.fetch_add(1, std::memory_order_release);
@@ -441,10 +451,14 @@ lst_record* Writer::reserve(uint64_t* id_out) {
             mmap(base_ + old_size, new_size - old_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd_,
                  off_t(old_size)) != MAP_FAILED) {
           prefault(base_ + old_size, new_size - old_size);
-          // The helper lagged behind: entering this chunk asks it for the next one again.
-          im->ahead_mark.store(cap, std::memory_order_relaxed);
           __atomic_store_n(&h->record_capacity, new_cap, __ATOMIC_RELEASE);
           im->capacity.store(new_cap, std::memory_order_release);
+          // The helper lagged behind (its mark may already be behind us, so it would never be woken
+          // again): ask it for the chunk after this one now.
+          if (im->ahead_running) {
+            im->ahead_wake.fetch_add(1, std::memory_order_release);
+            futex(&im->ahead_wake, FUTEX_WAKE_PRIVATE, 1);
+          }
         } else {
           im->grow_failed.store(true, std::memory_order_relaxed);
         }
@@ -470,7 +484,7 @@ lst_record* Writer::at(uint64_t id) {
   uint8_t* records = base_ + h->records_offset;
   if (im->ring) {
     if (next - id > im->ring) return nullptr;
-    auto* r = reinterpret_cast<lst_record*>(records + (id % im->ring) * LST_SLOT_SIZE);
+    auto* r = reinterpret_cast<lst_record*>(records + (im->ring_mask ? (id & im->ring_mask) : (id % im->ring)) * LST_SLOT_SIZE);
     const uint32_t w = load_acq(&r->word);
     if (LST_WORD_KIND(w) == LST_KIND_COLLECTIVE && r->u.coll.id_lo != uint32_t(id)) return nullptr;
     return r;
