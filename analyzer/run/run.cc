@@ -244,7 +244,7 @@ int run_job(const Options& o) {
   if (is_openmpi_launcher(o.cmd[0])) {
     std::vector<std::string> x;
     for (const char* var : {"LD_PRELOAD", "LOCKSTEP_TRACE_DIR", "LOCKSTEP_JOB_ID", "LOCKSTEP_TRACE_RING",
-                            "LOCKSTEP_TRACE_STACK"})
+                            "LOCKSTEP_TRACE_STACK", "LOCKSTEP_TRACE_CLOCK"})
       if (std::getenv(var)) {
         x.push_back("-x");
         x.push_back(var);

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -87,6 +88,28 @@ void check_lifecycle(int rank, const Trace& t) {
   if (t.file.header().end_state != LST_END_EXIT) FAILF("rank %d: end_state %u, want EXIT", rank, t.file.header().end_state);
 }
 
+// Record timestamps (TSC-derived where the kernel uses the TSC, else clock_gettime) are on the
+// CLOCK_MONOTONIC time line: after the library was loaded, not in the future, and in record order
+// for a single-threaded rank.
+void check_timestamps(int rank, const Trace& t) {
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  const uint64_t now_ns = uint64_t(now.tv_sec) * 1000000000ull + uint64_t(now.tv_nsec);
+  auto marks = t.of_kind(LST_KIND_MARKER);
+  if (marks.empty()) return;
+  const uint64_t loaded = marks.front()->t_ns;
+  uint64_t prev = 0;
+  size_t i = 0;
+  for (const lst_record* r : t.of_kind(LST_KIND_COLLECTIVE)) {
+    if (r->t_ns < loaded || r->t_ns > now_ns)
+      FAILF("rank %d collective #%zu: t_ns %llu outside [load %llu, now %llu]", rank, i, (unsigned long long)r->t_ns,
+            (unsigned long long)loaded, (unsigned long long)now_ns);
+    if (r->t_ns < prev) FAILF("rank %d collective #%zu: t_ns goes back by %llu ns", rank, i, (unsigned long long)(prev - r->t_ns));
+    prev = r->t_ns;
+    ++i;
+  }
+}
+
 // ---- sequence ------------------------------------------------------------------------------------
 
 struct Expected {
@@ -104,6 +127,7 @@ int sequence(const std::string& traces, const std::string& expected_dir, int nra
   size_t total = 0;
   for (auto& [rank, t] : all) {
     check_lifecycle(rank, t);
+    check_timestamps(rank, t);
     std::ifstream in(expected_dir + "/rank-" + std::to_string(rank) + ".txt");
     if (!in) {
       FAILF("rank %d: no expected file", rank);
@@ -271,6 +295,7 @@ int comms(const std::string& traces, const std::string& expected_dir, int nranks
   std::map<std::string, std::set<uint64_t>> ids;
   for (auto& [rank, t] : all) {
     check_lifecycle(rank, t);
+    check_timestamps(rank, t);
     std::ifstream in(expected_dir + "/rank-" + std::to_string(rank) + ".txt");
     std::vector<std::pair<std::string, uint32_t>> want;
     std::string label;
