@@ -17,7 +17,7 @@ struct Config {
   Matching matching = Matching::name;
   std::vector<std::string> backends{"mpi"};  // LOCKSTEP_RT_BACKEND, first that starts wins
   size_t fusion_bytes = 64u << 20;           // LOCKSTEP_RT_FUSION_BYTES
-  double cycle_ms = 1.0;                     // LOCKSTEP_RT_CYCLE_MS: batching window of the coordinator
+  double cycle_ms = 1.0;                     // LOCKSTEP_RT_CYCLE_MS: batching window while no rank waits
   double stall_warn_s = 60;                  // LOCKSTEP_RT_STALL_WARN
   double stall_abort_s = 300;                // LOCKSTEP_RT_STALL_ABORT (0: never abort)
   double heartbeat_s = 30;                   // LOCKSTEP_RT_HEARTBEAT: control-plane silence that names a rank dead

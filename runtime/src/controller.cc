@@ -1,5 +1,5 @@
 // The coordinator's bookkeeping and the encoding of round messages. The MPI exchange itself lives in
-// negotiation.cc; this file has no MPI in it so its logic is plain data in, plan out.
+// runtime.cc; this file has no MPI in it so its logic is plain data in, plan out.
 #include "controller.h"
 
 #include <algorithm>
@@ -57,7 +57,7 @@ RequestInfo get_info(WireReader& rd) {
 
 std::vector<uint8_t> encode(const Readiness& r) {
   WireWriter w;
-  w.u8(r.finalizing ? 1 : 0);
+  w.u8((r.finalizing ? 1 : 0) | (r.blocked ? 2 : 0));
   w.u32(static_cast<uint32_t>(r.requests.size()));
   for (const auto& q : r.requests) put(w, q);
   return w.bytes();
@@ -66,7 +66,10 @@ std::vector<uint8_t> encode(const Readiness& r) {
 Readiness decode_readiness(const uint8_t* p, size_t n) {
   WireReader rd(p, n);
   Readiness r;
-  r.finalizing = rd.u8() != 0;
+  const uint8_t flags = rd.u8();
+  if (flags > 3) throw std::runtime_error("control message has unknown flags");
+  r.finalizing = (flags & 1) != 0;
+  r.blocked = (flags & 2) != 0;
   const uint32_t k = rd.count(27);
   r.requests.reserve(k);
   for (uint32_t i = 0; i < k; ++i) r.requests.push_back(get_info(rd));
@@ -121,11 +124,29 @@ void Coordinator::add_set(uint64_t set_id, std::vector<int> members) {
   SetInfo& s = sets_[set_id];
   s.members = std::move(members);
   for (size_t i = 0; i < s.members.size(); ++i) s.set_rank[s.members[i]] = static_cast<int>(i);
-  if (set_id == 0) finalizing_.assign(s.members.size(), false);
+  if (set_id == 0) {
+    finalizing_.assign(s.members.size(), false);
+    blocked_.assign(s.members.size(), false);
+  }
+}
+
+void Coordinator::set_blocked(int world_rank, bool blocked) {
+  if (world_rank >= 0 && static_cast<size_t>(world_rank) < blocked_.size()) blocked_[static_cast<size_t>(world_rank)] = blocked;
+}
+
+bool Coordinator::ready_set_blocked() const {
+  for (const Key& key : ready_) {
+    auto set = sets_.find(key.first);
+    if (set == sets_.end()) continue;
+    const std::vector<int>& members = set->second.members;
+    if (std::all_of(members.begin(), members.end(), [&](int w) { return blocked_[static_cast<size_t>(w)]; })) return true;
+  }
+  return false;
 }
 
 void Coordinator::add(int world_rank, const Readiness& r, Clock::time_point now) {
   if (r.finalizing) finalizing_[static_cast<size_t>(world_rank)] = true;
+  set_blocked(world_rank, r.blocked);
   for (const auto& q : r.requests) {
     auto set = sets_.find(q.set);
     if (set == sets_.end()) continue;  // submissions check the set locally
@@ -150,6 +171,14 @@ void Coordinator::add(int world_rank, const Readiness& r, Clock::time_point now)
 // Names the ranks on each side of the first field that differs, e.g.
 // "mismatched dtype for allreduce 'w': f32 on ranks 0,2-3, f64 on rank 1".
 std::string Coordinator::mismatch(const Key& key, const Entry& e) const {
+  // The common case, every rank agreeing, without building any description.
+  const RequestInfo& r0 = *e.by_rank[0];
+  const bool same = std::all_of(e.by_rank.begin() + 1, e.by_rank.end(), [&](const std::optional<RequestInfo>& r) {
+    return r->op == r0.op && r->dtype == r0.dtype && (r0.op != Op::allreduce || r->reduce == r0.reduce) &&
+           r->count == r0.count && (r0.op != Op::broadcast || r->root == r0.root) &&
+           (r0.op != Op::create_set || r->members == r0.members);
+  });
+  if (same) return {};
   auto describe = [](const RequestInfo& r, int field) -> std::string {
     switch (field) {
       case 0: return op_name(r.op);
@@ -225,6 +254,7 @@ Plan Coordinator::plan(Clock::time_point now) {
   }
   ready_.clear();
   ready_bytes_ = 0;
+  if (!plan.responses.empty()) blocked_.assign(blocked_.size(), false);
 
   std::vector<int> finalized;
   for (size_t r = 0; r < finalizing_.size(); ++r) {

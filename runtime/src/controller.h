@@ -4,6 +4,7 @@
 // means the same request everywhere and feeds the stall inspector.
 #pragma once
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <string>
@@ -33,7 +34,10 @@ struct Plan {
 // A rank's message for one negotiation round.
 struct Readiness {
   bool finalizing = false;
-  std::vector<RequestInfo> requests;  // submitted since the previous round
+  // The application is waiting on a handle while some of this rank's requests are still unplanned:
+  // it will submit nothing more before they run, so the coordinator need not wait for more to fuse.
+  bool blocked = false;
+  std::vector<RequestInfo> requests;  // submitted since the previous message
 };
 
 std::vector<uint8_t> encode(const Readiness& r);
@@ -50,7 +54,17 @@ class Coordinator {
   void add_set(uint64_t set_id, std::vector<int> members);
   // Adds one rank's round message.
   void add(int world_rank, const Readiness& r, Clock::time_point now);
+  // What the coordinator knows of a rank's application waiting (Readiness::blocked); the coordinator's
+  // own rank sets it directly. Every plan that runs something clears it for all ranks: a rank still
+  // waiting afterwards says so again.
+  void set_blocked(int world_rank, bool blocked);
+  // Some ready request's whole process set is blocked: planning now loses no fusion.
+  bool ready_set_blocked() const;
+  bool all_finalizing() const {
+    return std::all_of(finalizing_.begin(), finalizing_.end(), [](bool f) { return f; });
+  }
   bool has_ready() const { return !ready_.empty(); }
+  bool has_unready() const { return table_.size() > ready_.size(); }
   size_t ready_bytes() const { return ready_bytes_; }
   // Everything that became ready (fused), mismatches as errors, shutdown or a stall abort.
   Plan plan(Clock::time_point now);
@@ -75,6 +89,7 @@ class Coordinator {
   std::vector<Key> ready_;  // in the order they became ready: the execution order
   size_t ready_bytes_ = 0;
   std::vector<bool> finalizing_;  // by world rank
+  std::vector<bool> blocked_;     // by world rank
 };
 
 }  // namespace lockstep::rt::internal

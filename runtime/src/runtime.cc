@@ -83,6 +83,13 @@ class Runtime {
   std::map<uint64_t, std::unique_ptr<SetComm>> sets;
   bool finalize_requested = false;
   bool stopped = false;
+  // Application threads blocked in a wait on an unfinished request, and a counter bumped each time
+  // one starts waiting: the background thread then reports at once instead of batching further.
+  int app_waiting = 0;
+  uint64_t flush_epoch = 0;
+  // The background thread sleeps with nothing submitted: the next submission must wake it (later
+  // ones in the same burst need not, which saves a futex wake per request).
+  bool wants_submissions = true;
   uint64_t process_sets_requested = 0;  // application thread only
 
   std::thread background;
@@ -102,6 +109,8 @@ class Runtime {
   Status run_collective(SetComm& set, Op op, std::vector<std::shared_ptr<RequestState>>& states);
   void create_set(RequestState& st);
   void complete(RequestState& st, Status status);
+  void complete_all(RequestState* const* states, size_t n, const Status& status);
+  void complete_all(std::vector<std::shared_ptr<RequestState>>& states, const Status& status);
   void watch();
   [[noreturn]] void coordinator_abort(const std::string& reason, const std::vector<int>& unreachable);
 
@@ -151,18 +160,33 @@ RequestInfo info_of(const RequestState& st) {
 namespace {
 
 void Runtime::complete(RequestState& st, Status status) {
+  RequestState* one = &st;
+  complete_all(&one, 1, status);
+}
+
+// Completes a response's requests together: every one is marked done before any waiter is woken, so
+// an application waiting on them in turn wakes once instead of once per request.
+void Runtime::complete_all(RequestState* const* states, size_t n, const Status& status) {
   {
     std::lock_guard<std::mutex> lock(mu);
-    in_flight.erase({st.sub.set, st.sub.name});
+    for (size_t i = 0; i < n; ++i) in_flight.erase({states[i]->sub.set, states[i]->sub.name});
   }
-  if (lockstep_rt_collective_end && st.sub.trace_token) lockstep_rt_collective_end(st.sub.trace_token, status.ok());
-  LOCKSTEP_RT_EVENT(status.ok() ? LST_RT_COMPLETED : LST_RT_ERROR, st.sub.name.c_str(), st.sub.count, st.sub.set);
-  {
+  for (size_t i = 0; i < n; ++i) {
+    RequestState& st = *states[i];
+    if (lockstep_rt_collective_end && st.sub.trace_token) lockstep_rt_collective_end(st.sub.trace_token, status.ok());
+    LOCKSTEP_RT_EVENT(status.ok() ? LST_RT_COMPLETED : LST_RT_ERROR, st.sub.name.c_str(), st.sub.count, st.sub.set);
     std::lock_guard<std::mutex> lock(st.mu);
-    st.status = std::move(status);
+    st.status = status;
     st.done = true;
   }
-  st.cv.notify_all();
+  for (size_t i = 0; i < n; ++i) states[i]->cv.notify_all();
+}
+
+void Runtime::complete_all(std::vector<std::shared_ptr<RequestState>>& states, const Status& status) {
+  std::vector<RequestState*> raw;
+  raw.reserve(states.size());
+  for (auto& st : states) raw.push_back(st.get());
+  complete_all(raw.data(), raw.size(), status);
 }
 
 void Runtime::start() {
@@ -296,7 +320,7 @@ void Runtime::create_set(RequestState& st) {
 
 void Runtime::run_response(const Response& r, std::vector<std::shared_ptr<RequestState>>& states) {
   if (r.kind == Response::kError) {
-    for (auto& st : states) complete(*st, {r.error});
+    complete_all(states, {r.error});
     return;
   }
   if (r.op == Op::create_set) {
@@ -308,8 +332,7 @@ void Runtime::run_response(const Response& r, std::vector<std::shared_ptr<Reques
     std::lock_guard<std::mutex> lock(mu);
     set = sets.at(r.set).get();
   }
-  Status s = run_collective(*set, r.op, states);
-  for (auto& st : states) complete(*st, s);
+  complete_all(states, run_collective(*set, r.op, states));
 }
 
 void Runtime::execute(const Plan& plan) {
@@ -371,22 +394,35 @@ void Runtime::execute(const Plan& plan) {
 }
 
 // Horovod-style negotiation, as an asynchronous stream rather than lock-step rounds: workers send their
-// new requests as they come (and a heartbeat when idle); the coordinator sends plans as tensors become
-// ready (after a short batching window, so bursts fuse) and a heartbeat plan when idle. Silence longer
-// than the heartbeat timeout names the rank that went quiet.
+// new requests (and a heartbeat when idle); the coordinator sends plans as tensors become ready and a
+// heartbeat plan when idle. Silence longer than the heartbeat timeout names the rank that went quiet.
+//
+// Batching: a burst of submissions fuses because a worker holds its new requests until the
+// application waits on a handle (it will submit nothing more before that completes) or for
+// LOCKSTEP_RT_CYCLE_MS, and the coordinator plans what is ready as soon as the whole process set of a
+// ready request is waiting, else after the same window. While the application waits on requests that
+// are reported but not yet run, the thread polls without sleeping (yielding the core) for a few
+// milliseconds, so a plan is picked up at once; otherwise it sleeps between polls.
 void Runtime::loop_negotiated() {
   const bool coord = world_rank == 0;
   const auto heartbeat_every = std::chrono::duration<double>(std::max(0.05, cfg.heartbeat_s / 4));
+  const auto cycle = std::chrono::duration<double, std::milli>(cfg.cycle_ms);
+  constexpr auto kSpinWindow = std::chrono::milliseconds(5);
   auto now = Clock::now();
   auto last_sent = now;
   std::vector<Clock::time_point> last_heard(static_cast<size_t>(world_size), now);
   std::optional<Clock::time_point> ready_since;
   bool sent_finalizing = false;
   bool coord_finalize_seen = false;
+  bool told_blocked = false;  // worker: the coordinator was last told this rank is blocked
+  std::vector<RequestInfo> unsent;  // worker: submitted, not yet reported
+  Clock::time_point unsent_since = now;
   std::vector<MPI_Request> sends;
   std::vector<std::vector<uint8_t>> send_bufs;
   int idle_polls = 0;
   auto busy_at = now;
+  auto progress_at = now;
+  uint64_t seen_flush = 0;
 
   auto reap_sends = [&] {
     if (sends.empty()) return;
@@ -400,27 +436,35 @@ void Runtime::loop_negotiated() {
 
   for (;;) {
     std::vector<std::shared_ptr<RequestState>> fresh;
-    bool finalizing;
+    bool finalizing, app_blocked;
     {
       std::unique_lock<std::mutex> lock(mu);
       fresh.swap(queue);
       finalizing = finalize_requested;
+      app_blocked = app_waiting > 0;
+      seen_flush = flush_epoch;
     }
     now = Clock::now();
-    Readiness mine;
-    mine.finalizing = finalizing;
+    bool progressed = !fresh.empty();
+    std::vector<RequestInfo> mine;
     for (auto& st : fresh) {
-      mine.requests.push_back(info_of(*st));
+      mine.push_back(info_of(*st));
       pending[{st->sub.set, st->sub.name}] = std::move(st);
     }
-    bool progressed = !mine.requests.empty();
+    // Blocked only while something of this rank's is still waiting for a plan.
+    const bool blocked = app_blocked && !pending.empty();
     ControlPlane cp;
     reap_sends();
 
     if (coord) {
-      if (!mine.requests.empty() || (finalizing && !coord_finalize_seen)) {
+      coordinator->set_blocked(0, blocked);
+      if (!mine.empty() || (finalizing && !coord_finalize_seen)) {
         coord_finalize_seen = finalizing;
-        coordinator->add(0, mine, now);
+        Readiness r;
+        r.finalizing = finalizing;
+        r.blocked = blocked;
+        r.requests = std::move(mine);
+        coordinator->add(0, r, now);
         if (finalizing) ready_since = ready_since.value_or(now);
       }
       for (;;) {
@@ -446,9 +490,9 @@ void Runtime::loop_negotiated() {
         progressed = true;
       }
       if (coordinator->has_ready() && !ready_since) ready_since = now;
-      const bool batch_due =
-          ready_since && (seconds_since(*ready_since, now) * 1000.0 >= cfg.cycle_ms ||
-                          coordinator->ready_bytes() >= cfg.fusion_bytes);
+      const bool batch_due = ready_since && (now - *ready_since >= cycle ||
+                                             coordinator->ready_bytes() >= cfg.fusion_bytes ||
+                                             coordinator->ready_set_blocked() || coordinator->all_finalizing());
       const bool heartbeat_due = now - last_sent >= heartbeat_every;
       if (batch_due || heartbeat_due) {
         Plan plan = coordinator->plan(now);
@@ -484,13 +528,21 @@ void Runtime::loop_negotiated() {
         coordinator_abort(who, silent);
       }
     } else {
-      if (!mine.requests.empty() || finalizing != sent_finalizing || now - last_sent >= heartbeat_every) {
-        send_bufs.push_back(encode(mine));
+      if (unsent.empty()) unsent_since = now;
+      for (auto& q : mine) unsent.push_back(std::move(q));
+      const bool report = !unsent.empty() && (blocked || finalizing || now - unsent_since >= cycle);
+      if (report || finalizing != sent_finalizing || (blocked && !told_blocked) || now - last_sent >= heartbeat_every) {
+        Readiness r;
+        r.finalizing = finalizing;
+        r.blocked = blocked;
+        if (report) r.requests.swap(unsent);
+        send_bufs.push_back(encode(r));
         MPI_Request rq;
         MPI_Isend(send_bufs.back().data(), static_cast<int>(send_bufs.back().size()), MPI_BYTE, 0, kTagReady,
                   control, &rq);
         sends.push_back(rq);
         sent_finalizing = finalizing;
+        told_blocked = blocked;
         last_sent = now;
       }
       for (;;) {
@@ -526,6 +578,8 @@ void Runtime::loop_negotiated() {
           liveness_quiet();
           std::exit(kAbortExitCode);
         }
+        // The coordinator forgets who was blocked whenever a plan runs something.
+        if (!plan.responses.empty()) told_blocked = false;
         execute(plan);
         last_heard[0] = Clock::now();
         progressed = true;
@@ -540,15 +594,32 @@ void Runtime::loop_negotiated() {
       }
     }
 
-    // Poll fast while requests are pending, slower when idle and slower still after 100 ms of idleness
-    // (spinning ranks share the cores with these wake-ups); a submission wakes the thread at once.
     idle_polls = progressed ? 0 : idle_polls + 1;
-    const bool busy = !pending.empty() || (coord && ready_since);
-    if (busy || progressed) busy_at = Clock::now();
-    const auto nap = busy ? std::chrono::microseconds(std::min(20 << std::min(idle_polls, 4), 200))
-                          : std::chrono::microseconds(seconds_since(busy_at, Clock::now()) < 0.1 ? 2000 : 10000);
+    const bool busy = !pending.empty() || (coord && (ready_since || coordinator->has_unready()));
+    now = Clock::now();
+    if (busy || progressed) busy_at = now;
+    if (progressed) progress_at = now;
+    // The application waits for a plan: poll without sleeping, yielding the core to the other ranks'
+    // threads, until a few milliseconds pass without progress (a slow or stalled peer).
+    if (app_blocked && busy && now - progress_at < kSpinWindow) {
+      if (!progressed) std::this_thread::yield();
+      continue;
+    }
+    // Otherwise poll fast while requests are pending, slower when idle and slower still after 100 ms of
+    // idleness (spinning ranks share the cores with these wake-ups). The first submission of a burst,
+    // and an application thread starting to wait, wake the thread at once.
+    auto nap = busy ? std::chrono::microseconds(std::min(20 << std::min(idle_polls, 4), 200))
+                    : std::chrono::microseconds(seconds_since(busy_at, now) < 0.1 ? 2000 : 10000);
+    if (!unsent.empty()) {
+      const auto due = std::chrono::duration_cast<std::chrono::microseconds>(unsent_since + cycle - now);
+      nap = std::max(std::chrono::microseconds(0), std::min(nap, due));
+    }
     std::unique_lock<std::mutex> lock(mu);
-    wake.wait_for(lock, nap, [&] { return !queue.empty(); });
+    if (unsent.empty() && queue.empty()) wants_submissions = true;
+    wake.wait_for(lock, nap, [&] {
+      return flush_epoch != seen_flush || finalize_requested != finalizing || (wants_submissions == false && !queue.empty() && unsent.empty());
+    });
+    wants_submissions = false;
   }
 }
 
@@ -615,8 +686,10 @@ std::shared_ptr<RequestState> enqueue(std::shared_ptr<RequestState> st) {
     return failed(std::move(st), what + ": a request of that name is still pending on this rank");
   }
   r->queue.push_back(st);
+  const bool wake = r->wants_submissions;
+  r->wants_submissions = false;
   lock.unlock();
-  r->wake.notify_one();
+  if (wake) r->wake.notify_one();
   return st;
 }
 
@@ -625,10 +698,37 @@ std::shared_ptr<RequestState> enqueue(std::shared_ptr<RequestState> st) {
 
 using internal::g_rt;
 
+namespace internal {
+namespace {
+// Blocks until `st` is done; while it blocks, the background thread knows the application is waiting.
+void wait_done(RequestState& st) {
+  std::unique_lock<std::mutex> lock(st.mu);
+  if (st.done) return;
+  lock.unlock();
+  Runtime* r = g_rt;
+  if (r) {
+    {
+      std::lock_guard<std::mutex> g(r->mu);
+      ++r->app_waiting;
+      ++r->flush_epoch;
+    }
+    r->wake.notify_one();
+  }
+  lock.lock();
+  st.cv.wait(lock, [&] { return st.done; });
+  lock.unlock();
+  if (r) {
+    std::lock_guard<std::mutex> g(r->mu);
+    --r->app_waiting;
+  }
+}
+}  // namespace
+}  // namespace internal
+
 Status Handle::wait() {
   if (!state_) return {"wait on an empty handle"};
-  std::unique_lock<std::mutex> lock(state_->mu);
-  state_->cv.wait(lock, [&] { return state_->done; });
+  internal::wait_done(*state_);
+  std::lock_guard<std::mutex> lock(state_->mu);
   return state_->status;
 }
 
@@ -867,8 +967,8 @@ ProcessSet add_process_set(const std::vector<int>& world_ranks) {
   st->members = world_ranks;
   st->submitted_at = Clock::now();
   st = enqueue(std::move(st));
-  std::unique_lock<std::mutex> lock(st->mu);
-  st->cv.wait(lock, [&] { return st->done; });
+  wait_done(*st);
+  std::lock_guard<std::mutex> lock(st->mu);
   if (!st->status.ok()) throw std::runtime_error("add_process_set: " + st->status.message);
   return ProcessSet(st->new_set);
 }

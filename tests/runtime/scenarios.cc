@@ -95,6 +95,35 @@ void fusion(bool off) {
   }
 }
 
+// Run with a batching window far longer than the test's timeout (LOCKSTEP_RT_CYCLE_MS=600000): a
+// burst of submissions still runs as soon as every rank waits on it, fused into one collective, and
+// a rank that waits while others are still submitting does not hold anything up.
+void flush() {
+  const int n = 40;
+  std::vector<std::vector<float>> in(n, std::vector<float>(64, 1.0f)), out(n, std::vector<float>(64));
+  for (int step = 0; step < 3; ++step) {
+    // One rank is late to each step: the others are already waiting when its burst arrives.
+    if (rank() == step % size()) usleep(20000);
+    const Stats before = stats();
+    std::vector<Handle> hs;
+    for (int t = 0; t < n; ++t) {
+      hs.push_back(allreduce("flush/" + std::to_string(t), in[t].data(), out[t].data(), 64, DType::f32, ReduceOp::sum));
+    }
+    for (auto& h : hs) expect(h.wait().ok(), "flushed request " + h.name());
+    const Stats after = stats();
+    expect(after.collectives - before.collectives == 1,
+           "step " + std::to_string(step) + ": " + std::to_string(after.collectives - before.collectives) +
+               " collectives for " + std::to_string(n) + " tensors, want 1");
+    expect(out[n - 1][0] == static_cast<float>(size()), "flushed values");
+  }
+  // A single request waited on at once, then one polled with test() and waited on later.
+  float x = 1, y = 0;
+  expect(allreduce("flush/single", &x, &y, 1, DType::f32, ReduceOp::sum).wait().ok() && y == size(), "single request");
+  Handle h = allreduce("flush/polled", &x, &y, 1, DType::f32, ReduceOp::sum);
+  for (int i = 0; i < 5 && !h.test(); ++i) usleep(1000);
+  expect(h.wait().ok() && y == size(), "polled request");
+}
+
 // Two overlapping process sets used at the same time, plus a non-member's submission.
 void process_sets() {
   const int n = size();
@@ -170,6 +199,8 @@ int main(int argc, char** argv) {
     mismatch();
   } else if (which == "fusion") {
     fusion(argc > 2 && std::strcmp(argv[2], "off") == 0);
+  } else if (which == "flush") {
+    flush();
   } else if (which == "sets") {
     process_sets();
   } else if (which == "stall") {
@@ -177,7 +208,7 @@ int main(int argc, char** argv) {
   } else if (which == "dead") {
     dead_rank(argc > 2 ? std::atoi(argv[2]) : 1);
   } else {
-    std::fprintf(stderr, "usage: rt_scenarios mismatch|fusion [off]|sets|stall|dead RANK\n");
+    std::fprintf(stderr, "usage: rt_scenarios mismatch|fusion [off]|flush|sets|stall|dead RANK\n");
     return 2;
   }
   const int me = rank();
