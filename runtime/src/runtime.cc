@@ -616,8 +616,9 @@ void Runtime::loop_negotiated() {
     }
     std::unique_lock<std::mutex> lock(mu);
     if (unsent.empty() && queue.empty()) wants_submissions = true;
+    // A non-empty queue wakes the thread only when it is not batching already (unsent is empty).
     wake.wait_for(lock, nap, [&] {
-      return flush_epoch != seen_flush || finalize_requested != finalizing || (wants_submissions == false && !queue.empty() && unsent.empty());
+      return flush_epoch != seen_flush || finalize_requested != finalizing || (unsent.empty() && !queue.empty());
     });
     wants_submissions = false;
   }

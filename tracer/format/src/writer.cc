@@ -416,7 +416,8 @@ lst_record* Writer::reserve(uint64_t* id_out) {
     r = reinterpret_cast<lst_record*>(records + slot * LST_SLOT_SIZE);
     // The slot was last written a whole ring ago and is likely out of the cache: start fetching the
     // slot a few records ahead, so that its miss overlaps the calls in between.
-    const uint64_t ahead = im->ring_mask ? ((id + 8) & im->ring_mask) : ((id + 8) % im->ring);
+    uint64_t ahead = slot + 8;  // no second division: slot < ring
+    if (ahead >= im->ring) ahead = im->ring > 8 ? ahead - im->ring : slot;
     __builtin_prefetch(records + ahead * LST_SLOT_SIZE, 1, 3);
     // Unpublish first, so a reader never pairs the old word with the new fields: the release fence
     // keeps the stores that refill the slot after the store of 0 (free on x86, where stores stay in order).
