@@ -112,6 +112,7 @@ class Runtime {
   void complete_all(RequestState* const* states, size_t n, const Status& status);
   void complete_all(std::vector<std::shared_ptr<RequestState>>& states, const Status& status);
   void watch();
+  void agree_to_finalize();
   [[noreturn]] void coordinator_abort(const std::string& reason, const std::vector<int>& unreachable);
 
   // background-thread state
@@ -230,6 +231,38 @@ void Runtime::watch() {
                    what.c_str(), age, order_note);
       std::fflush(stderr);
     }
+  }
+}
+
+// Matching by order has no shutdown plan telling a rank that every other one is finalizing, and
+// MPI_Finalize would wait for them with no deadline. A rank that left its loop early (the bug this mode
+// reproduces) would then sit in it while the ranks still waiting in a collective abort, and OpenMPI's
+// launcher can crash or wedge tearing down a job with a rank inside MPI_Finalize. So the ranks first
+// agree, over the control communicator and within the abort time, that all of them are finalizing.
+void Runtime::agree_to_finalize() {
+  ControlPlane cp;
+  MPI_Request rq;
+  MPI_Ibarrier(control, &rq);
+  const auto start = Clock::now();
+  bool warned = false;
+  for (;;) {
+    int done = 0;
+    MPI_Test(&rq, &done, MPI_STATUS_IGNORE);
+    if (done) return;
+    const double age = seconds_since(start, Clock::now());
+    const char* why = "some rank has not called finalize (matching by order: it may still be waiting in a "
+                      "collective this rank skipped; 'lockstep check' on a trace tells which)";
+    if (cfg.stall_abort_s > 0 && age >= cfg.stall_abort_s) {
+      fatal("finalize has waited " + std::to_string(static_cast<int>(age)) +
+            " s for the other ranks (LOCKSTEP_RT_STALL_ABORT): " + why);
+    }
+    if (!warned && cfg.stall_warn_s > 0 && age >= cfg.stall_warn_s) {
+      warned = true;
+      std::fprintf(stderr, "lockstep-rt: rank %d: stall warning: finalize has waited %.0f s for the other ranks: %s\n",
+                   world_rank, age, why);
+      std::fflush(stderr);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
 }
 
@@ -894,6 +927,7 @@ void finalize() {
   r.background.join();
   r.watchdog_stop = true;
   r.watchdog.join();
+  if (r.cfg.matching == Matching::order) r.agree_to_finalize();
   {
     std::lock_guard<std::mutex> lock(r.mu);
     r.stopped = true;

@@ -17,10 +17,10 @@ export LOCKSTEP_RT_STALL_ABORT=$abort_s OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_
 stamp() { while IFS= read -r line; do printf '%s %s\n' "$(date +%s.%N)" "$line"; done; }
 
 if [ "$mode" = heartbeat ]; then
-  timeout 60 "$mpirun" "$@" --enable-recovery -x LOCKSTEP_RT_STALL_ABORT -np "$np" sh -c \
+  timeout -k 5 60 "$mpirun" "$@" --enable-recovery -x LOCKSTEP_RT_STALL_ABORT -np "$np" sh -c \
     "\"$prog\" dead $victim; echo \$? > \"$work/rc.\$OMPI_COMM_WORLD_RANK\"; exit 0" 2>&1 | stamp > "$work/log"
 else
-  timeout 60 "$mpirun" "$@" -x LOCKSTEP_RT_STALL_ABORT -np "$np" "$prog" dead "$victim" 2>&1 | stamp > "$work/log"
+  timeout -k 5 60 "$mpirun" "$@" -x LOCKSTEP_RT_STALL_ABORT -np "$np" "$prog" dead "$victim" 2>&1 | stamp > "$work/log"
   echo "${PIPESTATUS[0]}" > "$work/rc.mpirun"
 fi
 cat "$work/log"

@@ -6,7 +6,7 @@ set -uo pipefail
 want_rc=$1 pattern=$2 prog=$3 variant=$4 mpirun=$5
 shift 5
 export LOCKSTEP_RT_STALL_WARN=1 LOCKSTEP_RT_STALL_ABORT=3 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-out=$(timeout 60 "$mpirun" "$@" -x LOCKSTEP_RT_STALL_WARN -x LOCKSTEP_RT_STALL_ABORT -np 4 "$prog" --variant="$variant" 2>&1)
+out=$(timeout -k 5 45 "$mpirun" "$@" -x LOCKSTEP_RT_STALL_WARN -x LOCKSTEP_RT_STALL_ABORT -np 4 "$prog" --variant="$variant" 2>&1)
 rc=$?
 echo "$out"
 [ "$rc" = "$want_rc" ] || { echo "FAIL: exit status $rc, want $want_rc"; exit 1; }

@@ -6,7 +6,7 @@ set -uo pipefail
 prog=$1 mpirun=$2
 shift 2
 export LOCKSTEP_RT_STALL_WARN=1 LOCKSTEP_RT_STALL_ABORT=4 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-out=$(timeout 60 "$mpirun" "$@" -x LOCKSTEP_RT_STALL_WARN -x LOCKSTEP_RT_STALL_ABORT -np 4 "$prog" stall 2>&1)
+out=$(timeout -k 5 45 "$mpirun" "$@" -x LOCKSTEP_RT_STALL_WARN -x LOCKSTEP_RT_STALL_ABORT -np 4 "$prog" stall 2>&1)
 rc=$?
 echo "$out"
 fail() { echo "FAIL: $*"; exit 1; }
