@@ -35,6 +35,7 @@ const OpNames kOps[LST_OP__COUNT] = {
     {"exscan", "Exscan", nullptr},
     {"send", "Send", "Send"},
     {"recv", "Recv", "Recv"},
+    {"probe", "Probe", nullptr},
 };
 
 struct CommNames {

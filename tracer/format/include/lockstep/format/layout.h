@@ -12,7 +12,7 @@ extern "C" {
 
 #define LST_MAGIC "LSTRACE\x01"     /* 8 bytes at offset 0 */
 #define LST_VERSION_MAJOR 1          /* bumped when a field changes meaning or place */
-#define LST_VERSION_MINOR 0          /* bumped when a field, kind or enum value is added */
+#define LST_VERSION_MINOR 1          /* bumped when a field, kind or enum value is added */
 #define LST_HEADER_SIZE 4096u        /* the header page */
 #define LST_SLOT_SIZE 64u            /* every record and metadata slot: one cache line */
 #define LST_SLOT_MAGIC 0xC5u         /* low byte of a published slot's word */
@@ -100,6 +100,17 @@ enum lst_state {                 /* collective and wait records move forward onl
 #define LST_F_CONTROL 0x08u      /* runtime control-plane traffic, not the application's data */
 #define LST_F_VCOUNTS 0x10u      /* v-variant: count is this rank's own send count */
 #define LST_F_DERIVED 0x20u      /* derived or unknown datatype: compare bytes, not dtype */
+#define LST_F_P2P 0x40u          /* (1.1) MPI point-to-point (op SEND, RECV or PROBE): not part of the
+                                  * communicator's collective sequence; coll.seq holds the tag
+                                  * (int32 bits, LST_ANY_TAG for MPI_ANY_TAG), coll.root_or_peer the
+                                  * peer rank in comm (LST_ANY_SOURCE, LST_PROC_NULL). MPI_Sendrecv is a
+                                  * SEND record then a RECV record, both entered before the call and
+                                  * returned after it, like an Isend + Irecv + Waitall. */
+
+/* Peer and tag values of point-to-point records (1.1). */
+#define LST_ANY_SOURCE (-2)          /* MPI_ANY_SOURCE: waits for every other rank of comm */
+#define LST_PROC_NULL (-3)           /* MPI_PROC_NULL: no peer, completes at once */
+#define LST_ANY_TAG (-1)             /* MPI_ANY_TAG */
 
 enum lst_api { LST_API_NONE = 0, LST_API_MPI = 1, LST_API_NCCL = 2, LST_API_RT = 3, LST_API_CUDA = 4 };
 
@@ -109,6 +120,7 @@ enum lst_op {                    /* collective operations (kind COLLECTIVE) */
   LST_OP_SCATTER, LST_OP_SCATTERV, LST_OP_ALLGATHER, LST_OP_ALLGATHERV, LST_OP_ALLTOALL,
   LST_OP_ALLTOALLV, LST_OP_ALLTOALLW, LST_OP_REDUCE_SCATTER, LST_OP_REDUCE_SCATTER_BLOCK,
   LST_OP_SCAN, LST_OP_EXSCAN, LST_OP_SEND, LST_OP_RECV,
+  LST_OP_PROBE,                  /* (1.1) MPI_Probe/Mprobe (blocking) with LST_F_P2P */
   LST_OP__COUNT
 };
 
