@@ -518,7 +518,7 @@ TEST(Reader, TargetedCorruptionNamesTheByte) {
     }
   };
   expect_error(0, 'X', 0, "bad magic");
-  expect_error(8, 2, 8, "format version 2.0");
+  expect_error(8, 2, 8, "format version 2." + std::to_string(LST_VERSION_MINOR));
   expect_error(rec + 64 + 1, 77, rec + 64, "record 1 has unknown kind 77");
   expect_error(rec + 2 * 64 + 6, 99, rec + 2 * 64 + 6, "record 2 has unknown datatype 99");
   expect_error(rec + 2 * 64 + 7, 99, rec + 2 * 64 + 7, "record 2 has unknown reduction op 99");
