@@ -15,7 +15,9 @@
 #include <mutex>
 #include <vector>
 
+#include "request_table.h"
 #include "session.h"
+#include "wrap.h"
 
 // Predefined handles are addresses of objects inside libmpi (OpenMPI ABI). Weak, so that loading
 // the tracer never fails when libmpi is absent; they are only compared against, never dereferenced.
@@ -81,28 +83,24 @@ namespace {
 
 // ---- PMPI lookup ---------------------------------------------------------------------------------
 
-template <typename F>
-F resolve(std::atomic<void*>& slot, const char* name) noexcept {
-  void* p = slot.load(std::memory_order_acquire);
-  if (__builtin_expect(p == nullptr, 0)) {
-    p = dlsym(RTLD_NEXT, name);
-    if (!p) p = dlsym(RTLD_DEFAULT, name);
-    if (!p) {
-      // An MPI_* call reached the tracer but no MPI library defines its PMPI_* twin.
-      std::fprintf(stderr, "lockstep: %s not found in the process: cannot forward the MPI call\n", name);
-      std::abort();
-    }
-    slot.store(p, std::memory_order_release);
-  }
-  return reinterpret_cast<F>(p);
+void* lookup_pmpi(const char* name) noexcept {
+  void* p = dlsym(RTLD_NEXT, name);
+  return p ? p : dlsym(RTLD_DEFAULT, name);
 }
 
-// REAL(MPI_Allreduce) is PMPI_Allreduce, resolved once per call site.
-#define REAL(fn)                                               \
-  ([]() noexcept {                                             \
-    static std::atomic<void*> slot{nullptr};                   \
-    return resolve<decltype(&P##fn)>(slot, "P" #fn);           \
-  }())
+// wrap.h's contract.
+struct WrapApi {
+  static void* lookup(const char* name) noexcept { return lookup_pmpi(name); }
+  static void missing(const char* name) noexcept {
+    // An MPI_* call reached the tracer but no MPI library defines its PMPI_* twin.
+    std::fprintf(stderr, "lockstep: %s not found in the process: cannot forward the MPI call\n", name);
+    std::abort();
+  }
+  static int unavailable() noexcept { return MPI_ERR_INTERN; }
+  static bool tracing() noexcept { return writer() != nullptr; }
+};
+#define REAL_TYPE(fn) decltype(&P##fn)
+#define REAL_NAME(fn) "P" #fn
 
 // ---- datatypes and reduction ops -------------------------------------------------------------------
 
@@ -113,26 +111,41 @@ struct TypeEntry {
 };
 // Most frequent first: the lookup is a linear scan on the hot path.
 const TypeEntry kTypes[] = {
-    {MPI_FLOAT, LST_DT_FLOAT32, 4},       {MPI_DOUBLE, LST_DT_FLOAT64, 8},
-    {MPI_INT, LST_DT_INT32, 4},           {MPI_LONG, LST_DT_INT64, sizeof(long)},
-    {MPI_BYTE, LST_DT_BYTE, 1},           {MPI_CHAR, LST_DT_CHAR, 1},
-    {MPI_UNSIGNED, LST_DT_UINT32, 4},     {MPI_UNSIGNED_LONG, LST_DT_UINT64, sizeof(long)},
-    {MPI_LONG_LONG_INT, LST_DT_INT64, 8}, {MPI_UNSIGNED_LONG_LONG, LST_DT_UINT64, 8},
-    {MPI_INT64_T, LST_DT_INT64, 8},       {MPI_UINT64_T, LST_DT_UINT64, 8},
-    {MPI_INT32_T, LST_DT_INT32, 4},       {MPI_UINT32_T, LST_DT_UINT32, 4},
-    {MPI_INT16_T, LST_DT_INT16, 2},       {MPI_UINT16_T, LST_DT_UINT16, 2},
-    {MPI_INT8_T, LST_DT_INT8, 1},         {MPI_UINT8_T, LST_DT_UINT8, 1},
-    {MPI_SHORT, LST_DT_INT16, 2},         {MPI_UNSIGNED_SHORT, LST_DT_UINT16, 2},
-    {MPI_SIGNED_CHAR, LST_DT_INT8, 1},    {MPI_UNSIGNED_CHAR, LST_DT_UINT8, 1},
-    {MPI_C_BOOL, LST_DT_BOOL, 1},         {MPI_PACKED, LST_DT_PACKED, 1},
+    {MPI_FLOAT, LST_DT_FLOAT32, 4},
+    {MPI_DOUBLE, LST_DT_FLOAT64, 8},
+    {MPI_INT, LST_DT_INT32, 4},
+    {MPI_LONG, LST_DT_INT64, sizeof(long)},
+    {MPI_BYTE, LST_DT_BYTE, 1},
+    {MPI_CHAR, LST_DT_CHAR, 1},
+    {MPI_UNSIGNED, LST_DT_UINT32, 4},
+    {MPI_UNSIGNED_LONG, LST_DT_UINT64, sizeof(long)},
+    {MPI_LONG_LONG_INT, LST_DT_INT64, 8},
+    {MPI_UNSIGNED_LONG_LONG, LST_DT_UINT64, 8},
+    {MPI_INT64_T, LST_DT_INT64, 8},
+    {MPI_UINT64_T, LST_DT_UINT64, 8},
+    {MPI_INT32_T, LST_DT_INT32, 4},
+    {MPI_UINT32_T, LST_DT_UINT32, 4},
+    {MPI_INT16_T, LST_DT_INT16, 2},
+    {MPI_UINT16_T, LST_DT_UINT16, 2},
+    {MPI_INT8_T, LST_DT_INT8, 1},
+    {MPI_UINT8_T, LST_DT_UINT8, 1},
+    {MPI_SHORT, LST_DT_INT16, 2},
+    {MPI_UNSIGNED_SHORT, LST_DT_UINT16, 2},
+    {MPI_SIGNED_CHAR, LST_DT_INT8, 1},
+    {MPI_UNSIGNED_CHAR, LST_DT_UINT8, 1},
+    {MPI_C_BOOL, LST_DT_BOOL, 1},
+    {MPI_PACKED, LST_DT_PACKED, 1},
     {MPI_LONG_DOUBLE, LST_DT_LONG_DOUBLE, sizeof(long double)},
     {MPI_WCHAR, LST_DT_INT32, sizeof(wchar_t)},
     {MPI_AINT, LST_DT_INT64, sizeof(MPI_Aint)},
     {MPI_OFFSET, LST_DT_INT64, sizeof(MPI_Offset)},
     {MPI_COUNT, LST_DT_INT64, sizeof(MPI_Count)},
-    {MPI_FLOAT_INT, LST_DT_PAIR, 0},      {MPI_DOUBLE_INT, LST_DT_PAIR, 0},
-    {MPI_LONG_INT, LST_DT_PAIR, 0},       {MPI_2INT, LST_DT_PAIR, 0},
-    {MPI_SHORT_INT, LST_DT_PAIR, 0},      {MPI_LONG_DOUBLE_INT, LST_DT_PAIR, 0},
+    {MPI_FLOAT_INT, LST_DT_PAIR, 0},
+    {MPI_DOUBLE_INT, LST_DT_PAIR, 0},
+    {MPI_LONG_INT, LST_DT_PAIR, 0},
+    {MPI_2INT, LST_DT_PAIR, 0},
+    {MPI_SHORT_INT, LST_DT_PAIR, 0},
+    {MPI_LONG_DOUBLE_INT, LST_DT_PAIR, 0},
 };
 
 struct OpEntry {
@@ -140,10 +153,10 @@ struct OpEntry {
   uint8_t redop;
 };
 const OpEntry kOps[] = {
-    {MPI_SUM, LST_RED_SUM},       {MPI_MAX, LST_RED_MAX},       {MPI_MIN, LST_RED_MIN},
-    {MPI_PROD, LST_RED_PROD},     {MPI_LAND, LST_RED_LAND},     {MPI_LOR, LST_RED_LOR},
-    {MPI_BAND, LST_RED_BAND},     {MPI_BOR, LST_RED_BOR},       {MPI_LXOR, LST_RED_LXOR},
-    {MPI_BXOR, LST_RED_BXOR},     {MPI_MINLOC, LST_RED_MINLOC}, {MPI_MAXLOC, LST_RED_MAXLOC},
+    {MPI_SUM, LST_RED_SUM},         {MPI_MAX, LST_RED_MAX},       {MPI_MIN, LST_RED_MIN},
+    {MPI_PROD, LST_RED_PROD},       {MPI_LAND, LST_RED_LAND},     {MPI_LOR, LST_RED_LOR},
+    {MPI_BAND, LST_RED_BAND},       {MPI_BOR, LST_RED_BOR},       {MPI_LXOR, LST_RED_LXOR},
+    {MPI_BXOR, LST_RED_BXOR},       {MPI_MINLOC, LST_RED_MINLOC}, {MPI_MAXLOC, LST_RED_MAXLOC},
     {MPI_REPLACE, LST_RED_REPLACE},
 };
 
@@ -180,8 +193,8 @@ uint8_t redop_of(MPI_Op op) noexcept {
 
 // ---- communicators ----------------------------------------------------------------------------
 
-std::mutex g_mpi_mutex;              // world group and occurrence counters (creation paths only)
-MPI_Group g_world_group = nullptr;   // MPI_COMM_WORLD's group, for translating members
+std::mutex g_mpi_mutex;             // world group and occurrence counters (creation paths only)
+MPI_Group g_world_group = nullptr;  // MPI_COMM_WORLD's group, for translating members
 uint64_t g_world_id = 0;
 
 // World ranks of a communicator's members in its rank order (local group, then remote group for an
@@ -324,114 +337,23 @@ void after_init(int provided, uint64_t caller) noexcept {
   world.size = size;
   world.rank = rank;
   for (int i = 0; i < size; ++i) world.world.push_back(i);
-  comm_add(LST_API_MPI, reinterpret_cast<uintptr_t>(MPI_COMM_WORLD), LST_COMM_WORLD, g_world_id, 0, LST_NONE, 0,
-           size, rank, world.world.data(), "MPI_COMM_WORLD", caller);
+  comm_add(LST_API_MPI, reinterpret_cast<uintptr_t>(MPI_COMM_WORLD), LST_COMM_WORLD, g_world_id, 0, LST_NONE,
+           0, size, rank, world.world.data(), "MPI_COMM_WORLD", caller);
   int32_t me = rank;
   uint64_t self_id = mix(hash_bytes(kHashSeed, "MPI_COMM_SELF", 13), g_world_id);
   self_id = mix(self_id, me);
-  comm_add(LST_API_MPI, reinterpret_cast<uintptr_t>(MPI_COMM_SELF), LST_COMM_WORLD, self_id, 0, LST_NONE, 0, 1, 0,
-           &me, "MPI_COMM_SELF", caller);
+  comm_add(LST_API_MPI, reinterpret_cast<uintptr_t>(MPI_COMM_SELF), LST_COMM_WORLD, self_id, 0, LST_NONE, 0,
+           1, 0, &me, "MPI_COMM_SELF", caller);
   marker(LST_MARK_MPI_INIT, static_cast<uint64_t>(provided), nullptr, caller);
   // MPI_Init installs its own fatal-signal handlers; ours go back in front and chain to them.
   reinstall_signal_handlers();
 }
 
-// ---- requests of nonblocking collectives ---------------------------------------------------------
+// ---- requests of nonblocking calls ----------------------------------------------------------------
 
-// request -> collective record id. Sharded open addressing with backward-shift deletion; a shard's
-// lock is held for a few probes. Waits skip the lookup entirely while no collective is pending.
-constexpr size_t kShards = 64;
-constexpr size_t kShardSlots = 256;
-struct alignas(64) Shard {
-  std::atomic<bool> lock{false};
-  uintptr_t keys[kShardSlots] = {};
-  uint64_t ids[kShardSlots] = {};
-};
-Shard g_shards[kShards];
-std::atomic<int64_t> g_pending{0};
+RequestTable g_requests;  // request -> record id, until a Wait/Test completes it
 
-size_t req_hash(uintptr_t k) noexcept {
-  uint64_t x = k;
-  x ^= x >> 29;
-  x *= 0xbf58476d1ce4e5b9ull;
-  x ^= x >> 32;
-  return static_cast<size_t>(x);
-}
-
-struct ShardLock {
-  explicit ShardLock(Shard& s) noexcept : s_(s) {
-    while (s_.lock.exchange(true, std::memory_order_acquire))
-      while (s_.lock.load(std::memory_order_relaxed)) __builtin_ia32_pause();
-  }
-  ~ShardLock() { s_.lock.store(false, std::memory_order_release); }
-  Shard& s_;
-};
-
-void req_insert(MPI_Request r, uint64_t id) noexcept {
-  uintptr_t k = reinterpret_cast<uintptr_t>(r);
-  size_t h = req_hash(k);
-  Shard& s = g_shards[h % kShards];
-  ShardLock lock(s);
-  size_t i = (h / kShards) % kShardSlots;
-  for (size_t n = 0; n < kShardSlots; ++n, i = (i + 1) % kShardSlots) {
-    if (s.keys[i] == k) {  // a handle whose completion was not seen: the newer call wins
-      s.ids[i] = id;
-      return;
-    }
-    if (s.keys[i] == 0) {
-      s.keys[i] = k;
-      s.ids[i] = id;
-      g_pending.fetch_add(1, std::memory_order_relaxed);
-      return;
-    }
-  }
-  // A full shard: this collective's completion is not recorded (it stays RETURNED).
-}
-
-bool req_find(MPI_Request r, uint64_t* id) noexcept {
-  uintptr_t k = reinterpret_cast<uintptr_t>(r);
-  size_t h = req_hash(k);
-  Shard& s = g_shards[h % kShards];
-  ShardLock lock(s);
-  size_t i = (h / kShards) % kShardSlots;
-  for (size_t n = 0; n < kShardSlots; ++n, i = (i + 1) % kShardSlots) {
-    if (s.keys[i] == 0) return false;
-    if (s.keys[i] == k) {
-      *id = s.ids[i];
-      return true;
-    }
-  }
-  return false;
-}
-
-void req_erase(MPI_Request r) noexcept {
-  uintptr_t k = reinterpret_cast<uintptr_t>(r);
-  size_t h = req_hash(k);
-  Shard& s = g_shards[h % kShards];
-  ShardLock lock(s);
-  size_t i = (h / kShards) % kShardSlots;
-  size_t n = 0;
-  for (; n < kShardSlots; ++n, i = (i + 1) % kShardSlots) {
-    if (s.keys[i] == 0) return;
-    if (s.keys[i] == k) break;
-  }
-  if (n == kShardSlots) return;
-  g_pending.fetch_sub(1, std::memory_order_relaxed);
-  // Backward-shift deletion keeps every probe chain unbroken without tombstones.
-  size_t hole = i;
-  for (size_t j = (hole + 1) % kShardSlots;; j = (j + 1) % kShardSlots) {
-    if (s.keys[j] == 0) break;
-    size_t home = (req_hash(s.keys[j]) / kShards) % kShardSlots;
-    bool movable = hole <= j ? (home <= hole || home > j) : (home <= hole && home > j);
-    if (movable) {
-      s.keys[hole] = s.keys[j];
-      s.ids[hole] = s.ids[j];
-      hole = j;
-    }
-  }
-  s.keys[hole] = 0;
-  s.ids[hole] = 0;
-}
+inline uintptr_t key_of(MPI_Request r) noexcept { return reinterpret_cast<uintptr_t>(r); }
 
 // The collective requests among the ones passed to a Wait/Test call, found before the call (the call
 // sets completed requests to MPI_REQUEST_NULL).
@@ -457,8 +379,12 @@ struct Tracked {
     }
     ++n;
   }
-  int index(int k) const noexcept { return k < kInline ? idx[k] : more_idx[static_cast<size_t>(k - kInline)]; }
-  uint64_t id(int k) const noexcept { return k < kInline ? ids[k] : more_ids[static_cast<size_t>(k - kInline)]; }
+  int index(int k) const noexcept {
+    return k < kInline ? idx[k] : more_idx[static_cast<size_t>(k - kInline)];
+  }
+  uint64_t id(int k) const noexcept {
+    return k < kInline ? ids[k] : more_ids[static_cast<size_t>(k - kInline)];
+  }
   MPI_Request handle(int k) const noexcept {
     return k < kInline ? handles[k] : more_handles[static_cast<size_t>(k - kInline)];
   }
@@ -466,11 +392,11 @@ struct Tracked {
 };
 
 void track(Tracked& t, int count, const MPI_Request* reqs) noexcept {
-  if (g_pending.load(std::memory_order_relaxed) == 0 || !reqs) return;
+  if (g_requests.pending() == 0 || !reqs) return;
   for (int i = 0; i < count; ++i) {
     MPI_Request r = reqs[i];
     uint64_t id;
-    if (r != MPI_REQUEST_NULL && r != nullptr && req_find(r, &id)) t.add(i, id, r);
+    if (r != MPI_REQUEST_NULL && r != nullptr && g_requests.find(key_of(r), &id)) t.add(i, id, r);
   }
 }
 
@@ -481,16 +407,17 @@ uint32_t settle(const Tracked& t, const MPI_Request* reqs) noexcept {
   for (int k = 0; k < t.n; ++k) {
     if (reqs[t.index(k)] != MPI_REQUEST_NULL) continue;
     collective_complete(t.id(k));
-    req_erase(t.handle(k));
+    g_requests.erase(key_of(t.handle(k)));
     ++done;
   }
   return done;
 }
 
-inline bool tracing() noexcept { return writer() != nullptr; }
+inline bool tracing() noexcept { return WrapApi::tracing(); }
 
-// ---- the record path -------------------------------------------------------------------------------
+// ---- one argument mapper per family: the blocking call and its MPI_I* twin record alike ------------
 
+// Barrier, and the base of every mapper.
 CollectiveArgs args(uint8_t op, MPI_Comm comm, int64_t count, MPI_Datatype dt) noexcept {
   CollectiveArgs a;
   a.api = LST_API_MPI;
@@ -502,7 +429,9 @@ CollectiveArgs args(uint8_t op, MPI_Comm comm, int64_t count, MPI_Datatype dt) n
 }
 
 inline int32_t my_rank(const CollectiveArgs& a) noexcept { return a.comm ? a.comm->rank : 0; }
-inline int32_t comm_size(const CollectiveArgs& a) noexcept { return a.comm && a.comm->size > 0 ? a.comm->size : 0; }
+inline int32_t comm_size(const CollectiveArgs& a) noexcept {
+  return a.comm && a.comm->size > 0 ? a.comm->size : 0;
+}
 
 int64_t sum(const int* counts, int n) noexcept {
   int64_t s = 0;
@@ -511,163 +440,76 @@ int64_t sum(const int* counts, int n) noexcept {
   return s;
 }
 
-template <typename Call>
-__attribute__((always_inline)) inline int blocking(const CollectiveArgs& a, uint64_t caller, Call&& call) {
-  Pending p = collective_enter(a, caller);
-  int rc = call();
-  collective_return(p, rc == MPI_SUCCESS);
-  return rc;
-}
-
-template <typename Call>
-__attribute__((always_inline)) inline int nonblocking(CollectiveArgs& a, uint64_t caller, MPI_Request* req,
-                                                      Call&& call) {
-  a.flags |= LST_F_NONBLOCKING;
-  Pending p = collective_enter(a, caller);
-  uint64_t id = p.id;
-  bool recorded = p.rec != nullptr;
-  int rc = call();
-  collective_return(p, rc == MPI_SUCCESS);
-  if (recorded && rc == MPI_SUCCESS && req && *req != MPI_REQUEST_NULL) req_insert(*req, id);
-  return rc;
-}
-
-}  // namespace
-
-// Every wrapper: the application's own call is recorded; calls made from inside another intercepted
-// call, or with tracing off, go straight through.
-#define PASSTHROUGH(fn, ...)                          \
-  CallGuard guard;                                    \
-  if (!guard.outermost() || !tracing()) return REAL(fn)(__VA_ARGS__)
-
-#define WRAP_EXPORT extern "C" __attribute__((visibility("default")))
-
-// ---- blocking collectives ------------------------------------------------------------------------
-
-WRAP_EXPORT int MPI_Barrier(MPI_Comm comm) {
-  PASSTHROUGH(MPI_Barrier, comm);
-  CollectiveArgs a = args(LST_OP_BARRIER, comm, 0, nullptr);
-  return blocking(a, LOCKSTEP_CALLER(), [&] { return REAL(MPI_Barrier)(comm); });
-}
-
-WRAP_EXPORT int MPI_Bcast(void* buf, int count, MPI_Datatype dt, int root, MPI_Comm comm) {
-  PASSTHROUGH(MPI_Bcast, buf, count, dt, root, comm);
+CollectiveArgs bcast_args(int count, MPI_Datatype dt, int root, MPI_Comm comm) noexcept {
   CollectiveArgs a = args(LST_OP_BCAST, comm, count, dt);
   a.root_or_peer = root;
-  return blocking(a, LOCKSTEP_CALLER(), [&] { return REAL(MPI_Bcast)(buf, count, dt, root, comm); });
+  return a;
 }
 
-WRAP_EXPORT int MPI_Reduce(const void* sbuf, void* rbuf, int count, MPI_Datatype dt, MPI_Op op, int root,
-                           MPI_Comm comm) {
-  PASSTHROUGH(MPI_Reduce, sbuf, rbuf, count, dt, op, root, comm);
-  CollectiveArgs a = args(LST_OP_REDUCE, comm, count, dt);
+// Reduce (root >= 0), Allreduce, Scan, Exscan, Reduce_scatter_block.
+CollectiveArgs reduce_args(uint8_t lst_op, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
+                           int root = LST_NONE) noexcept {
+  CollectiveArgs a = args(lst_op, comm, count, dt);
   a.redop = redop_of(op);
   a.root_or_peer = root;
-  return blocking(a, LOCKSTEP_CALLER(), [&] { return REAL(MPI_Reduce)(sbuf, rbuf, count, dt, op, root, comm); });
+  return a;
 }
 
-WRAP_EXPORT int MPI_Allreduce(const void* sbuf, void* rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
-  PASSTHROUGH(MPI_Allreduce, sbuf, rbuf, count, dt, op, comm);
-  CollectiveArgs a = args(LST_OP_ALLREDUCE, comm, count, dt);
-  a.redop = redop_of(op);
-  return blocking(a, LOCKSTEP_CALLER(), [&] { return REAL(MPI_Allreduce)(sbuf, rbuf, count, dt, op, comm); });
-}
-
-// Gather: this rank's send count (the root with MPI_IN_PLACE: its receive count).
-WRAP_EXPORT int MPI_Gather(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount,
-                           MPI_Datatype rtype, int root, MPI_Comm comm) {
-  PASSTHROUGH(MPI_Gather, sbuf, scount, stype, rbuf, rcount, rtype, root, comm);
-  bool in_place = sbuf == MPI_IN_PLACE;
-  CollectiveArgs a = args(LST_OP_GATHER, comm, in_place ? rcount : scount, in_place ? rtype : stype);
+// Gather, Allgather, Alltoall: this rank's send count (with MPI_IN_PLACE: its receive count).
+CollectiveArgs gather_args(uint8_t op, const void* sbuf, int scount, MPI_Datatype stype, int rcount,
+                           MPI_Datatype rtype, MPI_Comm comm, int root = LST_NONE) noexcept {
+  const bool in_place = sbuf == MPI_IN_PLACE;
+  CollectiveArgs a = args(op, comm, in_place ? rcount : scount, in_place ? rtype : stype);
   a.root_or_peer = root;
-  return blocking(a, LOCKSTEP_CALLER(),
-                  [&] { return REAL(MPI_Gather)(sbuf, scount, stype, rbuf, rcount, rtype, root, comm); });
+  return a;
 }
 
-WRAP_EXPORT int MPI_Gatherv(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, const int rcounts[],
-                            const int displs[], MPI_Datatype rtype, int root, MPI_Comm comm) {
-  PASSTHROUGH(MPI_Gatherv, sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm);
-  bool in_place = sbuf == MPI_IN_PLACE;
-  CollectiveArgs a = args(LST_OP_GATHERV, comm, scount, in_place ? rtype : stype);
+// Gatherv, Allgatherv: this rank's send count (with MPI_IN_PLACE: its own entry of recvcounts).
+CollectiveArgs gatherv_args(uint8_t op, const void* sbuf, int scount, MPI_Datatype stype, const int rcounts[],
+                            MPI_Datatype rtype, MPI_Comm comm, int root = LST_NONE) noexcept {
+  const bool in_place = sbuf == MPI_IN_PLACE;
+  CollectiveArgs a = args(op, comm, scount, in_place ? rtype : stype);
   if (in_place && rcounts) a.count = static_cast<uint64_t>(rcounts[my_rank(a)]);
   a.flags |= LST_F_VCOUNTS;
   a.root_or_peer = root;
-  return blocking(a, LOCKSTEP_CALLER(),
-                  [&] { return REAL(MPI_Gatherv)(sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm); });
+  return a;
 }
 
 // Scatter: this rank's receive count (the root with MPI_IN_PLACE: its send count).
-WRAP_EXPORT int MPI_Scatter(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount,
-                            MPI_Datatype rtype, int root, MPI_Comm comm) {
-  PASSTHROUGH(MPI_Scatter, sbuf, scount, stype, rbuf, rcount, rtype, root, comm);
-  bool in_place = rbuf == MPI_IN_PLACE;
+CollectiveArgs scatter_args(int scount, MPI_Datatype stype, void* rbuf, int rcount, MPI_Datatype rtype,
+                            int root, MPI_Comm comm) noexcept {
+  const bool in_place = rbuf == MPI_IN_PLACE;
   CollectiveArgs a = args(LST_OP_SCATTER, comm, in_place ? scount : rcount, in_place ? stype : rtype);
   a.root_or_peer = root;
-  return blocking(a, LOCKSTEP_CALLER(),
-                  [&] { return REAL(MPI_Scatter)(sbuf, scount, stype, rbuf, rcount, rtype, root, comm); });
+  return a;
 }
 
 // Scatterv: only the root sends, so every rank records what it receives.
-WRAP_EXPORT int MPI_Scatterv(const void* sbuf, const int scounts[], const int displs[], MPI_Datatype stype,
-                             void* rbuf, int rcount, MPI_Datatype rtype, int root, MPI_Comm comm) {
-  PASSTHROUGH(MPI_Scatterv, sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm);
-  bool in_place = rbuf == MPI_IN_PLACE;
+CollectiveArgs scatterv_args(const int scounts[], MPI_Datatype stype, void* rbuf, int rcount,
+                             MPI_Datatype rtype, int root, MPI_Comm comm) noexcept {
+  const bool in_place = rbuf == MPI_IN_PLACE;
   CollectiveArgs a = args(LST_OP_SCATTERV, comm, rcount, in_place ? stype : rtype);
   if (in_place && scounts) a.count = static_cast<uint64_t>(scounts[my_rank(a)]);
   a.flags |= LST_F_VCOUNTS;
   a.root_or_peer = root;
-  return blocking(a, LOCKSTEP_CALLER(),
-                  [&] { return REAL(MPI_Scatterv)(sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm); });
-}
-
-WRAP_EXPORT int MPI_Allgather(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount,
-                              MPI_Datatype rtype, MPI_Comm comm) {
-  PASSTHROUGH(MPI_Allgather, sbuf, scount, stype, rbuf, rcount, rtype, comm);
-  bool in_place = sbuf == MPI_IN_PLACE;
-  CollectiveArgs a = args(LST_OP_ALLGATHER, comm, in_place ? rcount : scount, in_place ? rtype : stype);
-  return blocking(a, LOCKSTEP_CALLER(),
-                  [&] { return REAL(MPI_Allgather)(sbuf, scount, stype, rbuf, rcount, rtype, comm); });
-}
-
-WRAP_EXPORT int MPI_Allgatherv(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, const int rcounts[],
-                               const int displs[], MPI_Datatype rtype, MPI_Comm comm) {
-  PASSTHROUGH(MPI_Allgatherv, sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm);
-  bool in_place = sbuf == MPI_IN_PLACE;
-  CollectiveArgs a = args(LST_OP_ALLGATHERV, comm, scount, in_place ? rtype : stype);
-  if (in_place && rcounts) a.count = static_cast<uint64_t>(rcounts[my_rank(a)]);
-  a.flags |= LST_F_VCOUNTS;
-  return blocking(a, LOCKSTEP_CALLER(),
-                  [&] { return REAL(MPI_Allgatherv)(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm); });
-}
-
-WRAP_EXPORT int MPI_Alltoall(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount,
-                             MPI_Datatype rtype, MPI_Comm comm) {
-  PASSTHROUGH(MPI_Alltoall, sbuf, scount, stype, rbuf, rcount, rtype, comm);
-  bool in_place = sbuf == MPI_IN_PLACE;
-  CollectiveArgs a = args(LST_OP_ALLTOALL, comm, in_place ? rcount : scount, in_place ? rtype : stype);
-  return blocking(a, LOCKSTEP_CALLER(),
-                  [&] { return REAL(MPI_Alltoall)(sbuf, scount, stype, rbuf, rcount, rtype, comm); });
+  return a;
 }
 
 // Alltoallv: the total this rank sends (sum of its send counts).
-WRAP_EXPORT int MPI_Alltoallv(const void* sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype,
-                              void* rbuf, const int rcounts[], const int rdispls[], MPI_Datatype rtype,
-                              MPI_Comm comm) {
-  PASSTHROUGH(MPI_Alltoallv, sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm);
-  bool in_place = sbuf == MPI_IN_PLACE;
+CollectiveArgs alltoallv_args(const void* sbuf, const int scounts[], MPI_Datatype stype, const int rcounts[],
+                              MPI_Datatype rtype, MPI_Comm comm) noexcept {
+  const bool in_place = sbuf == MPI_IN_PLACE;
   CollectiveArgs a = args(LST_OP_ALLTOALLV, comm, 0, in_place ? rtype : stype);
   a.count = static_cast<uint64_t>(sum(in_place ? rcounts : scounts, comm_size(a)));
   a.flags |= LST_F_VCOUNTS;
-  return blocking(a, LOCKSTEP_CALLER(), [&] {
-    return REAL(MPI_Alltoallv)(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm);
-  });
+  return a;
 }
 
-namespace {
 // Alltoallw: the bytes this rank sends, as a derived-type record of 1-byte elements.
-void alltoallw_args(CollectiveArgs& a, const void* sbuf, const int scounts[], const MPI_Datatype stypes[],
-                    const int rcounts[], const MPI_Datatype rtypes[]) noexcept {
-  bool in_place = sbuf == MPI_IN_PLACE;
+CollectiveArgs alltoallw_args(const void* sbuf, const int scounts[], const MPI_Datatype stypes[],
+                              const int rcounts[], const MPI_Datatype rtypes[], MPI_Comm comm) noexcept {
+  CollectiveArgs a = args(LST_OP_ALLTOALLW, comm, 0, nullptr);
+  const bool in_place = sbuf == MPI_IN_PLACE;
   const int* counts = in_place ? rcounts : scounts;
   const MPI_Datatype* types = in_place ? rtypes : stypes;
   int64_t bytes = 0;
@@ -681,226 +523,282 @@ void alltoallw_args(CollectiveArgs& a, const void* sbuf, const int scounts[], co
   a.dtype = LST_DT_DERIVED;
   a.dtype_size = 1;
   a.flags |= LST_F_VCOUNTS | LST_F_DERIVED;
-}
-}  // namespace
-
-WRAP_EXPORT int MPI_Alltoallw(const void* sbuf, const int scounts[], const int sdispls[],
-                              const MPI_Datatype stypes[], void* rbuf, const int rcounts[], const int rdispls[],
-                              const MPI_Datatype rtypes[], MPI_Comm comm) {
-  PASSTHROUGH(MPI_Alltoallw, sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm);
-  CollectiveArgs a = args(LST_OP_ALLTOALLW, comm, 0, nullptr);
-  alltoallw_args(a, sbuf, scounts, stypes, rcounts, rtypes);
-  return blocking(a, LOCKSTEP_CALLER(), [&] {
-    return REAL(MPI_Alltoallw)(sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm);
-  });
+  return a;
 }
 
 // Reduce_scatter: the elements this rank contributes (the sum of recvcounts, equal on every rank).
-WRAP_EXPORT int MPI_Reduce_scatter(const void* sbuf, void* rbuf, const int rcounts[], MPI_Datatype dt, MPI_Op op,
-                                   MPI_Comm comm) {
-  PASSTHROUGH(MPI_Reduce_scatter, sbuf, rbuf, rcounts, dt, op, comm);
+CollectiveArgs reduce_scatter_args(const int rcounts[], MPI_Datatype dt, MPI_Op op, MPI_Comm comm) noexcept {
   CollectiveArgs a = args(LST_OP_REDUCE_SCATTER, comm, 0, dt);
   a.count = static_cast<uint64_t>(sum(rcounts, comm_size(a)));
   a.redop = redop_of(op);
   a.flags |= LST_F_VCOUNTS;
-  return blocking(a, LOCKSTEP_CALLER(), [&] { return REAL(MPI_Reduce_scatter)(sbuf, rbuf, rcounts, dt, op, comm); });
+  return a;
+}
+
+// ---- the record path -------------------------------------------------------------------------------
+
+template <typename Call>
+__attribute__((always_inline)) inline int blocking(const CollectiveArgs& a, uint64_t caller, Call&& call) {
+  Pending p = collective_enter(a, caller);
+  int rc = call();
+  collective_return(p, rc == MPI_SUCCESS);
+  return rc;
+}
+
+// A nonblocking call: RETURNED when it has started, COMPLETED by the Wait/Test that finishes its request.
+template <typename Call>
+__attribute__((always_inline)) inline int nonblocking(CollectiveArgs a, uint64_t caller, MPI_Request* req,
+                                                      Call&& call) {
+  a.flags |= LST_F_NONBLOCKING;
+  Pending p = collective_enter(a, caller);
+  uint64_t id = p.id;
+  bool recorded = p.rec != nullptr;
+  int rc = call();
+  collective_return(p, rc == MPI_SUCCESS);
+  if (recorded && rc == MPI_SUCCESS && req && *req != MPI_REQUEST_NULL) g_requests.insert(key_of(*req), id);
+  return rc;
+}
+
+}  // namespace
+
+// ---- collectives: blocking, then nonblocking -------------------------------------------------------
+
+WRAP_EXPORT int MPI_Barrier(MPI_Comm comm) {
+  PASSTHROUGH(MPI_Barrier, comm);
+  return blocking(args(LST_OP_BARRIER, comm, 0, nullptr), caller, CALL_REAL(comm));
+}
+
+WRAP_EXPORT int MPI_Bcast(void* buf, int count, MPI_Datatype dt, int root, MPI_Comm comm) {
+  PASSTHROUGH(MPI_Bcast, buf, count, dt, root, comm);
+  return blocking(bcast_args(count, dt, root, comm), caller, CALL_REAL(buf, count, dt, root, comm));
+}
+
+WRAP_EXPORT int MPI_Reduce(const void* sbuf, void* rbuf, int count, MPI_Datatype dt, MPI_Op op, int root,
+                           MPI_Comm comm) {
+  PASSTHROUGH(MPI_Reduce, sbuf, rbuf, count, dt, op, root, comm);
+  return blocking(reduce_args(LST_OP_REDUCE, count, dt, op, comm, root), caller,
+                  CALL_REAL(sbuf, rbuf, count, dt, op, root, comm));
+}
+
+WRAP_EXPORT int MPI_Allreduce(const void* sbuf, void* rbuf, int count, MPI_Datatype dt, MPI_Op op,
+                              MPI_Comm comm) {
+  PASSTHROUGH(MPI_Allreduce, sbuf, rbuf, count, dt, op, comm);
+  return blocking(reduce_args(LST_OP_ALLREDUCE, count, dt, op, comm), caller,
+                  CALL_REAL(sbuf, rbuf, count, dt, op, comm));
+}
+
+WRAP_EXPORT int MPI_Gather(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount,
+                           MPI_Datatype rtype, int root, MPI_Comm comm) {
+  PASSTHROUGH(MPI_Gather, sbuf, scount, stype, rbuf, rcount, rtype, root, comm);
+  return blocking(gather_args(LST_OP_GATHER, sbuf, scount, stype, rcount, rtype, comm, root), caller,
+                  CALL_REAL(sbuf, scount, stype, rbuf, rcount, rtype, root, comm));
+}
+
+WRAP_EXPORT int MPI_Gatherv(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, const int rcounts[],
+                            const int displs[], MPI_Datatype rtype, int root, MPI_Comm comm) {
+  PASSTHROUGH(MPI_Gatherv, sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm);
+  return blocking(gatherv_args(LST_OP_GATHERV, sbuf, scount, stype, rcounts, rtype, comm, root), caller,
+                  CALL_REAL(sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm));
+}
+
+WRAP_EXPORT int MPI_Scatter(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount,
+                            MPI_Datatype rtype, int root, MPI_Comm comm) {
+  PASSTHROUGH(MPI_Scatter, sbuf, scount, stype, rbuf, rcount, rtype, root, comm);
+  return blocking(scatter_args(scount, stype, rbuf, rcount, rtype, root, comm), caller,
+                  CALL_REAL(sbuf, scount, stype, rbuf, rcount, rtype, root, comm));
+}
+
+WRAP_EXPORT int MPI_Scatterv(const void* sbuf, const int scounts[], const int displs[], MPI_Datatype stype,
+                             void* rbuf, int rcount, MPI_Datatype rtype, int root, MPI_Comm comm) {
+  PASSTHROUGH(MPI_Scatterv, sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm);
+  return blocking(scatterv_args(scounts, stype, rbuf, rcount, rtype, root, comm), caller,
+                  CALL_REAL(sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm));
+}
+
+WRAP_EXPORT int MPI_Allgather(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount,
+                              MPI_Datatype rtype, MPI_Comm comm) {
+  PASSTHROUGH(MPI_Allgather, sbuf, scount, stype, rbuf, rcount, rtype, comm);
+  return blocking(gather_args(LST_OP_ALLGATHER, sbuf, scount, stype, rcount, rtype, comm), caller,
+                  CALL_REAL(sbuf, scount, stype, rbuf, rcount, rtype, comm));
+}
+
+WRAP_EXPORT int MPI_Allgatherv(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf,
+                               const int rcounts[], const int displs[], MPI_Datatype rtype, MPI_Comm comm) {
+  PASSTHROUGH(MPI_Allgatherv, sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm);
+  return blocking(gatherv_args(LST_OP_ALLGATHERV, sbuf, scount, stype, rcounts, rtype, comm), caller,
+                  CALL_REAL(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm));
+}
+
+WRAP_EXPORT int MPI_Alltoall(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount,
+                             MPI_Datatype rtype, MPI_Comm comm) {
+  PASSTHROUGH(MPI_Alltoall, sbuf, scount, stype, rbuf, rcount, rtype, comm);
+  return blocking(gather_args(LST_OP_ALLTOALL, sbuf, scount, stype, rcount, rtype, comm), caller,
+                  CALL_REAL(sbuf, scount, stype, rbuf, rcount, rtype, comm));
+}
+
+WRAP_EXPORT int MPI_Alltoallv(const void* sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype,
+                              void* rbuf, const int rcounts[], const int rdispls[], MPI_Datatype rtype,
+                              MPI_Comm comm) {
+  PASSTHROUGH(MPI_Alltoallv, sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm);
+  return blocking(alltoallv_args(sbuf, scounts, stype, rcounts, rtype, comm), caller,
+                  CALL_REAL(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm));
+}
+
+WRAP_EXPORT int MPI_Alltoallw(const void* sbuf, const int scounts[], const int sdispls[],
+                              const MPI_Datatype stypes[], void* rbuf, const int rcounts[],
+                              const int rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm) {
+  PASSTHROUGH(MPI_Alltoallw, sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm);
+  return blocking(alltoallw_args(sbuf, scounts, stypes, rcounts, rtypes, comm), caller,
+                  CALL_REAL(sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm));
+}
+
+WRAP_EXPORT int MPI_Reduce_scatter(const void* sbuf, void* rbuf, const int rcounts[], MPI_Datatype dt,
+                                   MPI_Op op, MPI_Comm comm) {
+  PASSTHROUGH(MPI_Reduce_scatter, sbuf, rbuf, rcounts, dt, op, comm);
+  return blocking(reduce_scatter_args(rcounts, dt, op, comm), caller,
+                  CALL_REAL(sbuf, rbuf, rcounts, dt, op, comm));
 }
 
 WRAP_EXPORT int MPI_Reduce_scatter_block(const void* sbuf, void* rbuf, int rcount, MPI_Datatype dt, MPI_Op op,
                                          MPI_Comm comm) {
   PASSTHROUGH(MPI_Reduce_scatter_block, sbuf, rbuf, rcount, dt, op, comm);
-  CollectiveArgs a = args(LST_OP_REDUCE_SCATTER_BLOCK, comm, rcount, dt);
-  a.redop = redop_of(op);
-  return blocking(a, LOCKSTEP_CALLER(),
-                  [&] { return REAL(MPI_Reduce_scatter_block)(sbuf, rbuf, rcount, dt, op, comm); });
+  return blocking(reduce_args(LST_OP_REDUCE_SCATTER_BLOCK, rcount, dt, op, comm), caller,
+                  CALL_REAL(sbuf, rbuf, rcount, dt, op, comm));
 }
 
 WRAP_EXPORT int MPI_Scan(const void* sbuf, void* rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
   PASSTHROUGH(MPI_Scan, sbuf, rbuf, count, dt, op, comm);
-  CollectiveArgs a = args(LST_OP_SCAN, comm, count, dt);
-  a.redop = redop_of(op);
-  return blocking(a, LOCKSTEP_CALLER(), [&] { return REAL(MPI_Scan)(sbuf, rbuf, count, dt, op, comm); });
+  return blocking(reduce_args(LST_OP_SCAN, count, dt, op, comm), caller,
+                  CALL_REAL(sbuf, rbuf, count, dt, op, comm));
 }
 
-WRAP_EXPORT int MPI_Exscan(const void* sbuf, void* rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
+WRAP_EXPORT int MPI_Exscan(const void* sbuf, void* rbuf, int count, MPI_Datatype dt, MPI_Op op,
+                           MPI_Comm comm) {
   PASSTHROUGH(MPI_Exscan, sbuf, rbuf, count, dt, op, comm);
-  CollectiveArgs a = args(LST_OP_EXSCAN, comm, count, dt);
-  a.redop = redop_of(op);
-  return blocking(a, LOCKSTEP_CALLER(), [&] { return REAL(MPI_Exscan)(sbuf, rbuf, count, dt, op, comm); });
+  return blocking(reduce_args(LST_OP_EXSCAN, count, dt, op, comm), caller,
+                  CALL_REAL(sbuf, rbuf, count, dt, op, comm));
 }
-
-// ---- nonblocking collectives: the same arguments, plus the request -> record mapping ---------------
 
 WRAP_EXPORT int MPI_Ibarrier(MPI_Comm comm, MPI_Request* req) {
   PASSTHROUGH(MPI_Ibarrier, comm, req);
-  CollectiveArgs a = args(LST_OP_BARRIER, comm, 0, nullptr);
-  return nonblocking(a, LOCKSTEP_CALLER(), req, [&] { return REAL(MPI_Ibarrier)(comm, req); });
+  return nonblocking(args(LST_OP_BARRIER, comm, 0, nullptr), caller, req, CALL_REAL(comm, req));
 }
 
 WRAP_EXPORT int MPI_Ibcast(void* buf, int count, MPI_Datatype dt, int root, MPI_Comm comm, MPI_Request* req) {
   PASSTHROUGH(MPI_Ibcast, buf, count, dt, root, comm, req);
-  CollectiveArgs a = args(LST_OP_BCAST, comm, count, dt);
-  a.root_or_peer = root;
-  return nonblocking(a, LOCKSTEP_CALLER(), req, [&] { return REAL(MPI_Ibcast)(buf, count, dt, root, comm, req); });
+  return nonblocking(bcast_args(count, dt, root, comm), caller, req,
+                     CALL_REAL(buf, count, dt, root, comm, req));
 }
 
 WRAP_EXPORT int MPI_Ireduce(const void* sbuf, void* rbuf, int count, MPI_Datatype dt, MPI_Op op, int root,
                             MPI_Comm comm, MPI_Request* req) {
   PASSTHROUGH(MPI_Ireduce, sbuf, rbuf, count, dt, op, root, comm, req);
-  CollectiveArgs a = args(LST_OP_REDUCE, comm, count, dt);
-  a.redop = redop_of(op);
-  a.root_or_peer = root;
-  return nonblocking(a, LOCKSTEP_CALLER(), req,
-                     [&] { return REAL(MPI_Ireduce)(sbuf, rbuf, count, dt, op, root, comm, req); });
+  return nonblocking(reduce_args(LST_OP_REDUCE, count, dt, op, comm, root), caller, req,
+                     CALL_REAL(sbuf, rbuf, count, dt, op, root, comm, req));
 }
 
-WRAP_EXPORT int MPI_Iallreduce(const void* sbuf, void* rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
-                               MPI_Request* req) {
+WRAP_EXPORT int MPI_Iallreduce(const void* sbuf, void* rbuf, int count, MPI_Datatype dt, MPI_Op op,
+                               MPI_Comm comm, MPI_Request* req) {
   PASSTHROUGH(MPI_Iallreduce, sbuf, rbuf, count, dt, op, comm, req);
-  CollectiveArgs a = args(LST_OP_ALLREDUCE, comm, count, dt);
-  a.redop = redop_of(op);
-  return nonblocking(a, LOCKSTEP_CALLER(), req,
-                     [&] { return REAL(MPI_Iallreduce)(sbuf, rbuf, count, dt, op, comm, req); });
+  return nonblocking(reduce_args(LST_OP_ALLREDUCE, count, dt, op, comm), caller, req,
+                     CALL_REAL(sbuf, rbuf, count, dt, op, comm, req));
 }
 
 WRAP_EXPORT int MPI_Igather(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount,
                             MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request* req) {
   PASSTHROUGH(MPI_Igather, sbuf, scount, stype, rbuf, rcount, rtype, root, comm, req);
-  bool in_place = sbuf == MPI_IN_PLACE;
-  CollectiveArgs a = args(LST_OP_GATHER, comm, in_place ? rcount : scount, in_place ? rtype : stype);
-  a.root_or_peer = root;
-  return nonblocking(a, LOCKSTEP_CALLER(), req, [&] {
-    return REAL(MPI_Igather)(sbuf, scount, stype, rbuf, rcount, rtype, root, comm, req);
-  });
+  return nonblocking(gather_args(LST_OP_GATHER, sbuf, scount, stype, rcount, rtype, comm, root), caller, req,
+                     CALL_REAL(sbuf, scount, stype, rbuf, rcount, rtype, root, comm, req));
 }
 
-WRAP_EXPORT int MPI_Igatherv(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, const int rcounts[],
-                             const int displs[], MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request* req) {
+WRAP_EXPORT int MPI_Igatherv(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf,
+                             const int rcounts[], const int displs[], MPI_Datatype rtype, int root,
+                             MPI_Comm comm, MPI_Request* req) {
   PASSTHROUGH(MPI_Igatherv, sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm, req);
-  bool in_place = sbuf == MPI_IN_PLACE;
-  CollectiveArgs a = args(LST_OP_GATHERV, comm, scount, in_place ? rtype : stype);
-  if (in_place && rcounts) a.count = static_cast<uint64_t>(rcounts[my_rank(a)]);
-  a.flags |= LST_F_VCOUNTS;
-  a.root_or_peer = root;
-  return nonblocking(a, LOCKSTEP_CALLER(), req, [&] {
-    return REAL(MPI_Igatherv)(sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm, req);
-  });
+  return nonblocking(gatherv_args(LST_OP_GATHERV, sbuf, scount, stype, rcounts, rtype, comm, root), caller,
+                     req, CALL_REAL(sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm, req));
 }
 
 WRAP_EXPORT int MPI_Iscatter(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount,
                              MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request* req) {
   PASSTHROUGH(MPI_Iscatter, sbuf, scount, stype, rbuf, rcount, rtype, root, comm, req);
-  bool in_place = rbuf == MPI_IN_PLACE;
-  CollectiveArgs a = args(LST_OP_SCATTER, comm, in_place ? scount : rcount, in_place ? stype : rtype);
-  a.root_or_peer = root;
-  return nonblocking(a, LOCKSTEP_CALLER(), req, [&] {
-    return REAL(MPI_Iscatter)(sbuf, scount, stype, rbuf, rcount, rtype, root, comm, req);
-  });
+  return nonblocking(scatter_args(scount, stype, rbuf, rcount, rtype, root, comm), caller, req,
+                     CALL_REAL(sbuf, scount, stype, rbuf, rcount, rtype, root, comm, req));
 }
 
 WRAP_EXPORT int MPI_Iscatterv(const void* sbuf, const int scounts[], const int displs[], MPI_Datatype stype,
                               void* rbuf, int rcount, MPI_Datatype rtype, int root, MPI_Comm comm,
                               MPI_Request* req) {
   PASSTHROUGH(MPI_Iscatterv, sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm, req);
-  bool in_place = rbuf == MPI_IN_PLACE;
-  CollectiveArgs a = args(LST_OP_SCATTERV, comm, rcount, in_place ? stype : rtype);
-  if (in_place && scounts) a.count = static_cast<uint64_t>(scounts[my_rank(a)]);
-  a.flags |= LST_F_VCOUNTS;
-  a.root_or_peer = root;
-  return nonblocking(a, LOCKSTEP_CALLER(), req, [&] {
-    return REAL(MPI_Iscatterv)(sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm, req);
-  });
+  return nonblocking(scatterv_args(scounts, stype, rbuf, rcount, rtype, root, comm), caller, req,
+                     CALL_REAL(sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm, req));
 }
 
 WRAP_EXPORT int MPI_Iallgather(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount,
                                MPI_Datatype rtype, MPI_Comm comm, MPI_Request* req) {
   PASSTHROUGH(MPI_Iallgather, sbuf, scount, stype, rbuf, rcount, rtype, comm, req);
-  bool in_place = sbuf == MPI_IN_PLACE;
-  CollectiveArgs a = args(LST_OP_ALLGATHER, comm, in_place ? rcount : scount, in_place ? rtype : stype);
-  return nonblocking(a, LOCKSTEP_CALLER(), req,
-                     [&] { return REAL(MPI_Iallgather)(sbuf, scount, stype, rbuf, rcount, rtype, comm, req); });
+  return nonblocking(gather_args(LST_OP_ALLGATHER, sbuf, scount, stype, rcount, rtype, comm), caller, req,
+                     CALL_REAL(sbuf, scount, stype, rbuf, rcount, rtype, comm, req));
 }
 
-WRAP_EXPORT int MPI_Iallgatherv(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, const int rcounts[],
-                                const int displs[], MPI_Datatype rtype, MPI_Comm comm, MPI_Request* req) {
+WRAP_EXPORT int MPI_Iallgatherv(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf,
+                                const int rcounts[], const int displs[], MPI_Datatype rtype, MPI_Comm comm,
+                                MPI_Request* req) {
   PASSTHROUGH(MPI_Iallgatherv, sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm, req);
-  bool in_place = sbuf == MPI_IN_PLACE;
-  CollectiveArgs a = args(LST_OP_ALLGATHERV, comm, scount, in_place ? rtype : stype);
-  if (in_place && rcounts) a.count = static_cast<uint64_t>(rcounts[my_rank(a)]);
-  a.flags |= LST_F_VCOUNTS;
-  return nonblocking(a, LOCKSTEP_CALLER(), req, [&] {
-    return REAL(MPI_Iallgatherv)(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm, req);
-  });
+  return nonblocking(gatherv_args(LST_OP_ALLGATHERV, sbuf, scount, stype, rcounts, rtype, comm), caller, req,
+                     CALL_REAL(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm, req));
 }
 
 WRAP_EXPORT int MPI_Ialltoall(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount,
                               MPI_Datatype rtype, MPI_Comm comm, MPI_Request* req) {
   PASSTHROUGH(MPI_Ialltoall, sbuf, scount, stype, rbuf, rcount, rtype, comm, req);
-  bool in_place = sbuf == MPI_IN_PLACE;
-  CollectiveArgs a = args(LST_OP_ALLTOALL, comm, in_place ? rcount : scount, in_place ? rtype : stype);
-  return nonblocking(a, LOCKSTEP_CALLER(), req,
-                     [&] { return REAL(MPI_Ialltoall)(sbuf, scount, stype, rbuf, rcount, rtype, comm, req); });
+  return nonblocking(gather_args(LST_OP_ALLTOALL, sbuf, scount, stype, rcount, rtype, comm), caller, req,
+                     CALL_REAL(sbuf, scount, stype, rbuf, rcount, rtype, comm, req));
 }
 
 WRAP_EXPORT int MPI_Ialltoallv(const void* sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype,
                                void* rbuf, const int rcounts[], const int rdispls[], MPI_Datatype rtype,
                                MPI_Comm comm, MPI_Request* req) {
   PASSTHROUGH(MPI_Ialltoallv, sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm, req);
-  bool in_place = sbuf == MPI_IN_PLACE;
-  CollectiveArgs a = args(LST_OP_ALLTOALLV, comm, 0, in_place ? rtype : stype);
-  a.count = static_cast<uint64_t>(sum(in_place ? rcounts : scounts, comm_size(a)));
-  a.flags |= LST_F_VCOUNTS;
-  return nonblocking(a, LOCKSTEP_CALLER(), req, [&] {
-    return REAL(MPI_Ialltoallv)(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm, req);
-  });
+  return nonblocking(alltoallv_args(sbuf, scounts, stype, rcounts, rtype, comm), caller, req,
+                     CALL_REAL(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm, req));
 }
 
 WRAP_EXPORT int MPI_Ialltoallw(const void* sbuf, const int scounts[], const int sdispls[],
-                               const MPI_Datatype stypes[], void* rbuf, const int rcounts[], const int rdispls[],
-                               const MPI_Datatype rtypes[], MPI_Comm comm, MPI_Request* req) {
+                               const MPI_Datatype stypes[], void* rbuf, const int rcounts[],
+                               const int rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm,
+                               MPI_Request* req) {
   PASSTHROUGH(MPI_Ialltoallw, sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm, req);
-  CollectiveArgs a = args(LST_OP_ALLTOALLW, comm, 0, nullptr);
-  alltoallw_args(a, sbuf, scounts, stypes, rcounts, rtypes);
-  return nonblocking(a, LOCKSTEP_CALLER(), req, [&] {
-    return REAL(MPI_Ialltoallw)(sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm, req);
-  });
+  return nonblocking(alltoallw_args(sbuf, scounts, stypes, rcounts, rtypes, comm), caller, req,
+                     CALL_REAL(sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm, req));
 }
 
-WRAP_EXPORT int MPI_Ireduce_scatter(const void* sbuf, void* rbuf, const int rcounts[], MPI_Datatype dt, MPI_Op op,
-                                    MPI_Comm comm, MPI_Request* req) {
+WRAP_EXPORT int MPI_Ireduce_scatter(const void* sbuf, void* rbuf, const int rcounts[], MPI_Datatype dt,
+                                    MPI_Op op, MPI_Comm comm, MPI_Request* req) {
   PASSTHROUGH(MPI_Ireduce_scatter, sbuf, rbuf, rcounts, dt, op, comm, req);
-  CollectiveArgs a = args(LST_OP_REDUCE_SCATTER, comm, 0, dt);
-  a.count = static_cast<uint64_t>(sum(rcounts, comm_size(a)));
-  a.redop = redop_of(op);
-  a.flags |= LST_F_VCOUNTS;
-  return nonblocking(a, LOCKSTEP_CALLER(), req,
-                     [&] { return REAL(MPI_Ireduce_scatter)(sbuf, rbuf, rcounts, dt, op, comm, req); });
+  return nonblocking(reduce_scatter_args(rcounts, dt, op, comm), caller, req,
+                     CALL_REAL(sbuf, rbuf, rcounts, dt, op, comm, req));
 }
 
-WRAP_EXPORT int MPI_Ireduce_scatter_block(const void* sbuf, void* rbuf, int rcount, MPI_Datatype dt, MPI_Op op,
-                                          MPI_Comm comm, MPI_Request* req) {
+WRAP_EXPORT int MPI_Ireduce_scatter_block(const void* sbuf, void* rbuf, int rcount, MPI_Datatype dt,
+                                          MPI_Op op, MPI_Comm comm, MPI_Request* req) {
   PASSTHROUGH(MPI_Ireduce_scatter_block, sbuf, rbuf, rcount, dt, op, comm, req);
-  CollectiveArgs a = args(LST_OP_REDUCE_SCATTER_BLOCK, comm, rcount, dt);
-  a.redop = redop_of(op);
-  return nonblocking(a, LOCKSTEP_CALLER(), req,
-                     [&] { return REAL(MPI_Ireduce_scatter_block)(sbuf, rbuf, rcount, dt, op, comm, req); });
+  return nonblocking(reduce_args(LST_OP_REDUCE_SCATTER_BLOCK, rcount, dt, op, comm), caller, req,
+                     CALL_REAL(sbuf, rbuf, rcount, dt, op, comm, req));
 }
 
 WRAP_EXPORT int MPI_Iscan(const void* sbuf, void* rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
                           MPI_Request* req) {
   PASSTHROUGH(MPI_Iscan, sbuf, rbuf, count, dt, op, comm, req);
-  CollectiveArgs a = args(LST_OP_SCAN, comm, count, dt);
-  a.redop = redop_of(op);
-  return nonblocking(a, LOCKSTEP_CALLER(), req, [&] { return REAL(MPI_Iscan)(sbuf, rbuf, count, dt, op, comm, req); });
+  return nonblocking(reduce_args(LST_OP_SCAN, count, dt, op, comm), caller, req,
+                     CALL_REAL(sbuf, rbuf, count, dt, op, comm, req));
 }
 
-WRAP_EXPORT int MPI_Iexscan(const void* sbuf, void* rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
-                            MPI_Request* req) {
+WRAP_EXPORT int MPI_Iexscan(const void* sbuf, void* rbuf, int count, MPI_Datatype dt, MPI_Op op,
+                            MPI_Comm comm, MPI_Request* req) {
   PASSTHROUGH(MPI_Iexscan, sbuf, rbuf, count, dt, op, comm, req);
-  CollectiveArgs a = args(LST_OP_EXSCAN, comm, count, dt);
-  a.redop = redop_of(op);
-  return nonblocking(a, LOCKSTEP_CALLER(), req,
-                     [&] { return REAL(MPI_Iexscan)(sbuf, rbuf, count, dt, op, comm, req); });
+  return nonblocking(reduce_args(LST_OP_EXSCAN, count, dt, op, comm), caller, req,
+                     CALL_REAL(sbuf, rbuf, count, dt, op, comm, req));
 }
 
 // ---- completion: the Wait/Test family ----------------------------------------------------------------
@@ -910,8 +808,8 @@ WRAP_EXPORT int MPI_Iexscan(const void* sbuf, void* rbuf, int count, MPI_Datatyp
 
 namespace {
 template <typename Call>
-__attribute__((always_inline)) inline int traced_wait(uint8_t op, int count, MPI_Request* reqs, uint64_t caller,
-                                                      Call&& call) {
+__attribute__((always_inline)) inline int traced_wait(uint8_t op, int count, MPI_Request* reqs,
+                                                      uint64_t caller, Call&& call) {
   Tracked t;
   track(t, count, reqs);
   if (t.n == 0) return call();
@@ -923,8 +821,8 @@ __attribute__((always_inline)) inline int traced_wait(uint8_t op, int count, MPI
 }
 
 template <typename Call>
-__attribute__((always_inline)) inline int traced_test(uint8_t op, int count, MPI_Request* reqs, uint64_t caller,
-                                                      Call&& call) {
+__attribute__((always_inline)) inline int traced_test(uint8_t op, int count, MPI_Request* reqs,
+                                                      uint64_t caller, Call&& call) {
   Tracked t;
   track(t, count, reqs);
   if (t.n == 0) return call();
@@ -944,55 +842,53 @@ __attribute__((always_inline)) inline int traced_test(uint8_t op, int count, MPI
 
 WRAP_EXPORT int MPI_Wait(MPI_Request* req, MPI_Status* status) {
   PASSTHROUGH(MPI_Wait, req, status);
-  return traced_wait(LST_WAIT_WAIT, 1, req, LOCKSTEP_CALLER(), [&] { return REAL(MPI_Wait)(req, status); });
+  return traced_wait(LST_WAIT_WAIT, 1, req, caller, CALL_REAL(req, status));
 }
 
 WRAP_EXPORT int MPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[]) {
   PASSTHROUGH(MPI_Waitall, count, reqs, statuses);
-  return traced_wait(LST_WAIT_WAITALL, count, reqs, LOCKSTEP_CALLER(),
-                     [&] { return REAL(MPI_Waitall)(count, reqs, statuses); });
+  return traced_wait(LST_WAIT_WAITALL, count, reqs, caller, CALL_REAL(count, reqs, statuses));
 }
 
 WRAP_EXPORT int MPI_Waitany(int count, MPI_Request reqs[], int* index, MPI_Status* status) {
   PASSTHROUGH(MPI_Waitany, count, reqs, index, status);
-  return traced_wait(LST_WAIT_WAITANY, count, reqs, LOCKSTEP_CALLER(),
-                     [&] { return REAL(MPI_Waitany)(count, reqs, index, status); });
+  return traced_wait(LST_WAIT_WAITANY, count, reqs, caller, CALL_REAL(count, reqs, index, status));
 }
 
-WRAP_EXPORT int MPI_Waitsome(int incount, MPI_Request reqs[], int* outcount, int indices[], MPI_Status statuses[]) {
+WRAP_EXPORT int MPI_Waitsome(int incount, MPI_Request reqs[], int* outcount, int indices[],
+                             MPI_Status statuses[]) {
   PASSTHROUGH(MPI_Waitsome, incount, reqs, outcount, indices, statuses);
-  return traced_wait(LST_WAIT_WAITSOME, incount, reqs, LOCKSTEP_CALLER(),
-                     [&] { return REAL(MPI_Waitsome)(incount, reqs, outcount, indices, statuses); });
+  return traced_wait(LST_WAIT_WAITSOME, incount, reqs, caller,
+                     CALL_REAL(incount, reqs, outcount, indices, statuses));
 }
 
 WRAP_EXPORT int MPI_Test(MPI_Request* req, int* flag, MPI_Status* status) {
   PASSTHROUGH(MPI_Test, req, flag, status);
-  return traced_test(LST_WAIT_TEST, 1, req, LOCKSTEP_CALLER(), [&] { return REAL(MPI_Test)(req, flag, status); });
+  return traced_test(LST_WAIT_TEST, 1, req, caller, CALL_REAL(req, flag, status));
 }
 
 WRAP_EXPORT int MPI_Testall(int count, MPI_Request reqs[], int* flag, MPI_Status statuses[]) {
   PASSTHROUGH(MPI_Testall, count, reqs, flag, statuses);
-  return traced_test(LST_WAIT_TESTALL, count, reqs, LOCKSTEP_CALLER(),
-                     [&] { return REAL(MPI_Testall)(count, reqs, flag, statuses); });
+  return traced_test(LST_WAIT_TESTALL, count, reqs, caller, CALL_REAL(count, reqs, flag, statuses));
 }
 
 WRAP_EXPORT int MPI_Testany(int count, MPI_Request reqs[], int* index, int* flag, MPI_Status* status) {
   PASSTHROUGH(MPI_Testany, count, reqs, index, flag, status);
-  return traced_test(LST_WAIT_TESTANY, count, reqs, LOCKSTEP_CALLER(),
-                     [&] { return REAL(MPI_Testany)(count, reqs, index, flag, status); });
+  return traced_test(LST_WAIT_TESTANY, count, reqs, caller, CALL_REAL(count, reqs, index, flag, status));
 }
 
-WRAP_EXPORT int MPI_Testsome(int incount, MPI_Request reqs[], int* outcount, int indices[], MPI_Status statuses[]) {
+WRAP_EXPORT int MPI_Testsome(int incount, MPI_Request reqs[], int* outcount, int indices[],
+                             MPI_Status statuses[]) {
   PASSTHROUGH(MPI_Testsome, incount, reqs, outcount, indices, statuses);
-  return traced_test(LST_WAIT_TESTSOME, incount, reqs, LOCKSTEP_CALLER(),
-                     [&] { return REAL(MPI_Testsome)(incount, reqs, outcount, indices, statuses); });
+  return traced_test(LST_WAIT_TESTSOME, incount, reqs, caller,
+                     CALL_REAL(incount, reqs, outcount, indices, statuses));
 }
 
 WRAP_EXPORT int MPI_Request_free(MPI_Request* req) {
   PASSTHROUGH(MPI_Request_free, req);
   MPI_Request r = req ? *req : MPI_REQUEST_NULL;
-  int rc = REAL(MPI_Request_free)(req);
-  if (rc == MPI_SUCCESS && g_pending.load(std::memory_order_relaxed) > 0 && r != MPI_REQUEST_NULL) req_erase(r);
+  int rc = FORWARD(req);
+  if (rc == MPI_SUCCESS && g_requests.pending() > 0 && r != MPI_REQUEST_NULL) g_requests.erase(key_of(r));
   return rc;
 }
 
@@ -1000,18 +896,16 @@ WRAP_EXPORT int MPI_Request_free(MPI_Request* req) {
 
 WRAP_EXPORT int MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
   PASSTHROUGH(MPI_Comm_dup, comm, newcomm);
-  uint64_t caller = LOCKSTEP_CALLER();
   Creation cr = begin_creation(comm);
-  int rc = REAL(MPI_Comm_dup)(comm, newcomm);
+  int rc = FORWARD(comm, newcomm);
   if (rc == MPI_SUCCESS) finish_creation(cr, *newcomm, LST_COMM_DUP, LST_NONE, 0, caller);
   return rc;
 }
 
 WRAP_EXPORT int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm) {
   PASSTHROUGH(MPI_Comm_dup_with_info, comm, info, newcomm);
-  uint64_t caller = LOCKSTEP_CALLER();
   Creation cr = begin_creation(comm);
-  int rc = REAL(MPI_Comm_dup_with_info)(comm, info, newcomm);
+  int rc = FORWARD(comm, info, newcomm);
   if (rc == MPI_SUCCESS) finish_creation(cr, *newcomm, LST_COMM_DUP, LST_NONE, 0, caller);
   return rc;
 }
@@ -1019,9 +913,8 @@ WRAP_EXPORT int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* n
 // The new handle exists when Comm_idup returns; its group is the parent's, which is what is recorded.
 WRAP_EXPORT int MPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* req) {
   PASSTHROUGH(MPI_Comm_idup, comm, newcomm, req);
-  uint64_t caller = LOCKSTEP_CALLER();
   Creation cr = begin_creation(comm);
-  int rc = REAL(MPI_Comm_idup)(comm, newcomm, req);
+  int rc = FORWARD(comm, newcomm, req);
   if (rc == MPI_SUCCESS && *newcomm != MPI_COMM_NULL) {
     Members m = members_of(comm);
     uint64_t id = child_id(cr.parent_id, cr.index, LST_COMM_IDUP, LST_NONE, m.world);
@@ -1032,27 +925,25 @@ WRAP_EXPORT int MPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* req
 
 WRAP_EXPORT int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
   PASSTHROUGH(MPI_Comm_split, comm, color, key, newcomm);
-  uint64_t caller = LOCKSTEP_CALLER();
   Creation cr = begin_creation(comm);
-  int rc = REAL(MPI_Comm_split)(comm, color, key, newcomm);
+  int rc = FORWARD(comm, color, key, newcomm);
   if (rc == MPI_SUCCESS) finish_creation(cr, *newcomm, LST_COMM_SPLIT, color, key, caller);
   return rc;
 }
 
-WRAP_EXPORT int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm* newcomm) {
+WRAP_EXPORT int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
+                                    MPI_Comm* newcomm) {
   PASSTHROUGH(MPI_Comm_split_type, comm, split_type, key, info, newcomm);
-  uint64_t caller = LOCKSTEP_CALLER();
   Creation cr = begin_creation(comm);
-  int rc = REAL(MPI_Comm_split_type)(comm, split_type, key, info, newcomm);
+  int rc = FORWARD(comm, split_type, key, info, newcomm);
   if (rc == MPI_SUCCESS) finish_creation(cr, *newcomm, LST_COMM_SPLIT_TYPE, split_type, key, caller);
   return rc;
 }
 
 WRAP_EXPORT int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
   PASSTHROUGH(MPI_Comm_create, comm, group, newcomm);
-  uint64_t caller = LOCKSTEP_CALLER();
   Creation cr = begin_creation(comm);
-  int rc = REAL(MPI_Comm_create)(comm, group, newcomm);
+  int rc = FORWARD(comm, group, newcomm);
   if (rc == MPI_SUCCESS) finish_creation(cr, *newcomm, LST_COMM_CREATE, LST_NONE, 0, caller);
   return rc;
 }
@@ -1060,13 +951,13 @@ WRAP_EXPORT int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcom
 // Collective over the group's members only: numbered by (parent, tag, members), not by the parent.
 WRAP_EXPORT int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* newcomm) {
   PASSTHROUGH(MPI_Comm_create_group, comm, group, tag, newcomm);
-  uint64_t caller = LOCKSTEP_CALLER();
   CommEntry* parent = comm_of(comm);
-  int rc = REAL(MPI_Comm_create_group)(comm, group, tag, newcomm);
+  int rc = FORWARD(comm, group, tag, newcomm);
   if (rc == MPI_SUCCESS && *newcomm != MPI_COMM_NULL) {
     Members m = members_of(*newcomm);
     uint64_t parent_id = parent ? parent->id : 0;
-    uint64_t h = hash_members(mix(mix(hash_bytes(kHashSeed, "mpi-create-group", 16), parent_id), tag), m.world);
+    uint64_t h =
+        hash_members(mix(mix(hash_bytes(kHashSeed, "mpi-create-group", 16), parent_id), tag), m.world);
     uint32_t n = occurrence(h);
     register_comm(*newcomm, LST_COMM_CREATE_GROUP, mix(h, n), parent_id, LST_NONE, tag, m, caller);
   }
@@ -1075,26 +966,25 @@ WRAP_EXPORT int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, M
 
 // Both groups must agree on the new intercommunicator's id but share no parent: named by the tag and
 // the union of the two groups.
-WRAP_EXPORT int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader,
-                                     int tag, MPI_Comm* newcomm) {
+WRAP_EXPORT int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm,
+                                     int remote_leader, int tag, MPI_Comm* newcomm) {
   PASSTHROUGH(MPI_Intercomm_create, local_comm, local_leader, peer_comm, remote_leader, tag, newcomm);
-  uint64_t caller = LOCKSTEP_CALLER();
   CommEntry* local = comm_of(local_comm);
-  int rc = REAL(MPI_Intercomm_create)(local_comm, local_leader, peer_comm, remote_leader, tag, newcomm);
+  int rc = FORWARD(local_comm, local_leader, peer_comm, remote_leader, tag, newcomm);
   if (rc == MPI_SUCCESS && *newcomm != MPI_COMM_NULL) {
     Members m = members_of(*newcomm);
     uint64_t h = hash_members(mix(hash_bytes(kHashSeed, "mpi-intercomm", 13), tag), m.world);
     uint32_t n = occurrence(h);
-    register_comm(*newcomm, LST_COMM_INTERCOMM_CREATE, mix(h, n), local ? local->id : 0, LST_NONE, tag, m, caller);
+    register_comm(*newcomm, LST_COMM_INTERCOMM_CREATE, mix(h, n), local ? local->id : 0, LST_NONE, tag, m,
+                  caller);
   }
   return rc;
 }
 
 WRAP_EXPORT int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm* newcomm) {
   PASSTHROUGH(MPI_Intercomm_merge, intercomm, high, newcomm);
-  uint64_t caller = LOCKSTEP_CALLER();
   Creation cr = begin_creation(intercomm);
-  int rc = REAL(MPI_Intercomm_merge)(intercomm, high, newcomm);
+  int rc = FORWARD(intercomm, high, newcomm);
   if (rc == MPI_SUCCESS) finish_creation(cr, *newcomm, LST_COMM_INTERCOMM_MERGE, LST_NONE, high, caller);
   return rc;
 }
@@ -1102,9 +992,8 @@ WRAP_EXPORT int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm* newc
 WRAP_EXPORT int MPI_Cart_create(MPI_Comm comm, int ndims, const int dims[], const int periods[], int reorder,
                                 MPI_Comm* newcomm) {
   PASSTHROUGH(MPI_Cart_create, comm, ndims, dims, periods, reorder, newcomm);
-  uint64_t caller = LOCKSTEP_CALLER();
   Creation cr = begin_creation(comm);
-  int rc = REAL(MPI_Cart_create)(comm, ndims, dims, periods, reorder, newcomm);
+  int rc = FORWARD(comm, ndims, dims, periods, reorder, newcomm);
   if (rc == MPI_SUCCESS) finish_creation(cr, *newcomm, LST_COMM_CART_CREATE, LST_NONE, 0, caller);
   return rc;
 }
@@ -1112,18 +1001,16 @@ WRAP_EXPORT int MPI_Cart_create(MPI_Comm comm, int ndims, const int dims[], cons
 WRAP_EXPORT int MPI_Graph_create(MPI_Comm comm, int nnodes, const int index[], const int edges[], int reorder,
                                  MPI_Comm* newcomm) {
   PASSTHROUGH(MPI_Graph_create, comm, nnodes, index, edges, reorder, newcomm);
-  uint64_t caller = LOCKSTEP_CALLER();
   Creation cr = begin_creation(comm);
-  int rc = REAL(MPI_Graph_create)(comm, nnodes, index, edges, reorder, newcomm);
+  int rc = FORWARD(comm, nnodes, index, edges, reorder, newcomm);
   if (rc == MPI_SUCCESS) finish_creation(cr, *newcomm, LST_COMM_GRAPH_CREATE, LST_NONE, 0, caller);
   return rc;
 }
 
 WRAP_EXPORT int MPI_Comm_free(MPI_Comm* comm) {
   PASSTHROUGH(MPI_Comm_free, comm);
-  uint64_t caller = LOCKSTEP_CALLER();
   MPI_Comm c = comm ? *comm : MPI_COMM_NULL;
-  int rc = REAL(MPI_Comm_free)(comm);
+  int rc = FORWARD(comm);
   if (rc == MPI_SUCCESS && c != MPI_COMM_NULL)
     comm_remove(LST_API_MPI, reinterpret_cast<uintptr_t>(c), LST_COMM_FREE, caller);
   return rc;
@@ -1132,9 +1019,10 @@ WRAP_EXPORT int MPI_Comm_free(MPI_Comm* comm) {
 // ---- lifecycle ------------------------------------------------------------------------------------------
 
 WRAP_EXPORT int MPI_Init(int* argc, char*** argv) {
+  const uint64_t caller = LOCKSTEP_CALLER();
+  const auto real = REAL(MPI_Init);
   CallGuard guard;
-  uint64_t caller = LOCKSTEP_CALLER();
-  int rc = REAL(MPI_Init)(argc, argv);
+  int rc = FORWARD(argc, argv);
   if (rc == MPI_SUCCESS && guard.outermost() && tracing()) {
     int provided = MPI_THREAD_SINGLE;
     REAL(MPI_Query_thread)(&provided);
@@ -1144,24 +1032,26 @@ WRAP_EXPORT int MPI_Init(int* argc, char*** argv) {
 }
 
 WRAP_EXPORT int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
+  const uint64_t caller = LOCKSTEP_CALLER();
+  const auto real = REAL(MPI_Init_thread);
   CallGuard guard;
-  uint64_t caller = LOCKSTEP_CALLER();
-  int rc = REAL(MPI_Init_thread)(argc, argv, required, provided);
-  if (rc == MPI_SUCCESS && guard.outermost() && tracing()) after_init(provided ? *provided : required, caller);
+  int rc = FORWARD(argc, argv, required, provided);
+  if (rc == MPI_SUCCESS && guard.outermost() && tracing())
+    after_init(provided ? *provided : required, caller);
   return rc;
 }
 
 WRAP_EXPORT int MPI_Finalize(void) {
   PASSTHROUGH(MPI_Finalize);
-  uint64_t id = marker_ex(LST_MARK_MPI_FINALIZE, 0, 0, 0, nullptr, LOCKSTEP_CALLER(), LST_STATE_ENTERED);
-  int rc = REAL(MPI_Finalize)();
+  uint64_t id = marker_ex(LST_MARK_MPI_FINALIZE, 0, 0, 0, nullptr, caller, LST_STATE_ENTERED);
+  int rc = FORWARD();
   marker_return(id);
   return rc;
 }
 
 WRAP_EXPORT int MPI_Abort(MPI_Comm comm, int errorcode) {
   PASSTHROUGH(MPI_Abort, comm, errorcode);
-  marker(LST_MARK_MPI_ABORT, static_cast<uint64_t>(static_cast<int64_t>(errorcode)), nullptr, LOCKSTEP_CALLER());
+  marker(LST_MARK_MPI_ABORT, static_cast<uint64_t>(static_cast<int64_t>(errorcode)), nullptr, caller);
   set_end_state(LST_END_ABORT);
-  return REAL(MPI_Abort)(comm, errorcode);
+  return FORWARD(comm, errorcode);
 }
