@@ -1,172 +1,203 @@
-// MPI capture through the PMPI profiling interface: every MPI-3 collective (blocking and nonblocking),
-// their completion in the Wait/Test family, communicator creation and destruction, Init/Finalize/Abort.
+// MPI capture through the PMPI profiling interface: the real library found at run time, datatypes and
+// reduction ops, communicator identity, completion in the Wait/Test family, Init/Finalize/Abort. The
+// collectives are in mpi_collectives.cc, point-to-point in mpi_p2p.cc.
 //
-// The library never links libmpi: PMPI_* functions are looked up with dlsym on first use and the
-// predefined handles (MPI_INT, MPI_SUM, MPI_COMM_WORLD, ...) are weak references, so the same file
-// loads in a job without MPI, in a process linked with -z now, and next to any libmpi of this ABI.
+// The library never links libmpi: PMPI_* functions and the predefined handles (MPI_INT, MPI_SUM,
+// MPI_COMM_WORLD, ...) are looked up on first use in whichever loaded object defines them, so the same
+// file loads in a job without MPI, in a process linked with -z now, next to any libmpi of this ABI, and
+// in a Python process that loads libmpi late and privately (mpi4py).
 #include <dlfcn.h>
-#include <mpi.h>
+#include <link.h>
+#include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <vector>
 
-#include "request_table.h"
-#include "session.h"
-#include "wrap.h"
+#include "mpi_common.h"
 
-// Predefined handles are addresses of objects inside libmpi (OpenMPI ABI). Weak, so that loading
-// the tracer never fails when libmpi is absent; they are only compared against, never dereferenced.
-#pragma weak ompi_mpi_comm_world
-#pragma weak ompi_mpi_comm_self
-#pragma weak ompi_mpi_comm_null
-#pragma weak ompi_request_null
-#pragma weak ompi_mpi_group_null
-#pragma weak ompi_mpi_datatype_null
-#pragma weak ompi_mpi_op_null
-#pragma weak ompi_mpi_char
-#pragma weak ompi_mpi_signed_char
-#pragma weak ompi_mpi_unsigned_char
-#pragma weak ompi_mpi_byte
-#pragma weak ompi_mpi_packed
-#pragma weak ompi_mpi_short
-#pragma weak ompi_mpi_unsigned_short
-#pragma weak ompi_mpi_int
-#pragma weak ompi_mpi_unsigned
-#pragma weak ompi_mpi_long
-#pragma weak ompi_mpi_unsigned_long
-#pragma weak ompi_mpi_long_long_int
-#pragma weak ompi_mpi_unsigned_long_long
-#pragma weak ompi_mpi_float
-#pragma weak ompi_mpi_double
-#pragma weak ompi_mpi_long_double
-#pragma weak ompi_mpi_wchar
-#pragma weak ompi_mpi_c_bool
-#pragma weak ompi_mpi_int8_t
-#pragma weak ompi_mpi_uint8_t
-#pragma weak ompi_mpi_int16_t
-#pragma weak ompi_mpi_uint16_t
-#pragma weak ompi_mpi_int32_t
-#pragma weak ompi_mpi_uint32_t
-#pragma weak ompi_mpi_int64_t
-#pragma weak ompi_mpi_uint64_t
-#pragma weak ompi_mpi_aint
-#pragma weak ompi_mpi_offset
-#pragma weak ompi_mpi_count
-#pragma weak ompi_mpi_float_int
-#pragma weak ompi_mpi_double_int
-#pragma weak ompi_mpi_long_int
-#pragma weak ompi_mpi_2int
-#pragma weak ompi_mpi_short_int
-#pragma weak ompi_mpi_longdbl_int
-#pragma weak ompi_mpi_op_max
-#pragma weak ompi_mpi_op_min
-#pragma weak ompi_mpi_op_sum
-#pragma weak ompi_mpi_op_prod
-#pragma weak ompi_mpi_op_land
-#pragma weak ompi_mpi_op_band
-#pragma weak ompi_mpi_op_lor
-#pragma weak ompi_mpi_op_bor
-#pragma weak ompi_mpi_op_lxor
-#pragma weak ompi_mpi_op_bxor
-#pragma weak ompi_mpi_op_maxloc
-#pragma weak ompi_mpi_op_minloc
-#pragma weak ompi_mpi_op_replace
+namespace lockstep::trace::mpi {
 
-using namespace lockstep::trace;
+Predefined g_predefined;
+std::atomic<int> g_mpi_state{0};
+RequestTable g_requests;
+bool g_trace_p2p = [] {
+  const char* v = std::getenv("LOCKSTEP_TRACE_P2P");
+  return !(v && std::strcmp(v, "0") == 0);
+}();
 
 namespace {
 
-// ---- PMPI lookup ---------------------------------------------------------------------------------
+// ---- the real MPI ----------------------------------------------------------------------------------
 
-void* lookup_pmpi(const char* name) noexcept {
-  void* p = dlsym(RTLD_NEXT, name);
-  return p ? p : dlsym(RTLD_DEFAULT, name);
+bool in_this_library(const void* p) noexcept {
+  Dl_info mine{}, theirs{};
+  static const int anchor = 0;
+  return dladdr(&anchor, &mine) && dladdr(p, &theirs) && mine.dli_fbase == theirs.dli_fbase;
 }
 
-// wrap.h's contract.
-struct WrapApi {
-  static void* lookup(const char* name) noexcept { return lookup_pmpi(name); }
-  static void missing(const char* name) noexcept {
-    // An MPI_* call reached the tracer but no MPI library defines its PMPI_* twin.
-    std::fprintf(stderr, "lockstep: %s not found in the process: cannot forward the MPI call\n", name);
-    std::abort();
-  }
-  static int unavailable() noexcept { return MPI_ERR_INTERN; }
-  static bool tracing() noexcept { return writer() != nullptr; }
+// Says it once, on stderr and in the trace; never stops the application.
+void warn_once(const char* text) noexcept {
+  static std::atomic<bool> warned{false};
+  if (warned.exchange(true)) return;
+  ssize_t n = ::write(2, text, std::strlen(text));
+  if (n >= 0) n = ::write(2, "\n", 1);
+  (void)n;
+  marker(LST_MARK_TRACER_WARNING, 0, text, 0);
+}
+
+struct ObjectNames {
+  char names[64][256];
+  int n = 0;
 };
-#define REAL_TYPE(fn) decltype(&P##fn)
-#define REAL_NAME(fn) "P" #fn
+int collect_object(struct dl_phdr_info* info, size_t, void* arg) {
+  auto* o = static_cast<ObjectNames*>(arg);
+  if (info->dlpi_name && info->dlpi_name[0] && o->n < 64)
+    std::snprintf(o->names[o->n++], sizeof o->names[0], "%s", info->dlpi_name);
+  return 0;
+}
+
+// The object that defines PMPI_Init, opened without loading anything: dlsym(RTLD_NEXT) and
+// dlsym(RTLD_DEFAULT) only search the global scope, and Python's dlopen(RTLD_LOCAL) of an extension
+// module puts libmpi (its dependency) outside it.
+void* find_mpi_library() noexcept {
+  static ObjectNames objects;  // too large for a stack that may be a small thread's
+  objects.n = 0;
+  dl_iterate_phdr(collect_object, &objects);  // names first: no dlopen under the loader's lock
+  for (int i = 0; i < objects.n; ++i) {
+    void* h = dlopen(objects.names[i], RTLD_LAZY | RTLD_NOLOAD);
+    if (!h) continue;
+    void* fn = dlsym(h, "PMPI_Init");
+    Dl_info where{};
+    if (fn && !in_this_library(fn) && dladdr(fn, &where) && where.dli_fname) {
+      void* lib = dlopen(where.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+      dlclose(h);
+      if (lib) return lib;
+      continue;
+    }
+    dlclose(h);
+  }
+  return nullptr;
+}
+
+void* mpi_library() noexcept {
+  static std::atomic<int> state{0};  // 0 not searched, 1 searching, 2 done
+  static void* lib = nullptr;
+  int expected = 0;
+  if (state.compare_exchange_strong(expected, 1, std::memory_order_acq_rel)) {
+    lib = find_mpi_library();
+    state.store(2, std::memory_order_release);
+  } else {
+    while (state.load(std::memory_order_acquire) != 2) sched_yield();
+  }
+  return lib;
+}
+
+// The global scope first, in its own order: an executable that refers to a handle such as
+// ompi_mpi_comm_world holds a copy of the object (a copy relocation), and that copy, not libmpi's
+// original, is the one MPI uses. Then the library that defines PMPI_Init, outside the global scope.
+void* lookup_symbol(const char* name) noexcept {
+  void* p = dlsym(RTLD_DEFAULT, name);
+  if (p && in_this_library(p)) p = dlsym(RTLD_NEXT, name);
+  if (p && in_this_library(p)) p = nullptr;
+  if (!p)
+    if (void* lib = mpi_library()) p = dlsym(lib, name);
+  return p;
+}
+
+}  // namespace
+
+void* lookup_pmpi(const char* name) noexcept { return lookup_symbol(name); }
+
+void no_pmpi(const char* name) noexcept {
+  char text[200];
+  std::snprintf(text, sizeof text,
+                "lockstep: %s not found in the process: MPI calls without it return MPI_ERR_OTHER, untraced",
+                name);
+  warn_once(text);
+}
 
 // ---- datatypes and reduction ops -------------------------------------------------------------------
 
+namespace {
+
 struct TypeEntry {
-  MPI_Datatype type;
+  const char* symbol;  // libmpi's object for the predefined handle
   uint8_t dtype;
   uint32_t size;
 };
 // Most frequent first: the lookup is a linear scan on the hot path.
-const TypeEntry kTypes[] = {
-    {MPI_FLOAT, LST_DT_FLOAT32, 4},
-    {MPI_DOUBLE, LST_DT_FLOAT64, 8},
-    {MPI_INT, LST_DT_INT32, 4},
-    {MPI_LONG, LST_DT_INT64, sizeof(long)},
-    {MPI_BYTE, LST_DT_BYTE, 1},
-    {MPI_CHAR, LST_DT_CHAR, 1},
-    {MPI_UNSIGNED, LST_DT_UINT32, 4},
-    {MPI_UNSIGNED_LONG, LST_DT_UINT64, sizeof(long)},
-    {MPI_LONG_LONG_INT, LST_DT_INT64, 8},
-    {MPI_UNSIGNED_LONG_LONG, LST_DT_UINT64, 8},
-    {MPI_INT64_T, LST_DT_INT64, 8},
-    {MPI_UINT64_T, LST_DT_UINT64, 8},
-    {MPI_INT32_T, LST_DT_INT32, 4},
-    {MPI_UINT32_T, LST_DT_UINT32, 4},
-    {MPI_INT16_T, LST_DT_INT16, 2},
-    {MPI_UINT16_T, LST_DT_UINT16, 2},
-    {MPI_INT8_T, LST_DT_INT8, 1},
-    {MPI_UINT8_T, LST_DT_UINT8, 1},
-    {MPI_SHORT, LST_DT_INT16, 2},
-    {MPI_UNSIGNED_SHORT, LST_DT_UINT16, 2},
-    {MPI_SIGNED_CHAR, LST_DT_INT8, 1},
-    {MPI_UNSIGNED_CHAR, LST_DT_UINT8, 1},
-    {MPI_C_BOOL, LST_DT_BOOL, 1},
-    {MPI_PACKED, LST_DT_PACKED, 1},
-    {MPI_LONG_DOUBLE, LST_DT_LONG_DOUBLE, sizeof(long double)},
-    {MPI_WCHAR, LST_DT_INT32, sizeof(wchar_t)},
-    {MPI_AINT, LST_DT_INT64, sizeof(MPI_Aint)},
-    {MPI_OFFSET, LST_DT_INT64, sizeof(MPI_Offset)},
-    {MPI_COUNT, LST_DT_INT64, sizeof(MPI_Count)},
-    {MPI_FLOAT_INT, LST_DT_PAIR, 0},
-    {MPI_DOUBLE_INT, LST_DT_PAIR, 0},
-    {MPI_LONG_INT, LST_DT_PAIR, 0},
-    {MPI_2INT, LST_DT_PAIR, 0},
-    {MPI_SHORT_INT, LST_DT_PAIR, 0},
-    {MPI_LONG_DOUBLE_INT, LST_DT_PAIR, 0},
+constexpr TypeEntry kTypes[] = {
+    {"ompi_mpi_float", LST_DT_FLOAT32, 4},
+    {"ompi_mpi_double", LST_DT_FLOAT64, 8},
+    {"ompi_mpi_int", LST_DT_INT32, 4},
+    {"ompi_mpi_long", LST_DT_INT64, sizeof(long)},
+    {"ompi_mpi_byte", LST_DT_BYTE, 1},
+    {"ompi_mpi_char", LST_DT_CHAR, 1},
+    {"ompi_mpi_unsigned", LST_DT_UINT32, 4},
+    {"ompi_mpi_unsigned_long", LST_DT_UINT64, sizeof(long)},
+    {"ompi_mpi_long_long_int", LST_DT_INT64, 8},
+    {"ompi_mpi_unsigned_long_long", LST_DT_UINT64, 8},
+    {"ompi_mpi_int64_t", LST_DT_INT64, 8},
+    {"ompi_mpi_uint64_t", LST_DT_UINT64, 8},
+    {"ompi_mpi_int32_t", LST_DT_INT32, 4},
+    {"ompi_mpi_uint32_t", LST_DT_UINT32, 4},
+    {"ompi_mpi_int16_t", LST_DT_INT16, 2},
+    {"ompi_mpi_uint16_t", LST_DT_UINT16, 2},
+    {"ompi_mpi_int8_t", LST_DT_INT8, 1},
+    {"ompi_mpi_uint8_t", LST_DT_UINT8, 1},
+    {"ompi_mpi_short", LST_DT_INT16, 2},
+    {"ompi_mpi_unsigned_short", LST_DT_UINT16, 2},
+    {"ompi_mpi_signed_char", LST_DT_INT8, 1},
+    {"ompi_mpi_unsigned_char", LST_DT_UINT8, 1},
+    {"ompi_mpi_c_bool", LST_DT_BOOL, 1},
+    {"ompi_mpi_packed", LST_DT_PACKED, 1},
+    {"ompi_mpi_long_double", LST_DT_LONG_DOUBLE, sizeof(long double)},
+    {"ompi_mpi_wchar", LST_DT_INT32, sizeof(wchar_t)},
+    {"ompi_mpi_aint", LST_DT_INT64, sizeof(MPI_Aint)},
+    {"ompi_mpi_offset", LST_DT_INT64, sizeof(MPI_Offset)},
+    {"ompi_mpi_count", LST_DT_INT64, sizeof(MPI_Count)},
+    {"ompi_mpi_float_int", LST_DT_PAIR, 0},
+    {"ompi_mpi_double_int", LST_DT_PAIR, 0},
+    {"ompi_mpi_long_int", LST_DT_PAIR, 0},
+    {"ompi_mpi_2int", LST_DT_PAIR, 0},
+    {"ompi_mpi_short_int", LST_DT_PAIR, 0},
+    {"ompi_mpi_longdbl_int", LST_DT_PAIR, 0},
 };
 
 struct OpEntry {
-  MPI_Op op;
+  const char* symbol;
   uint8_t redop;
 };
-const OpEntry kOps[] = {
-    {MPI_SUM, LST_RED_SUM},         {MPI_MAX, LST_RED_MAX},       {MPI_MIN, LST_RED_MIN},
-    {MPI_PROD, LST_RED_PROD},       {MPI_LAND, LST_RED_LAND},     {MPI_LOR, LST_RED_LOR},
-    {MPI_BAND, LST_RED_BAND},       {MPI_BOR, LST_RED_BOR},       {MPI_LXOR, LST_RED_LXOR},
-    {MPI_BXOR, LST_RED_BXOR},       {MPI_MINLOC, LST_RED_MINLOC}, {MPI_MAXLOC, LST_RED_MAXLOC},
-    {MPI_REPLACE, LST_RED_REPLACE},
+constexpr OpEntry kOps[] = {
+
+    {"ompi_mpi_op_sum", LST_RED_SUM},         {"ompi_mpi_op_max", LST_RED_MAX},
+    {"ompi_mpi_op_min", LST_RED_MIN},         {"ompi_mpi_op_prod", LST_RED_PROD},
+    {"ompi_mpi_op_land", LST_RED_LAND},       {"ompi_mpi_op_lor", LST_RED_LOR},
+    {"ompi_mpi_op_band", LST_RED_BAND},       {"ompi_mpi_op_bor", LST_RED_BOR},
+    {"ompi_mpi_op_lxor", LST_RED_LXOR},       {"ompi_mpi_op_bxor", LST_RED_BXOR},
+    {"ompi_mpi_op_minloc", LST_RED_MINLOC},   {"ompi_mpi_op_maxloc", LST_RED_MAXLOC},
+    {"ompi_mpi_op_replace", LST_RED_REPLACE},
 };
+
+constexpr size_t kNumTypes = sizeof kTypes / sizeof kTypes[0];
+constexpr size_t kNumOps = sizeof kOps / sizeof kOps[0];
+MPI_Datatype g_types[kNumTypes];  // kTypes' handles, looked up with the other predefined handles
+MPI_Op g_ops[kNumOps];
+
+}  // namespace
 
 void set_dtype(CollectiveArgs& a, MPI_Datatype t) noexcept {
   if (t == MPI_DATATYPE_NULL || t == nullptr) {
     a.dtype = LST_DT_NONE;
     return;
   }
-  for (const TypeEntry& e : kTypes) {
-    if (e.type == t && t != nullptr) {
+  for (size_t i = 0; i < kNumTypes; ++i) {
+    const TypeEntry& e = kTypes[i];
+    if (g_types[i] == t) {
       a.dtype = e.dtype;
       a.dtype_size = e.size;
       if (e.size == 0) {
@@ -186,10 +217,63 @@ void set_dtype(CollectiveArgs& a, MPI_Datatype t) noexcept {
 }
 
 uint8_t redop_of(MPI_Op op) noexcept {
-  for (const OpEntry& e : kOps)
-    if (e.op == op && op != nullptr) return e.redop;
+  for (size_t i = 0; i < kNumOps; ++i)
+    if (g_ops[i] == op && op != nullptr) return kOps[i].redop;
   return op == MPI_OP_NULL ? LST_RED_NONE : LST_RED_USER;
 }
+
+bool resolve_mpi() noexcept {
+  static std::mutex m;
+  std::lock_guard<std::mutex> lock(m);
+  const int s = g_mpi_state.load(std::memory_order_acquire);
+  if (s != 0) return s == 1;
+  struct Handle {
+    const char* symbol;
+    void** slot;
+    bool required;
+  };
+  Predefined p;
+  const Handle handles[] = {
+      {"ompi_mpi_comm_world", reinterpret_cast<void**>(&p.comm_world), true},
+      {"ompi_mpi_comm_self", reinterpret_cast<void**>(&p.comm_self), true},
+      {"ompi_mpi_comm_null", reinterpret_cast<void**>(&p.comm_null), true},
+      {"ompi_request_null", reinterpret_cast<void**>(&p.request_null), true},
+      {"ompi_mpi_group_null", reinterpret_cast<void**>(&p.group_null), true},
+      {"ompi_mpi_datatype_null", reinterpret_cast<void**>(&p.datatype_null), true},
+      {"ompi_mpi_op_null", reinterpret_cast<void**>(&p.op_null), true},
+      {"ompi_message_null", reinterpret_cast<void**>(&p.message_null), false},
+      {"ompi_message_no_proc", reinterpret_cast<void**>(&p.message_no_proc), false},
+  };
+  for (const Handle& h : handles) {
+    *h.slot = lookup_symbol(h.symbol);
+    if (!*h.slot && h.required) {
+      char text[200];
+      std::snprintf(text, sizeof text,
+                    "lockstep: %s not found (not Open MPI?): MPI calls are forwarded untraced", h.symbol);
+      warn_once(text);
+      g_mpi_state.store(2, std::memory_order_release);
+      return false;
+    }
+  }
+  for (size_t i = 0; i < kNumTypes; ++i)
+    g_types[i] = static_cast<MPI_Datatype>(lookup_symbol(kTypes[i].symbol));
+  for (size_t i = 0; i < kNumOps; ++i) g_ops[i] = static_cast<MPI_Op>(lookup_symbol(kOps[i].symbol));
+  g_predefined = p;
+  g_mpi_state.store(1, std::memory_order_release);
+  return true;
+}
+
+CollectiveArgs args(uint8_t op, MPI_Comm comm, int64_t count, MPI_Datatype dt) noexcept {
+  CollectiveArgs a;
+  a.api = LST_API_MPI;
+  a.op = op;
+  a.comm = comm_of(comm);
+  a.count = count < 0 ? 0 : static_cast<uint64_t>(count);
+  if (dt) set_dtype(a, dt);
+  return a;
+}
+
+namespace {
 
 // ---- communicators ----------------------------------------------------------------------------
 
@@ -271,21 +355,6 @@ CommEntry* register_comm(MPI_Comm c, uint8_t comm_op, uint64_t id, uint64_t pare
                   m.rank, m.world.empty() ? nullptr : m.world.data(), nullptr, caller);
 }
 
-// A communicator the tracer did not see being created (made before the library was loaded, or
-// through a call it does not intercept): named by its members and how often they appeared.
-__attribute__((noinline)) CommEntry* adopt_comm(MPI_Comm c) noexcept {
-  if (c == MPI_COMM_NULL || c == nullptr) return nullptr;
-  Members m = members_of(c);
-  uint64_t h = hash_members(hash_bytes(kHashSeed, "mpi-adopted", 11), m.world);
-  h = mix(h, occurrence(h));
-  return register_comm(c, LST_COMM_CREATE, h, 0, LST_NONE, 0, m, 0);
-}
-
-inline CommEntry* comm_of(MPI_Comm c) noexcept {
-  CommEntry* e = comm_find(LST_API_MPI, reinterpret_cast<uintptr_t>(c));
-  return e ? e : adopt_comm(c);
-}
-
 // Identity of a communicator created collectively over its parent (DESIGN.md): the parent's id, the
 // creation's index on the parent, the kind, the colour, and the members' world ranks.
 uint64_t child_id(uint64_t parent, uint32_t index, uint8_t comm_op, int32_t color,
@@ -349,11 +418,7 @@ void after_init(int provided, uint64_t caller) noexcept {
   reinstall_signal_handlers();
 }
 
-// ---- requests of nonblocking calls ----------------------------------------------------------------
-
-RequestTable g_requests;  // request -> record id, until a Wait/Test completes it
-
-inline uintptr_t key_of(MPI_Request r) noexcept { return reinterpret_cast<uintptr_t>(r); }
+// ---- completion of nonblocking calls ----------------------------------------------------------------
 
 // The collective requests among the ones passed to a Wait/Test call, found before the call (the call
 // sets completed requests to MPI_REQUEST_NULL).
@@ -413,393 +478,19 @@ uint32_t settle(const Tracked& t, const MPI_Request* reqs) noexcept {
   return done;
 }
 
-inline bool tracing() noexcept { return WrapApi::tracing(); }
-
-// ---- one argument mapper per family: the blocking call and its MPI_I* twin record alike ------------
-
-// Barrier, and the base of every mapper.
-CollectiveArgs args(uint8_t op, MPI_Comm comm, int64_t count, MPI_Datatype dt) noexcept {
-  CollectiveArgs a;
-  a.api = LST_API_MPI;
-  a.op = op;
-  a.comm = comm_of(comm);
-  a.count = count < 0 ? 0 : static_cast<uint64_t>(count);
-  if (dt) set_dtype(a, dt);
-  return a;
-}
-
-inline int32_t my_rank(const CollectiveArgs& a) noexcept { return a.comm ? a.comm->rank : 0; }
-inline int32_t comm_size(const CollectiveArgs& a) noexcept {
-  return a.comm && a.comm->size > 0 ? a.comm->size : 0;
-}
-
-int64_t sum(const int* counts, int n) noexcept {
-  int64_t s = 0;
-  if (counts)
-    for (int i = 0; i < n; ++i) s += counts[i];
-  return s;
-}
-
-CollectiveArgs bcast_args(int count, MPI_Datatype dt, int root, MPI_Comm comm) noexcept {
-  CollectiveArgs a = args(LST_OP_BCAST, comm, count, dt);
-  a.root_or_peer = root;
-  return a;
-}
-
-// Reduce (root >= 0), Allreduce, Scan, Exscan, Reduce_scatter_block.
-CollectiveArgs reduce_args(uint8_t lst_op, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
-                           int root = LST_NONE) noexcept {
-  CollectiveArgs a = args(lst_op, comm, count, dt);
-  a.redop = redop_of(op);
-  a.root_or_peer = root;
-  return a;
-}
-
-// Gather, Allgather, Alltoall: this rank's send count (with MPI_IN_PLACE: its receive count).
-CollectiveArgs gather_args(uint8_t op, const void* sbuf, int scount, MPI_Datatype stype, int rcount,
-                           MPI_Datatype rtype, MPI_Comm comm, int root = LST_NONE) noexcept {
-  const bool in_place = sbuf == MPI_IN_PLACE;
-  CollectiveArgs a = args(op, comm, in_place ? rcount : scount, in_place ? rtype : stype);
-  a.root_or_peer = root;
-  return a;
-}
-
-// Gatherv, Allgatherv: this rank's send count (with MPI_IN_PLACE: its own entry of recvcounts).
-CollectiveArgs gatherv_args(uint8_t op, const void* sbuf, int scount, MPI_Datatype stype, const int rcounts[],
-                            MPI_Datatype rtype, MPI_Comm comm, int root = LST_NONE) noexcept {
-  const bool in_place = sbuf == MPI_IN_PLACE;
-  CollectiveArgs a = args(op, comm, scount, in_place ? rtype : stype);
-  if (in_place && rcounts) a.count = static_cast<uint64_t>(rcounts[my_rank(a)]);
-  a.flags |= LST_F_VCOUNTS;
-  a.root_or_peer = root;
-  return a;
-}
-
-// Scatter: this rank's receive count (the root with MPI_IN_PLACE: its send count).
-CollectiveArgs scatter_args(int scount, MPI_Datatype stype, void* rbuf, int rcount, MPI_Datatype rtype,
-                            int root, MPI_Comm comm) noexcept {
-  const bool in_place = rbuf == MPI_IN_PLACE;
-  CollectiveArgs a = args(LST_OP_SCATTER, comm, in_place ? scount : rcount, in_place ? stype : rtype);
-  a.root_or_peer = root;
-  return a;
-}
-
-// Scatterv: only the root sends, so every rank records what it receives.
-CollectiveArgs scatterv_args(const int scounts[], MPI_Datatype stype, void* rbuf, int rcount,
-                             MPI_Datatype rtype, int root, MPI_Comm comm) noexcept {
-  const bool in_place = rbuf == MPI_IN_PLACE;
-  CollectiveArgs a = args(LST_OP_SCATTERV, comm, rcount, in_place ? stype : rtype);
-  if (in_place && scounts) a.count = static_cast<uint64_t>(scounts[my_rank(a)]);
-  a.flags |= LST_F_VCOUNTS;
-  a.root_or_peer = root;
-  return a;
-}
-
-// Alltoallv: the total this rank sends (sum of its send counts).
-CollectiveArgs alltoallv_args(const void* sbuf, const int scounts[], MPI_Datatype stype, const int rcounts[],
-                              MPI_Datatype rtype, MPI_Comm comm) noexcept {
-  const bool in_place = sbuf == MPI_IN_PLACE;
-  CollectiveArgs a = args(LST_OP_ALLTOALLV, comm, 0, in_place ? rtype : stype);
-  a.count = static_cast<uint64_t>(sum(in_place ? rcounts : scounts, comm_size(a)));
-  a.flags |= LST_F_VCOUNTS;
-  return a;
-}
-
-// Alltoallw: the bytes this rank sends, as a derived-type record of 1-byte elements.
-CollectiveArgs alltoallw_args(const void* sbuf, const int scounts[], const MPI_Datatype stypes[],
-                              const int rcounts[], const MPI_Datatype rtypes[], MPI_Comm comm) noexcept {
-  CollectiveArgs a = args(LST_OP_ALLTOALLW, comm, 0, nullptr);
-  const bool in_place = sbuf == MPI_IN_PLACE;
-  const int* counts = in_place ? rcounts : scounts;
-  const MPI_Datatype* types = in_place ? rtypes : stypes;
-  int64_t bytes = 0;
-  if (counts && types)
-    for (int i = 0; i < comm_size(a); ++i) {
-      int sz = 0;
-      if (counts[i] > 0) REAL(MPI_Type_size)(types[i], &sz);
-      bytes += static_cast<int64_t>(counts[i]) * sz;
-    }
-  a.count = static_cast<uint64_t>(bytes);
-  a.dtype = LST_DT_DERIVED;
-  a.dtype_size = 1;
-  a.flags |= LST_F_VCOUNTS | LST_F_DERIVED;
-  return a;
-}
-
-// Reduce_scatter: the elements this rank contributes (the sum of recvcounts, equal on every rank).
-CollectiveArgs reduce_scatter_args(const int rcounts[], MPI_Datatype dt, MPI_Op op, MPI_Comm comm) noexcept {
-  CollectiveArgs a = args(LST_OP_REDUCE_SCATTER, comm, 0, dt);
-  a.count = static_cast<uint64_t>(sum(rcounts, comm_size(a)));
-  a.redop = redop_of(op);
-  a.flags |= LST_F_VCOUNTS;
-  return a;
-}
-
-// ---- the record path -------------------------------------------------------------------------------
-
-template <typename Call>
-__attribute__((always_inline)) inline int blocking(const CollectiveArgs& a, uint64_t caller, Call&& call) {
-  Pending p = collective_enter(a, caller);
-  int rc = call();
-  collective_return(p, rc == MPI_SUCCESS);
-  return rc;
-}
-
-// A nonblocking call: RETURNED when it has started, COMPLETED by the Wait/Test that finishes its request.
-template <typename Call>
-__attribute__((always_inline)) inline int nonblocking(CollectiveArgs a, uint64_t caller, MPI_Request* req,
-                                                      Call&& call) {
-  a.flags |= LST_F_NONBLOCKING;
-  Pending p = collective_enter(a, caller);
-  uint64_t id = p.id;
-  bool recorded = p.rec != nullptr;
-  int rc = call();
-  collective_return(p, rc == MPI_SUCCESS);
-  if (recorded && rc == MPI_SUCCESS && req && *req != MPI_REQUEST_NULL) g_requests.insert(key_of(*req), id);
-  return rc;
-}
-
 }  // namespace
 
-// ---- collectives: blocking, then nonblocking -------------------------------------------------------
-
-WRAP_EXPORT int MPI_Barrier(MPI_Comm comm) {
-  PASSTHROUGH(MPI_Barrier, comm);
-  return blocking(args(LST_OP_BARRIER, comm, 0, nullptr), caller, CALL_REAL(comm));
+// A communicator the tracer did not see being created (made before the library was loaded, or
+// through a call it does not intercept): named by its members and how often they appeared.
+__attribute__((noinline)) CommEntry* adopt_comm(MPI_Comm c) noexcept {
+  if (c == MPI_COMM_NULL || c == nullptr) return nullptr;
+  Members m = members_of(c);
+  uint64_t h = hash_members(hash_bytes(kHashSeed, "mpi-adopted", 11), m.world);
+  h = mix(h, occurrence(h));
+  return register_comm(c, LST_COMM_CREATE, h, 0, LST_NONE, 0, m, 0);
 }
 
-WRAP_EXPORT int MPI_Bcast(void* buf, int count, MPI_Datatype dt, int root, MPI_Comm comm) {
-  PASSTHROUGH(MPI_Bcast, buf, count, dt, root, comm);
-  return blocking(bcast_args(count, dt, root, comm), caller, CALL_REAL(buf, count, dt, root, comm));
-}
-
-WRAP_EXPORT int MPI_Reduce(const void* sbuf, void* rbuf, int count, MPI_Datatype dt, MPI_Op op, int root,
-                           MPI_Comm comm) {
-  PASSTHROUGH(MPI_Reduce, sbuf, rbuf, count, dt, op, root, comm);
-  return blocking(reduce_args(LST_OP_REDUCE, count, dt, op, comm, root), caller,
-                  CALL_REAL(sbuf, rbuf, count, dt, op, root, comm));
-}
-
-WRAP_EXPORT int MPI_Allreduce(const void* sbuf, void* rbuf, int count, MPI_Datatype dt, MPI_Op op,
-                              MPI_Comm comm) {
-  PASSTHROUGH(MPI_Allreduce, sbuf, rbuf, count, dt, op, comm);
-  return blocking(reduce_args(LST_OP_ALLREDUCE, count, dt, op, comm), caller,
-                  CALL_REAL(sbuf, rbuf, count, dt, op, comm));
-}
-
-WRAP_EXPORT int MPI_Gather(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount,
-                           MPI_Datatype rtype, int root, MPI_Comm comm) {
-  PASSTHROUGH(MPI_Gather, sbuf, scount, stype, rbuf, rcount, rtype, root, comm);
-  return blocking(gather_args(LST_OP_GATHER, sbuf, scount, stype, rcount, rtype, comm, root), caller,
-                  CALL_REAL(sbuf, scount, stype, rbuf, rcount, rtype, root, comm));
-}
-
-WRAP_EXPORT int MPI_Gatherv(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, const int rcounts[],
-                            const int displs[], MPI_Datatype rtype, int root, MPI_Comm comm) {
-  PASSTHROUGH(MPI_Gatherv, sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm);
-  return blocking(gatherv_args(LST_OP_GATHERV, sbuf, scount, stype, rcounts, rtype, comm, root), caller,
-                  CALL_REAL(sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm));
-}
-
-WRAP_EXPORT int MPI_Scatter(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount,
-                            MPI_Datatype rtype, int root, MPI_Comm comm) {
-  PASSTHROUGH(MPI_Scatter, sbuf, scount, stype, rbuf, rcount, rtype, root, comm);
-  return blocking(scatter_args(scount, stype, rbuf, rcount, rtype, root, comm), caller,
-                  CALL_REAL(sbuf, scount, stype, rbuf, rcount, rtype, root, comm));
-}
-
-WRAP_EXPORT int MPI_Scatterv(const void* sbuf, const int scounts[], const int displs[], MPI_Datatype stype,
-                             void* rbuf, int rcount, MPI_Datatype rtype, int root, MPI_Comm comm) {
-  PASSTHROUGH(MPI_Scatterv, sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm);
-  return blocking(scatterv_args(scounts, stype, rbuf, rcount, rtype, root, comm), caller,
-                  CALL_REAL(sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm));
-}
-
-WRAP_EXPORT int MPI_Allgather(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount,
-                              MPI_Datatype rtype, MPI_Comm comm) {
-  PASSTHROUGH(MPI_Allgather, sbuf, scount, stype, rbuf, rcount, rtype, comm);
-  return blocking(gather_args(LST_OP_ALLGATHER, sbuf, scount, stype, rcount, rtype, comm), caller,
-                  CALL_REAL(sbuf, scount, stype, rbuf, rcount, rtype, comm));
-}
-
-WRAP_EXPORT int MPI_Allgatherv(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf,
-                               const int rcounts[], const int displs[], MPI_Datatype rtype, MPI_Comm comm) {
-  PASSTHROUGH(MPI_Allgatherv, sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm);
-  return blocking(gatherv_args(LST_OP_ALLGATHERV, sbuf, scount, stype, rcounts, rtype, comm), caller,
-                  CALL_REAL(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm));
-}
-
-WRAP_EXPORT int MPI_Alltoall(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount,
-                             MPI_Datatype rtype, MPI_Comm comm) {
-  PASSTHROUGH(MPI_Alltoall, sbuf, scount, stype, rbuf, rcount, rtype, comm);
-  return blocking(gather_args(LST_OP_ALLTOALL, sbuf, scount, stype, rcount, rtype, comm), caller,
-                  CALL_REAL(sbuf, scount, stype, rbuf, rcount, rtype, comm));
-}
-
-WRAP_EXPORT int MPI_Alltoallv(const void* sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype,
-                              void* rbuf, const int rcounts[], const int rdispls[], MPI_Datatype rtype,
-                              MPI_Comm comm) {
-  PASSTHROUGH(MPI_Alltoallv, sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm);
-  return blocking(alltoallv_args(sbuf, scounts, stype, rcounts, rtype, comm), caller,
-                  CALL_REAL(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm));
-}
-
-WRAP_EXPORT int MPI_Alltoallw(const void* sbuf, const int scounts[], const int sdispls[],
-                              const MPI_Datatype stypes[], void* rbuf, const int rcounts[],
-                              const int rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm) {
-  PASSTHROUGH(MPI_Alltoallw, sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm);
-  return blocking(alltoallw_args(sbuf, scounts, stypes, rcounts, rtypes, comm), caller,
-                  CALL_REAL(sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm));
-}
-
-WRAP_EXPORT int MPI_Reduce_scatter(const void* sbuf, void* rbuf, const int rcounts[], MPI_Datatype dt,
-                                   MPI_Op op, MPI_Comm comm) {
-  PASSTHROUGH(MPI_Reduce_scatter, sbuf, rbuf, rcounts, dt, op, comm);
-  return blocking(reduce_scatter_args(rcounts, dt, op, comm), caller,
-                  CALL_REAL(sbuf, rbuf, rcounts, dt, op, comm));
-}
-
-WRAP_EXPORT int MPI_Reduce_scatter_block(const void* sbuf, void* rbuf, int rcount, MPI_Datatype dt, MPI_Op op,
-                                         MPI_Comm comm) {
-  PASSTHROUGH(MPI_Reduce_scatter_block, sbuf, rbuf, rcount, dt, op, comm);
-  return blocking(reduce_args(LST_OP_REDUCE_SCATTER_BLOCK, rcount, dt, op, comm), caller,
-                  CALL_REAL(sbuf, rbuf, rcount, dt, op, comm));
-}
-
-WRAP_EXPORT int MPI_Scan(const void* sbuf, void* rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
-  PASSTHROUGH(MPI_Scan, sbuf, rbuf, count, dt, op, comm);
-  return blocking(reduce_args(LST_OP_SCAN, count, dt, op, comm), caller,
-                  CALL_REAL(sbuf, rbuf, count, dt, op, comm));
-}
-
-WRAP_EXPORT int MPI_Exscan(const void* sbuf, void* rbuf, int count, MPI_Datatype dt, MPI_Op op,
-                           MPI_Comm comm) {
-  PASSTHROUGH(MPI_Exscan, sbuf, rbuf, count, dt, op, comm);
-  return blocking(reduce_args(LST_OP_EXSCAN, count, dt, op, comm), caller,
-                  CALL_REAL(sbuf, rbuf, count, dt, op, comm));
-}
-
-WRAP_EXPORT int MPI_Ibarrier(MPI_Comm comm, MPI_Request* req) {
-  PASSTHROUGH(MPI_Ibarrier, comm, req);
-  return nonblocking(args(LST_OP_BARRIER, comm, 0, nullptr), caller, req, CALL_REAL(comm, req));
-}
-
-WRAP_EXPORT int MPI_Ibcast(void* buf, int count, MPI_Datatype dt, int root, MPI_Comm comm, MPI_Request* req) {
-  PASSTHROUGH(MPI_Ibcast, buf, count, dt, root, comm, req);
-  return nonblocking(bcast_args(count, dt, root, comm), caller, req,
-                     CALL_REAL(buf, count, dt, root, comm, req));
-}
-
-WRAP_EXPORT int MPI_Ireduce(const void* sbuf, void* rbuf, int count, MPI_Datatype dt, MPI_Op op, int root,
-                            MPI_Comm comm, MPI_Request* req) {
-  PASSTHROUGH(MPI_Ireduce, sbuf, rbuf, count, dt, op, root, comm, req);
-  return nonblocking(reduce_args(LST_OP_REDUCE, count, dt, op, comm, root), caller, req,
-                     CALL_REAL(sbuf, rbuf, count, dt, op, root, comm, req));
-}
-
-WRAP_EXPORT int MPI_Iallreduce(const void* sbuf, void* rbuf, int count, MPI_Datatype dt, MPI_Op op,
-                               MPI_Comm comm, MPI_Request* req) {
-  PASSTHROUGH(MPI_Iallreduce, sbuf, rbuf, count, dt, op, comm, req);
-  return nonblocking(reduce_args(LST_OP_ALLREDUCE, count, dt, op, comm), caller, req,
-                     CALL_REAL(sbuf, rbuf, count, dt, op, comm, req));
-}
-
-WRAP_EXPORT int MPI_Igather(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount,
-                            MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request* req) {
-  PASSTHROUGH(MPI_Igather, sbuf, scount, stype, rbuf, rcount, rtype, root, comm, req);
-  return nonblocking(gather_args(LST_OP_GATHER, sbuf, scount, stype, rcount, rtype, comm, root), caller, req,
-                     CALL_REAL(sbuf, scount, stype, rbuf, rcount, rtype, root, comm, req));
-}
-
-WRAP_EXPORT int MPI_Igatherv(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf,
-                             const int rcounts[], const int displs[], MPI_Datatype rtype, int root,
-                             MPI_Comm comm, MPI_Request* req) {
-  PASSTHROUGH(MPI_Igatherv, sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm, req);
-  return nonblocking(gatherv_args(LST_OP_GATHERV, sbuf, scount, stype, rcounts, rtype, comm, root), caller,
-                     req, CALL_REAL(sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm, req));
-}
-
-WRAP_EXPORT int MPI_Iscatter(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount,
-                             MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request* req) {
-  PASSTHROUGH(MPI_Iscatter, sbuf, scount, stype, rbuf, rcount, rtype, root, comm, req);
-  return nonblocking(scatter_args(scount, stype, rbuf, rcount, rtype, root, comm), caller, req,
-                     CALL_REAL(sbuf, scount, stype, rbuf, rcount, rtype, root, comm, req));
-}
-
-WRAP_EXPORT int MPI_Iscatterv(const void* sbuf, const int scounts[], const int displs[], MPI_Datatype stype,
-                              void* rbuf, int rcount, MPI_Datatype rtype, int root, MPI_Comm comm,
-                              MPI_Request* req) {
-  PASSTHROUGH(MPI_Iscatterv, sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm, req);
-  return nonblocking(scatterv_args(scounts, stype, rbuf, rcount, rtype, root, comm), caller, req,
-                     CALL_REAL(sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm, req));
-}
-
-WRAP_EXPORT int MPI_Iallgather(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount,
-                               MPI_Datatype rtype, MPI_Comm comm, MPI_Request* req) {
-  PASSTHROUGH(MPI_Iallgather, sbuf, scount, stype, rbuf, rcount, rtype, comm, req);
-  return nonblocking(gather_args(LST_OP_ALLGATHER, sbuf, scount, stype, rcount, rtype, comm), caller, req,
-                     CALL_REAL(sbuf, scount, stype, rbuf, rcount, rtype, comm, req));
-}
-
-WRAP_EXPORT int MPI_Iallgatherv(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf,
-                                const int rcounts[], const int displs[], MPI_Datatype rtype, MPI_Comm comm,
-                                MPI_Request* req) {
-  PASSTHROUGH(MPI_Iallgatherv, sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm, req);
-  return nonblocking(gatherv_args(LST_OP_ALLGATHERV, sbuf, scount, stype, rcounts, rtype, comm), caller, req,
-                     CALL_REAL(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm, req));
-}
-
-WRAP_EXPORT int MPI_Ialltoall(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount,
-                              MPI_Datatype rtype, MPI_Comm comm, MPI_Request* req) {
-  PASSTHROUGH(MPI_Ialltoall, sbuf, scount, stype, rbuf, rcount, rtype, comm, req);
-  return nonblocking(gather_args(LST_OP_ALLTOALL, sbuf, scount, stype, rcount, rtype, comm), caller, req,
-                     CALL_REAL(sbuf, scount, stype, rbuf, rcount, rtype, comm, req));
-}
-
-WRAP_EXPORT int MPI_Ialltoallv(const void* sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype,
-                               void* rbuf, const int rcounts[], const int rdispls[], MPI_Datatype rtype,
-                               MPI_Comm comm, MPI_Request* req) {
-  PASSTHROUGH(MPI_Ialltoallv, sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm, req);
-  return nonblocking(alltoallv_args(sbuf, scounts, stype, rcounts, rtype, comm), caller, req,
-                     CALL_REAL(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm, req));
-}
-
-WRAP_EXPORT int MPI_Ialltoallw(const void* sbuf, const int scounts[], const int sdispls[],
-                               const MPI_Datatype stypes[], void* rbuf, const int rcounts[],
-                               const int rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm,
-                               MPI_Request* req) {
-  PASSTHROUGH(MPI_Ialltoallw, sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm, req);
-  return nonblocking(alltoallw_args(sbuf, scounts, stypes, rcounts, rtypes, comm), caller, req,
-                     CALL_REAL(sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm, req));
-}
-
-WRAP_EXPORT int MPI_Ireduce_scatter(const void* sbuf, void* rbuf, const int rcounts[], MPI_Datatype dt,
-                                    MPI_Op op, MPI_Comm comm, MPI_Request* req) {
-  PASSTHROUGH(MPI_Ireduce_scatter, sbuf, rbuf, rcounts, dt, op, comm, req);
-  return nonblocking(reduce_scatter_args(rcounts, dt, op, comm), caller, req,
-                     CALL_REAL(sbuf, rbuf, rcounts, dt, op, comm, req));
-}
-
-WRAP_EXPORT int MPI_Ireduce_scatter_block(const void* sbuf, void* rbuf, int rcount, MPI_Datatype dt,
-                                          MPI_Op op, MPI_Comm comm, MPI_Request* req) {
-  PASSTHROUGH(MPI_Ireduce_scatter_block, sbuf, rbuf, rcount, dt, op, comm, req);
-  return nonblocking(reduce_args(LST_OP_REDUCE_SCATTER_BLOCK, rcount, dt, op, comm), caller, req,
-                     CALL_REAL(sbuf, rbuf, rcount, dt, op, comm, req));
-}
-
-WRAP_EXPORT int MPI_Iscan(const void* sbuf, void* rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
-                          MPI_Request* req) {
-  PASSTHROUGH(MPI_Iscan, sbuf, rbuf, count, dt, op, comm, req);
-  return nonblocking(reduce_args(LST_OP_SCAN, count, dt, op, comm), caller, req,
-                     CALL_REAL(sbuf, rbuf, count, dt, op, comm, req));
-}
-
-WRAP_EXPORT int MPI_Iexscan(const void* sbuf, void* rbuf, int count, MPI_Datatype dt, MPI_Op op,
-                            MPI_Comm comm, MPI_Request* req) {
-  PASSTHROUGH(MPI_Iexscan, sbuf, rbuf, count, dt, op, comm, req);
-  return nonblocking(reduce_args(LST_OP_EXSCAN, count, dt, op, comm), caller, req,
-                     CALL_REAL(sbuf, rbuf, count, dt, op, comm, req));
-}
+}  // namespace lockstep::trace::mpi
 
 // ---- completion: the Wait/Test family ----------------------------------------------------------------
 // A WAIT record is written for a call that involves at least one nonblocking collective: Wait* calls
