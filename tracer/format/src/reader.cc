@@ -122,7 +122,7 @@ TraceFile TraceFile::open(const std::string& path) {
       throw fail(offsetof(lst_header, header_size), format("header size %u, expected %u", h->header_size, LST_HEADER_SIZE));
     if (h->slot_size != LST_SLOT_SIZE)
       throw fail(offsetof(lst_header, slot_size), format("slot size %u, expected %u", h->slot_size, LST_SLOT_SIZE));
-    if (!newer && (h->flags & ~uint32_t(LST_HDR_RING)))
+    if (!newer && (h->flags & ~uint32_t(LST_HDR_RING | LST_HDR_NOSPACE)))
       throw fail(offsetof(lst_header, flags), format("unknown header flags 0x%x", h->flags));
     if (h->end_state > LST_END_ABORT && !newer)
       throw fail(offsetof(lst_header, end_state), format("unknown end state %u", h->end_state));
