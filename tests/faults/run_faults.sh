@@ -110,6 +110,103 @@ case "$mode" in
       done
     done
     ;;
+  reader)
+    # Real traces of a 4-rank job, then damage of every kind the checker must name, never trust.
+    ulimit -v 8000000  # a reader that trusted world_size would need 23 GB: fail fast, not swap
+    cp "$program" "$work/prog"
+    good=$work/good
+    "${mpirun[@]}" -np 4 -x LD_PRELOAD="$tracer" -x LOCKSTEP_TRACE_DIR="$good" "$work/prog" 200 >/dev/null ||
+      fail "the job failed"
+    "$lockstep" check "$good" >/dev/null || fail "check rejects the undamaged traces"
+    files=("$good"/*.lstrace)
+    expect() {  # expect RC PATTERN CMD...: exit code RC, one stderr line matching PATTERN, within 60 s
+      local want=$1 pat=$2
+      shift 2
+      timeout 60 "$@" >"$work/out" 2>"$work/err"
+      local rc=$?
+      [[ $rc != 124 ]] || fail "hangs: $*"
+      [[ $rc == "$want" ]] || { cat "$work/err" >&2; fail "exit $rc, want $want: $*"; }
+      if [[ -n $pat ]]; then
+        grep -q -- "$pat" "$work/err" || { cat "$work/err" >&2; fail "no '$pat' on stderr: $*"; }
+      fi
+    }
+    one_line() { [[ $(wc -l <"$work/err") == 1 ]] || { cat -A "$work/err" >&2; fail "error is not one line: $*"; }; }
+    copy() { rm -rf "$work/$1"; cp -r "$good" "$work/$1"; echo "$work/$1"; }
+    poke() { printf "$3" | dd of="$1" bs=1 seek="$2" conv=notrunc status=none; }  # poke FILE OFFSET BYTES
+
+    # world_size 0x7fffffff in one header: exit 2 naming the file and the field, no allocation.
+    d=$(copy huge)
+    poke "$d/$(basename "${files[1]}")" 76 '\xff\xff\xff\x7f'
+    expect 2 "world_size" "$lockstep" check "$d"
+    grep -q "$(basename "${files[1]}")" "$work/err" || fail "world_size error does not name the file"
+    one_line check world_size
+    expect 2 "world_size" "$lockstep" diff "$good" "$d"
+    # world_size that agrees with itself but contradicts the other files.
+    d=$(copy contra)
+    poke "$d/$(basename "${files[2]}")" 76 '\x05\x00\x00\x00'
+    expect 2 "world_size" "$lockstep" check "$d"
+
+    # One unreadable file: exit 2; --skip-bad analyzes the rest, names the skipped one, still exit 2.
+    d=$(copy onebad)
+    poke "$d/$(basename "${files[3]}")" 0 'XXXXXXXX'
+    expect 2 "bad magic" "$lockstep" check "$d"
+    expect 2 "skipped.*bad magic" "$lockstep" check --skip-bad "$d"
+    grep -q "3 ranks" "$work/out" || fail "--skip-bad did not analyze the 3 readable files: $(cat "$work/out")"
+    expect 2 "skipped.*bad magic" "$lockstep" show --skip-bad --no-symbolize "$d"
+    grep -q "rank-0" "$work/out" || fail "show --skip-bad printed nothing"
+
+    # FIFOs, symbolic links and directories inside a trace directory: skipped and named, never opened.
+    d=$(copy special)
+    mkfifo "$d/rank-7.fifo.1.lstrace"
+    ln -s "${files[0]}" "$d/rank-8.link.1.lstrace"  # followed, it would be a second file for rank 0
+    mkdir "$d/rank-9.dir.1.lstrace"
+    expect 0 "" "$lockstep" check "$d"
+    for what in "a FIFO" "a symbolic link" "a directory"; do
+      grep -q "$what, not a regular file: skipped" "$work/out" || fail "check does not say it skipped $what"
+    done
+    expect 0 "a FIFO, not a regular file: skipped" "$lockstep" show --no-symbolize "$d"
+    grep -q "a symbolic link, not a regular file: skipped" "$work/err" || fail "show does not say it skipped a link"
+    expect 2 "not a regular file (a FIFO)" "$lockstep" show "$d/rank-7.fifo.1.lstrace"
+    one_line show fifo
+    # A module path that names a FIFO: symbolization gives up on it instead of blocking.
+    rm -f "$work/prog"
+    mkfifo "$work/prog"
+    expect 0 "" "$lockstep" show "$good"
+    expect 0 "" "$lockstep" check "$good"
+
+    # Bytes that are not UTF-8 in the directory name: every report format stays valid.
+    d=$work/$'bad\xff\xfename'
+    rm -rf "$d"
+    cp -r "$good" "$d"
+    for f in json sarif; do
+      expect 0 "" "$lockstep" check --format "$f" "$d"
+      python3 -c 'import json,sys; json.load(open(sys.argv[1], encoding="utf-8"))' "$work/out" ||
+        fail "--format $f is not valid UTF-8 JSON"
+    done
+    expect 0 "" "$lockstep" check --format junit "$d"
+    python3 -c 'import sys, xml.dom.minidom as m; m.parse(sys.argv[1])' "$work/out" || fail "--format junit is not valid XML"
+    expect 0 "" "$lockstep" show --format json --no-symbolize "$d"
+    python3 -c 'import json,sys; json.load(open(sys.argv[1], encoding="utf-8"))' "$work/out" || fail "show json invalid"
+
+    # Control bytes in a name reach a one-line error escaped; loops and directories get one clear line.
+    d=$work/$'ctl\nname\x1b[31m'
+    rm -rf "$d"
+    cp -r "$good" "$d"
+    poke "$d/$(basename "${files[3]}")" 0 'XXXXXXXX'
+    expect 2 'ctl\\x0aname\\x1b' "$lockstep" check "$d"
+    one_line control bytes
+    ln -sfn loop "$work/loop"
+    expect 2 "Too many levels of symbolic links" "$lockstep" check "$work/loop"
+    one_line loop
+    grep -q "filesystem error" "$work/err" && fail "raw filesystem error"
+    expect 2 "Too many levels of symbolic links" "$lockstep" show "$work/loop"
+    one_line show loop
+    expect 2 "not a directory" "$lockstep" check "${files[0]}"
+    one_line check file
+    mkdir -p "$work/adir.lstrace"
+    expect 2 "no .lstrace files" "$lockstep" show "$work/adir.lstrace"
+    one_line show dir
+    ;;
   *) fail "unknown mode" ;;
 esac
 echo "run_faults.sh $mode: ok"
