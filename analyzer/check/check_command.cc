@@ -67,6 +67,7 @@ struct CheckOptions {
   int jobs = 0;
   bool no_symbolize = false;
   bool validate = false;
+  bool skip_bad = false;
 };
 
 int run_check(const CheckOptions& o) {
@@ -74,6 +75,8 @@ int run_check(const CheckOptions& o) {
   LoadOptions lo;
   lo.jobs = o.jobs;
   lo.validate = o.validate;
+  std::vector<std::string> skipped;
+  if (o.skip_bad) lo.skipped = &skipped;
   auto sym = std::make_shared<symbolize::Symbolizer>();
   if (!o.no_symbolize) lo.site_keys = make_site_keys(sym);
   Job job;
@@ -87,7 +90,10 @@ int run_check(const CheckOptions& o) {
   Result res = analyze(job, ao);
   report::Context ctx{o.dir, LOCKSTEP_VERSION};
   write_output(report::render(res, fmt, ctx), o.output);
-  return res.in_lockstep() ? cli::kClean : cli::kFindings;
+  for (const auto& e : skipped) std::fprintf(stderr, "lockstep: check: skipped %s\n", e.c_str());
+  if (!res.in_lockstep()) return cli::kFindings;
+  // The files left out might have shown a finding: "in lockstep" is not the verdict on the whole job.
+  return skipped.empty() ? cli::kClean : cli::kBadInput;
 }
 
 // `lockstep run --stall`: the checker's hang diagnosis on the files as they are now.
@@ -152,5 +158,7 @@ LOCKSTEP_COMMAND(check, [](CLI::App& app) {
   sub->add_option("-j,--jobs", o->jobs, "threads loading trace files (default: one per core)")->check(CLI::NonNegativeNumber);
   sub->add_flag("--no-symbolize", o->no_symbolize, "report call sites as module+offset (no llvm-symbolizer run)");
   sub->add_flag("--validate", o->validate, "also validate every field of every record first (a second pass)");
+  sub->add_flag("--skip-bad", o->skip_bad,
+                "analyze the readable files, naming each skipped one (exit 2 if any was skipped and no finding)");
   sub->callback([o] { lockstep::cli::set_exit_code(lockstep::check::run_check(*o)); });
 });

@@ -4,14 +4,20 @@
 
 #include <fmt/format.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <cstddef>
 #include <atomic>
 #include <filesystem>
 #include <map>
 #include <thread>
 
+#include "lockstep/format/escape.h"
 #include "lockstep/format/reader.h"
 
 namespace lockstep::check {
@@ -64,6 +70,29 @@ std::string hostname() {
 
 std::string fixed(const char* p, size_t n) { return std::string(p, strnlen(p, n)); }
 
+// No MPI or NCCL job has had more processes than this; a larger world_size is damage, and trusting it
+// would size per-rank tables by it.
+constexpr int32_t kMaxWorld = 1 << 24;
+
+// The header's rank and size, bounded by what the file itself says (its MPI_COMM_WORLD record).
+void check_world(const Rank& r) {
+  auto bad = [&](size_t field, const std::string& what) {
+    return LoadError(fmt::format("{}: byte {}: {}", r.file, field, what));
+  };
+  if (r.world_size < LST_NONE || r.world_size == 0 || r.world_size > kMaxWorld)
+    throw bad(offsetof(lst_header, world_size),
+              fmt::format("world_size {} is impossible (1 to {} processes)", r.world_size, kMaxWorld));
+  if (r.world_rank < LST_NONE || (r.world_size > 0 && r.world_rank >= r.world_size))
+    throw bad(offsetof(lst_header, world_rank),
+              fmt::format("world_rank {} is outside world_size {}", r.world_rank, r.world_size));
+  for (const CommView& v : r.comms)
+    if (v.api == LST_API_MPI && v.create_op == LST_COMM_WORLD && v.size > 1 &&
+        (v.size != r.world_size || v.rank != r.world_rank))
+      throw bad(offsetof(lst_header, world_size),
+                fmt::format("world_size: the header says rank {} of {}, its MPI_COMM_WORLD record rank {} of {}", r.world_rank,
+                            r.world_size, v.rank, v.size));
+}
+
 Rank load_one(const std::string& path, const LoadOptions& options, const std::string& host) {
   auto file = format::TraceFile::open(path);
   if (options.validate) file.validate();
@@ -92,6 +121,7 @@ Rank load_one(const std::string& path, const LoadOptions& options, const std::st
     throw LoadError(fmt::format("{}: {}", path, e.what()));
   }
   classify_end(r, host);
+  check_world(r);
   return r;
 }
 
@@ -118,14 +148,17 @@ Rank load_file(const std::string& path, const LoadOptions& options) {
 }
 
 Job load_dir(const std::string& dir, const LoadOptions& options) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec)) throw LoadError(fmt::format("{}: not a directory", dir));
-  std::vector<std::string> paths;
-  for (auto it = fs::directory_iterator(dir, ec); !ec && it != fs::directory_iterator(); it.increment(ec))
-    if (it->path().extension() == ".lstrace" && it->is_regular_file()) paths.push_back(it->path().string());
-  if (ec) throw LoadError(fmt::format("{}: {}", dir, ec.message()));
-  if (paths.empty()) throw LoadError(fmt::format("{}: no trace files (*.lstrace)", dir));
+  struct stat st;
+  if (::stat(dir.c_str(), &st) != 0) throw LoadError(fmt::format("{}: {}", format::printable(dir), std::strerror(errno)));
+  if (!S_ISDIR(st.st_mode)) throw LoadError(fmt::format("{}: not a directory", format::printable(dir)));
+  // Symbolic links and special files inside the directory are skipped, and said so (find_traces).
+  std::vector<std::string> paths, skipped;
+  try {
+    paths = format::find_traces(dir, &skipped);
+  } catch (const format::FormatError& e) {
+    throw LoadError(e.what());
+  }
+  if (paths.empty()) throw LoadError(fmt::format("{}: no trace files (*.lstrace)", format::printable(dir)));
   std::sort(paths.begin(), paths.end());
 
   const std::string host = options.this_host.empty() ? hostname() : options.this_host;
@@ -147,12 +180,27 @@ Job load_dir(const std::string& dir, const LoadOptions& options) {
   for (size_t t = 1; t < workers; ++t) pool.emplace_back(work);
   work();
   for (auto& t : pool) t.join();
-  for (auto& e : errors)
-    if (!e.empty()) throw LoadError(e);
+  std::vector<std::string> bad, bad_paths;
+  for (size_t i = 0; i < errors.size(); ++i) {
+    if (errors[i].empty()) continue;
+    if (!options.skipped) throw LoadError(errors[i]);
+    options.skipped->push_back(errors[i]);
+    bad.push_back(errors[i]);
+    bad_paths.push_back(paths[i]);
+  }
+  if (!bad.empty()) {
+    std::vector<Rank> readable;
+    for (size_t i = 0; i < ranks.size(); ++i)
+      if (errors[i].empty()) readable.push_back(std::move(ranks[i]));
+    ranks.swap(readable);
+    if (ranks.empty()) throw LoadError(fmt::format("{}: no readable trace file ({} skipped)", format::printable(dir), bad.size()));
+  }
   // Serial: the symbolizer runs one external process per batch and keeps one cache for every rank.
   for (auto& r : ranks) resolve(r, options);
 
   Job job;
+  for (auto& sk : skipped) job.warnings.push_back(format::printable(sk));
+  for (auto& b : bad) job.warnings.push_back("skipped (--skip-bad): " + b);
   std::map<int32_t, const Rank*> by_rank;
   for (auto& r : ranks) {
     const Rank& first = ranks.front();
@@ -163,6 +211,9 @@ Job load_dir(const std::string& dir, const LoadOptions& options) {
       job.warnings.push_back(fmt::format("{}: the process never learned its rank (no MPI_Init): skipped", r.file));
       continue;
     }
+    if (r.world_size != first.world_size && r.world_size > 0 && first.world_size > 0)
+      throw LoadError(fmt::format("{}: byte {}: world_size {} contradicts world_size {} of {}", r.file,
+                                  offsetof(lst_header, world_size), r.world_size, first.world_size, first.file));
     auto [it, fresh] = by_rank.emplace(r.world_rank, &r);
     if (!fresh)
       throw LoadError(fmt::format("two trace files for rank {}: {} and {}", r.world_rank, it->second->file, r.file));
@@ -178,6 +229,13 @@ Job load_dir(const std::string& dir, const LoadOptions& options) {
     if (r.world_rank >= 0) job.ranks.push_back(std::move(r));
   if (job.ranks.empty()) throw LoadError(fmt::format("{}: no trace file names its rank", dir));
   finish_job(job);
+  // A rank whose file was skipped is not missing: its file is there, unreadable, and named in a warning.
+  for (const auto& path : bad_paths) {
+    const std::string name = path.substr(path.rfind('/') + 1);
+    int32_t rank = -1;
+    if (std::sscanf(name.c_str(), "rank-%d.", &rank) == 1)
+      std::erase(job.missing, rank);
+  }
   return job;
 }
 

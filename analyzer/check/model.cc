@@ -407,6 +407,71 @@ void trim_ring_starts(Job& job) {
   for (auto& [comm, b] : base)
     if (b) job.ring_base[comm] = b;
 }
+
+// A rank whose tracer dropped records (its file could not grow: a full disk) has a trace that ends
+// early. Comparing past that point would blame the ranks that kept recording, so every communicator
+// is compared only up to the number of collectives each cut rank recorded on it, and point-to-point
+// calls only up to the moment the first cut trace ends. What is left out is counted in a warning.
+void trim_cut_ends(Job& job) {
+  std::vector<const Rank*> cut;
+  for (auto& r : job.ranks)
+    if (r.dropped && !r.ring) cut.push_back(&r);
+  if (cut.empty()) return;
+  auto wall = [](const Rank& r, uint64_t t) { return r.start_wall_ns + (t - r.start_mono_ns); };
+  std::unordered_map<uint64_t, size_t> window;  // comm -> collectives every cut member recorded
+  uint64_t cut_wall = UINT64_MAX;
+  for (const Rank* c : cut) {
+    for (auto& s : c->seqs) {
+      auto [it, fresh] = window.emplace(s.comm, s.sig.size());
+      if (!fresh) it->second = std::min(it->second, s.sig.size());
+    }
+    if (c->last_t_ns) cut_wall = std::min(cut_wall, wall(*c, c->last_t_ns));
+    // A communicator the cut rank belongs to but never recorded was created after its trace ended.
+    for (auto& r : job.ranks)
+      for (auto& v : r.comms)
+        if (!c->sequence(v.id) && std::find(v.members.begin(), v.members.end(), c->world_rank) != v.members.end())
+          window[v.id] = 0;
+  }
+  uint64_t skipped = 0;
+  for (auto& r : job.ranks) {
+    for (auto& s : r.seqs) {
+      auto it = window.find(s.comm);
+      if (it == window.end() || s.sig.size() <= it->second) continue;
+      const size_t keep = it->second;
+      skipped += s.sig.size() - keep;
+      s.sig.resize(keep);
+      s.ref.resize(keep);
+      if (s.site.size() > keep) s.site.resize(keep);
+      std::vector<uint32_t> open;
+      for (uint32_t o : s.open)
+        if (o < keep) open.push_back(o);
+      s.open.swap(open);
+      s.last_seq = keep ? s.first_seq + uint32_t(keep) - 1 : s.first_seq;
+      uint64_t h = mix(s.sig.size());
+      for (uint64_t v : s.sig) h = mix(h ^ v) + 0x632be59bd9b4e019ull;
+      s.hash = h;
+    }
+    if (cut_wall != UINT64_MAX) {
+      const size_t before = r.p2p.size();
+      std::erase_if(r.p2p, [&](const P2P& p) {
+        const lst_record* rec = r.record(p.ref);
+        return rec && wall(r, rec->t_ns) > cut_wall;
+      });
+      skipped += before - r.p2p.size();
+    }
+  }
+  // The end of a cut trace is lost with its records: that it exited says nothing about MPI_Finalize.
+  for (auto& r : job.ranks)
+    if (r.dropped && !r.ring && r.end == EndState::kExited && !r.finalize_returned) r.end = EndState::kUnknown;
+  std::vector<int32_t> who;
+  for (const Rank* c : cut) who.push_back(c->world_rank);
+  std::string list;
+  for (size_t i = 0; i < who.size(); ++i) list += (i ? "," : "") + std::to_string(who[i]);
+  job.warnings.push_back(fmt::format(
+      "the trace{} of rank{} {} end{} early (the tracer dropped records: its file could not grow); only what every "
+      "rank recorded was compared, {} later call(s) of other ranks could not be checked",
+      who.size() == 1 ? "" : "s", who.size() == 1 ? "" : "s", list, who.size() == 1 ? "s" : "", skipped));
+}
 }  // namespace
 
 void finish_job(Job& job) {
@@ -429,6 +494,7 @@ void finish_job(Job& job) {
   for (size_t i = 0; i < job.ranks.size(); ++i)
     if (job.ranks[i].world_rank >= 0) job.by_world[size_t(job.ranks[i].world_rank)] = int32_t(i);
   trim_ring_starts(job);
+  trim_cut_ends(job);
   job.min_wall_ns = 0;
   for (auto& r : job.ranks)
     if (r.start_wall_ns && (!job.min_wall_ns || r.start_wall_ns < job.min_wall_ns)) job.min_wall_ns = r.start_wall_ns;

@@ -186,7 +186,8 @@ std::string render_json(const std::vector<Change>& ch, const std::string& base, 
   J j = {{"schema_version", "1.0"}, {"base", base}, {"directory", dir}, {"same", ch.empty()}, {"differences", J::array()}};
   for (auto& c : ch)
     j["differences"].push_back({{"change", c.kind}, {"communicator", c.comm}, {"base", cj(c.base)}, {"new", cj(c.now)}});
-  return j.dump(2) + "\n";
+  // Paths, argv and names from a trace may hold any bytes: invalid UTF-8 is written as U+FFFD.
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 struct DiffOptions {

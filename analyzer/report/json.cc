@@ -114,7 +114,8 @@ std::string json(const check::Result& r, const Context& ctx) {
   }
   for (auto& e : r.wait_for) hang["wait_for"].push_back(edge_json(e));
   j["hang"] = hang;
-  return j.dump(2) + "\n";
+  // Paths, argv and names from a trace may hold any bytes: invalid UTF-8 is written as U+FFFD.
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace lockstep::report

@@ -4,27 +4,14 @@
 
 #include <map>
 
+#include "lockstep/format/escape.h"
 #include "lockstep/report/report.h"
 
 namespace lockstep::report {
 namespace {
 
-std::string xml(const std::string& s) {
-  std::string o;
-  for (unsigned char c : s) {
-    switch (c) {
-      case '<': o += "&lt;"; break;
-      case '>': o += "&gt;"; break;
-      case '&': o += "&amp;"; break;
-      case '"': o += "&quot;"; break;
-      case '\'': o += "&apos;"; break;
-      default:
-        if (c < 0x20 && c != '\n' && c != '\t') o += ' ';
-        else o += char(c);
-    }
-  }
-  return o;
-}
+// Markup escaped, and bytes XML 1.0 cannot carry (control characters, invalid UTF-8) as \xNN text.
+std::string xml(const std::string& s) { return format::xml_text(s); }
 
 }  // namespace
 

@@ -111,7 +111,8 @@ std::string sarif(const check::Result& r, const Context& ctx) {
                              {"invocations", Json::array({inv})},
                              {"results", results},
                              {"properties", {{"directory", ctx.dir}, {"verdict", verdict(r)}}}}})}};
-  return log.dump(2) + "\n";
+  // Paths, argv and names from a trace may hold any bytes: invalid UTF-8 is written as U+FFFD.
+  return log.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace lockstep::report

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <cstring>
 #include <ctime>
 #include <map>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "lockstep/format/escape.h"
 #include "lockstep/format/reader.h"
 #include "symbolize/symbolize.h"
 
@@ -28,6 +30,7 @@ struct Options {
   std::string path;
   std::string format = "table";
   bool no_symbolize = false;
+  bool skip_bad = false;
 };
 
 std::string hex(uint64_t v) { return fmt::format("0x{:x}", v); }
@@ -310,22 +313,34 @@ json to_json(const TraceFile& t, const std::vector<Row>& rows) {
 }
 
 int run(const Options& o) {
+  size_t bad_files = 0;
   std::vector<std::string> paths;
   struct stat st;
-  if (stat(o.path.c_str(), &st) != 0) throw cli::BadInput(o.path + ": no such file or directory");
+  if (stat(o.path.c_str(), &st) != 0) throw cli::BadInput(format::printable(o.path) + ": " + std::strerror(errno));
   try {
     if (S_ISDIR(st.st_mode)) {
-      paths = format::find_traces(o.path);
-      if (paths.empty()) throw cli::BadInput(o.path + ": no .lstrace files in this directory");
+      std::vector<std::string> skipped;
+      paths = format::find_traces(o.path, &skipped);
+      for (const auto& sk : skipped) fmt::print(stderr, "lockstep: warning: {}\n", format::printable(sk));
+      if (paths.empty()) throw cli::BadInput(format::printable(o.path) + ": no .lstrace files in this directory");
     } else {
       paths.push_back(o.path);
     }
     // Validate every file before printing anything, so bad input never leaves half a report.
     std::vector<TraceFile> files;
+    size_t skipped = 0;
     for (const auto& p : paths) {
-      files.push_back(TraceFile::open(p));
-      files.back().validate();
+      try {
+        TraceFile f = TraceFile::open(p);
+        f.validate();
+        files.push_back(std::move(f));
+      } catch (const format::FormatError& e) {
+        if (!o.skip_bad) throw;
+        fmt::print(stderr, "lockstep: show: skipped {}\n", e.what());
+        ++skipped;
+      }
     }
+    if (files.empty()) throw cli::BadInput(fmt::format("{}: no readable trace file", format::printable(o.path)));
     std::unique_ptr<symbolize::Symbolizer> sym;
     if (!o.no_symbolize) sym = std::make_unique<symbolize::Symbolizer>();
     json all = json::array();
@@ -338,11 +353,12 @@ int run(const Options& o) {
         print_table(files[i], rows);
       }
     }
-    if (o.format == "json") fmt::print("{}\n", json{{"traces", all}}.dump(2));
+    bad_files = skipped;
+    if (o.format == "json") fmt::print("{}\n", json{{"traces", all}}.dump(2, ' ', false, json::error_handler_t::replace));
   } catch (const format::FormatError& e) {
     throw cli::BadInput(e.what());
   }
-  return cli::kClean;
+  return bad_files ? cli::kBadInput : cli::kClean;
 }
 
 }  // namespace
@@ -354,5 +370,6 @@ LOCKSTEP_COMMAND(show, [](CLI::App& app) {
   cmd->add_option("path", opts->path, "a trace directory or one .lstrace file")->required();
   cmd->add_option("--format", opts->format, "table or json")->check(CLI::IsMember({"table", "json"}));
   cmd->add_flag("--no-symbolize", opts->no_symbolize, "print call sites as module+offset");
+  cmd->add_flag("--skip-bad", opts->skip_bad, "show the readable files, naming each skipped one (then exit 2)");
   cmd->callback([opts] { lockstep::cli::set_exit_code(lockstep::show::run(*opts)); });
 });

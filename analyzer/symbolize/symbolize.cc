@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -235,6 +236,7 @@ std::vector<Location> Symbolizer::call_sites(const std::vector<format::Module>& 
   std::vector<std::pair<std::string, uint64_t>> unresolved;
   std::set<std::pair<std::string, uint64_t>> queued;
   std::vector<std::string> problems(return_addresses.size());
+  std::map<std::string, bool> regular;
   for (size_t i = 0; i < return_addresses.size(); ++i) {
     const uint64_t ra = return_addresses[i];
     if (ra == 0) continue;
@@ -248,6 +250,16 @@ std::vector<Location> Symbolizer::call_sites(const std::vector<format::Module>& 
     }
     // PIE executables and shared objects: file addresses are run-time addresses minus the load base.
     keys[i] = {mod->path, addr - mod->base};
+    // A path from a damaged or hostile trace may name a FIFO or a device: reading it would block.
+    auto reg = regular.find(mod->path);
+    if (reg == regular.end()) {
+      struct stat st;
+      reg = regular.emplace(mod->path, stat(mod->path.c_str(), &st) == 0 && S_ISREG(st.st_mode)).first;
+    }
+    if (!reg->second) {
+      problems[i] = "module is missing or not a regular file";
+      continue;
+    }
     if (check_build_id_ && !mod->build_id.empty()) {
       auto key = mod->path + "\n" + mod->build_id;
       auto it = build_id_ok_.find(key);

@@ -2,6 +2,8 @@
 // communicator registry, turns one intercepted call into one record, and marks how the process ended.
 #include "session.h"
 
+#include "signals.h"
+
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -103,7 +105,6 @@ uint64_t g_load_ns = 0;
 alignas(format::Writer) unsigned char g_writer_storage[sizeof(format::Writer)];
 format::Writer* g_writer = nullptr;
 
-void install_signal_handlers() noexcept;
 void write_process_start(format::Writer* w) noexcept;
 
 // ---- the record path's clock --------------------------------------------------------------------
@@ -240,7 +241,7 @@ format::Writer* open_writer() noexcept {
   g_state.store(kOpen, std::memory_order_release);
   // The first record says when the library was loaded, so a trace shows time spent before MPI_Init.
   write_process_start(g_writer);
-  install_signal_handlers();
+  install_fatal_signal_handlers();
   return g_writer;
 }
 
@@ -356,70 +357,7 @@ size_t comm_hash(uint64_t key) noexcept {
 
 // ---- process end -------------------------------------------------------------------------------
 
-constexpr int kFatalSignals[] = {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL, SIGTERM};
-constexpr int kNumFatal = sizeof(kFatalSignals) / sizeof(kFatalSignals[0]);
-struct sigaction g_previous[kNumFatal];
-std::atomic<bool> g_installed[kNumFatal];
 std::atomic<bool> g_ended{false};
-
-void on_fatal_signal(int sig, siginfo_t* info, void* uctx);
-
-void install_signal_handlers() noexcept {
-  for (int i = 0; i < kNumFatal; ++i) {
-    struct sigaction current;
-    if (sigaction(kFatalSignals[i], nullptr, &current) != 0) continue;
-    if (current.sa_flags & SA_SIGINFO && current.sa_sigaction == on_fatal_signal) continue;
-    // A signal the application ignores stays ignored: the tracer never changes behaviour.
-    if (!(current.sa_flags & SA_SIGINFO) && current.sa_handler == SIG_IGN) continue;
-    struct sigaction ours;
-    std::memset(&ours, 0, sizeof ours);
-    ours.sa_sigaction = on_fatal_signal;
-    ours.sa_flags = SA_SIGINFO | SA_ONSTACK | (current.sa_flags & SA_RESTART);
-    sigemptyset(&ours.sa_mask);
-    g_previous[i] = current;
-    g_installed[i].store(true, std::memory_order_release);
-    sigaction(kFatalSignals[i], &ours, nullptr);
-  }
-}
-
-void on_fatal_signal(int sig, siginfo_t* info, void* uctx) {
-  int saved_errno = errno;
-  int idx = 0;
-  while (idx < kNumFatal && kFatalSignals[idx] != sig) ++idx;
-  if (format::Writer* w = open_writer_or_null()) {
-    if (!g_ended.exchange(true)) {
-      w->set_end_state(LST_END_SIGNAL);
-      if (t_in_tracer == 0) {
-        uint64_t id = 0;
-        if (lst_record* r = w->reserve(&id)) {
-          clear_slot(r);
-          r->op = LST_MARK_SIGNAL;
-          r->u.marker.value = static_cast<uint64_t>(sig);
-          r->u.marker.extra = info ? static_cast<uint64_t>(reinterpret_cast<uintptr_t>(info->si_addr)) : 0;
-          r->t_ns = now_ns();
-          format::Writer::publish(r, LST_WORD(LST_KIND_MARKER, 0, 0));
-        }
-      }
-    }
-  }
-  if (idx == kNumFatal) return;
-  const struct sigaction& prev = g_previous[idx];
-  if (prev.sa_flags & SA_SIGINFO) {
-    if (prev.sa_sigaction) {
-      errno = saved_errno;
-      prev.sa_sigaction(sig, info, uctx);
-      return;
-    }
-  } else if (prev.sa_handler != SIG_DFL && prev.sa_handler != SIG_IGN) {
-    errno = saved_errno;
-    prev.sa_handler(sig);
-    return;
-  }
-  // The default action: restore it and raise again, so the process dies exactly as it would have.
-  sigaction(sig, &prev, nullptr);
-  errno = saved_errno;
-  raise(sig);
-}
 
 void on_exit_hook() {
   format::Writer* w = open_writer_or_null();
@@ -503,7 +441,26 @@ void set_end_state(uint32_t state) noexcept {
 }
 
 void reinstall_signal_handlers() noexcept {
-  if (open_writer_or_null()) install_signal_handlers();
+  if (open_writer_or_null()) install_fatal_signal_handlers();
+}
+
+void record_fatal_signal(int sig, const siginfo_t* info) noexcept {
+  if (format::Writer* w = open_writer_or_null()) {
+    if (!g_ended.exchange(true)) {
+      w->set_end_state(LST_END_SIGNAL);
+      if (t_in_tracer == 0) {
+        uint64_t id = 0;
+        if (lst_record* r = w->reserve(&id)) {
+          clear_slot(r);
+          r->op = LST_MARK_SIGNAL;
+          r->u.marker.value = static_cast<uint64_t>(sig);
+          r->u.marker.extra = info ? static_cast<uint64_t>(reinterpret_cast<uintptr_t>(info->si_addr)) : 0;
+          r->t_ns = now_ns();
+          format::Writer::publish(r, LST_WORD(LST_KIND_MARKER, 0, 0));
+        }
+      }
+    }
+  }
 }
 
 uint64_t hash_bytes(uint64_t h, const void* data, size_t len) noexcept {

@@ -3,6 +3,8 @@
 // FormatError naming the byte, never a crash.
 #include "lockstep/format/reader.h"
 
+#include "lockstep/format/escape.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -40,13 +42,24 @@ T load_acq(const T* p) {
 
 std::string fixed(const char* p, size_t cap) { return std::string(p, strnlen(p, cap)); }
 
+const char* file_type(mode_t m) {
+  if (S_ISDIR(m)) return "a directory";
+  if (S_ISFIFO(m)) return "a FIFO";
+  if (S_ISLNK(m)) return "a symbolic link";
+  if (S_ISSOCK(m)) return "a socket";
+  if (S_ISCHR(m) || S_ISBLK(m)) return "a device";
+  return "not a file";
+}
+
 constexpr uint64_t kMaxRegion = 1ull << 40;  // no sane trace has a region over 1 TiB
 constexpr uint8_t kMaxSubkind = LST_STR_BUILD_ID;
 
 }  // namespace
 
+// The file name and the text may carry any bytes (a damaged string, a hostile file name): escaped, so
+// the message stays one line.
 FormatError::FormatError(std::string file, uint64_t offset, const std::string& what)
-    : std::runtime_error(file + ": byte " + std::to_string(offset) + ": " + what),
+    : std::runtime_error(printable(file) + ": byte " + std::to_string(offset) + ": " + printable(what)),
       file_(std::move(file)),
       offset_(offset) {}
 
@@ -79,12 +92,13 @@ TraceFile TraceFile::open(const std::string& path) {
   t.path_ = path;
   auto fail = [&](uint64_t at, const std::string& what) { return FormatError(path, at, what); };
 
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO must not wait for a writer; only a regular file is read at all.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) throw fail(0, std::string("cannot open: ") + strerror(errno));
   struct stat st;
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);
-    throw fail(0, "not a regular file");
+    throw fail(0, std::string("not a regular file (") + file_type(st.st_mode) + ")");
   }
   t.size_ = uint64_t(st.st_size);
   if (t.size_ < LST_HEADER_SIZE) {
@@ -122,7 +136,7 @@ TraceFile TraceFile::open(const std::string& path) {
       throw fail(offsetof(lst_header, header_size), format("header size %u, expected %u", h->header_size, LST_HEADER_SIZE));
     if (h->slot_size != LST_SLOT_SIZE)
       throw fail(offsetof(lst_header, slot_size), format("slot size %u, expected %u", h->slot_size, LST_SLOT_SIZE));
-    if (!newer && (h->flags & ~uint32_t(LST_HDR_RING)))
+    if (!newer && (h->flags & ~uint32_t(LST_HDR_RING | LST_HDR_NOSPACE)))
       throw fail(offsetof(lst_header, flags), format("unknown header flags 0x%x", h->flags));
     if (h->end_state > LST_END_ABORT && !newer)
       throw fail(offsetof(lst_header, end_state), format("unknown end state %u", h->end_state));
@@ -324,7 +338,7 @@ std::string TraceFile::job_id() const { return fixed(header_->job_id, sizeof hea
 std::string TraceFile::cmdline() const { return fixed(header_->cmdline, sizeof header_->cmdline); }
 std::string TraceFile::tracer_version() const { return fixed(header_->tracer_version, sizeof header_->tracer_version); }
 
-std::vector<std::string> find_traces(const std::string& dir) {
+std::vector<std::string> find_traces(const std::string& dir, std::vector<std::string>* skipped) {
   DIR* d = opendir(dir.c_str());
   if (!d) throw FormatError(dir, 0, std::string("cannot read directory: ") + strerror(errno));
   struct Entry {
@@ -340,7 +354,12 @@ std::vector<std::string> find_traces(const std::string& dir) {
     if (name.size() <= ext.size() || name.compare(name.size() - ext.size(), ext.size(), ext) != 0) continue;
     std::string full = dir + "/" + name;
     struct stat st;
-    if (lstat(full.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    if (lstat(full.c_str(), &st) != 0) continue;
+    if (!S_ISREG(st.st_mode)) {
+      // Never followed or opened: a link could point anywhere, a FIFO would block the reader.
+      if (skipped) skipped->push_back(full + ": " + file_type(st.st_mode) + ", not a regular file: skipped");
+      continue;
+    }
     // rank-<r|u>.<host>.<pid>.lstrace; anything else sorts after by name.
     Entry en{LONG_MAX, name, LONG_MAX, full};
     std::string stem = name.substr(0, name.size() - ext.size());

@@ -33,6 +33,8 @@ namespace lockstep::format {
 namespace {
 
 constexpr uint64_t kPage = 4096;
+// Metadata blocks are allocated this many slots at a time (16 KiB), just before they are first written.
+constexpr uint64_t kMetaStep = 256;
 constexpr uint32_t kInternSlots = 8192;  // power of two
 constexpr uint32_t kMaxModules = 512;
 // How long a thread waits for another thread's growth (or an interrupted one) before dropping.
@@ -52,6 +54,11 @@ struct Impl {
   std::atomic<bool> grow_lock{false};
   std::atomic<long> grow_owner{0};  // thread id of the growing thread, so its own signal handler does not wait on it
   std::atomic<bool> grow_failed{false};
+  std::atomic<bool> full_reported{false};  // the one "no space" line was printed
+  bool meta_full = false;     // the metadata region could not get more blocks (under meta_lock)
+  uint64_t meta_backed = 0;   // metadata slots with file blocks behind them (under meta_lock)
+  uint64_t initial_records = 0;
+  const char* path = "";      // the Writer's path_, for the one "no space" line
   std::atomic<uint64_t> capacity{0};  // record slots mapped and backed by the file
   uint64_t max_records = 0;
   uint64_t chunk_records = 0;
@@ -141,13 +148,63 @@ void file_name(char* out, size_t cap, int32_t rank, const char* host, uint32_t p
     snprintf(out, cap, "rank-u.%s.%u.lstrace", host, pid);
 }
 
-// Extends the file to `size` bytes with real blocks where the file system can, so that a full disk
-// shows up here as a dropped chunk rather than as SIGBUS on a later store into the mapping.
-bool grow_file(int fd, uint64_t old_size, uint64_t size) {
-  if (size <= old_size) return true;
-  if (fallocate(fd, 0, off_t(old_size), off_t(size - old_size)) == 0) return true;
+// Gives [off, off + len) real blocks (extending the file when it ends before), so that a full disk
+// shows up here as an error rather than as SIGBUS on a later store into the mapping. Where the file
+// system has no fallocate, writing zeros allocates the blocks just as well; the range is never one
+// that holds data yet. Async-signal-safe; errno says why on false.
+bool back_range(int fd, uint64_t off, uint64_t len) {
+  if (len == 0) return true;
+  if (fallocate(fd, 0, off_t(off), off_t(len)) == 0) return true;
   if (errno != EOPNOTSUPP && errno != ENOSYS) return false;
-  return ftruncate(fd, off_t(size)) == 0;
+  static const char zeros[16384] = {};
+  while (len > 0) {
+    const ssize_t n = pwrite(fd, zeros, len < sizeof zeros ? len : sizeof zeros, off_t(off));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      if (n == 0) errno = ENOSPC;
+      return false;
+    }
+    off += uint64_t(n);
+    len -= uint64_t(n);
+  }
+  return true;
+}
+
+bool grow_file(int fd, uint64_t old_size, uint64_t size) {
+  return size <= old_size || back_range(fd, old_size, size - old_size);
+}
+
+// The file system refused blocks (errno `err`): on a full disk or quota, stop recording for good, say
+// so in the header and once on stderr. Built without stdio: this may run inside a signal handler.
+void note_growth_failure(Impl* im, int err) {
+  im->grow_failed.store(true, std::memory_order_relaxed);
+  if (err != ENOSPC && err != EDQUOT) return;
+  im->meta_full = true;  // a racy store is harmless: it only ever goes false -> true
+  if (im->header) __atomic_fetch_or(&im->header->flags, LST_HDR_NOSPACE, __ATOMIC_RELEASE);
+  if (im->full_reported.exchange(true)) return;
+  char line[1024];
+  size_t n = 0;
+  auto put = [&](const char* t) {
+    for (; *t && n < sizeof line - 1; ++t) line[n++] = *t;
+  };
+  char pid[16];
+  int k = sizeof pid;
+  pid[--k] = '\0';
+  uint32_t v = im->pid;
+  do pid[--k] = char('0' + v % 10); while ((v /= 10) && k > 0);
+  put("lockstep: no space left for the trace of pid ");
+  put(pid + k);
+  put(" (");
+  put(im->path);
+  put("): recording stopped, the job goes on\n");
+  (void)!write(2, line, n);
+}
+
+// Record capacity after the next growth: the step doubles the capacity until it reaches a whole
+// chunk, so a short job's trace stays small and a long one grows in large steps.
+uint64_t next_capacity(const Impl* im, uint64_t cap) {
+  const uint64_t step = cap && cap < im->chunk_records ? cap : im->chunk_records;
+  return cap + step > im->max_records ? im->max_records : cap + step;
 }
 
 #ifndef MADV_POPULATE_WRITE
@@ -160,17 +217,24 @@ bool grow_file(int fd, uint64_t old_size, uint64_t size) {
 // published survives kill -9 exactly as before; a failure leaves them to fault lazily.
 void prefault(void* addr, uint64_t len) { (void)madvise(addr, len, MADV_POPULATE_WRITE); }
 
-// Maps one more chunk after `cap` (the caller holds grow_lock); false when the file cannot grow.
+// Maps one more chunk after `cap` (the caller holds grow_lock); false when the file cannot grow (then
+// grow_failed is set). One chunk at a time, in order: the file only ever grows and chunk k maps at its
+// own place.
 bool grow_chunk(Impl* im, uint64_t cap) {
   lst_header* h = im->header;
-  const uint64_t new_cap = cap + im->chunk_records > im->max_records ? im->max_records : cap + im->chunk_records;
+  const uint64_t new_cap = next_capacity(im, cap);
   const uint64_t old_size = h->records_offset + cap * LST_SLOT_SIZE;
   const uint64_t new_size = h->records_offset + new_cap * LST_SLOT_SIZE;
-  // old_size is page aligned (records_offset and chunk sizes are), so the chunk maps on its own.
-  if (!grow_file(im->fd, old_size, new_size) ||
-      mmap(im->base + old_size, new_size - old_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, im->fd,
-           off_t(old_size)) == MAP_FAILED)
+  if (!grow_file(im->fd, old_size, new_size)) {
+    note_growth_failure(im, errno);
     return false;
+  }
+  // old_size is page aligned (records_offset and chunk sizes are), so the chunk maps on its own.
+  if (mmap(im->base + old_size, new_size - old_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, im->fd,
+           off_t(old_size)) == MAP_FAILED) {
+    im->grow_failed.store(true, std::memory_order_relaxed);
+    return false;
+  }
   __atomic_store_n(&h->record_capacity, new_cap, __ATOMIC_RELEASE);
   im->capacity.store(new_cap, std::memory_order_release);
   return true;
@@ -192,10 +256,7 @@ void* ahead_main(void* arg) {
     while (im->grow_lock.exchange(true, std::memory_order_acquire)) sched_yield();
     const uint64_t cap = im->capacity.load(std::memory_order_relaxed);
     bool grown = false;
-    if (cap < im->max_records && !im->grow_failed.load(std::memory_order_relaxed)) {
-      grown = grow_chunk(im, cap);
-      if (!grown) im->grow_failed.store(true, std::memory_order_relaxed);
-    }
+    if (cap < im->max_records && !im->grow_failed.load(std::memory_order_relaxed)) grown = grow_chunk(im, cap);
     im->grow_lock.store(false, std::memory_order_release);
     if (!grown) continue;
     const uint64_t new_cap = im->capacity.load(std::memory_order_relaxed);
@@ -218,7 +279,7 @@ void start_ahead(Impl* im) {
     im->ahead_pid = getpid();
     // A quarter of the way through the first chunk: a short trace never grows, and the helper has
     // three quarters of a chunk of records' time to map and fault in the second one.
-    im->ahead_mark.store(im->chunk_records / 4, std::memory_order_release);
+    im->ahead_mark.store(im->initial_records / 4, std::memory_order_release);
   }
 }
 
@@ -308,6 +369,11 @@ bool Writer::open(const WriterConfig& config, char* err, size_t err_len) {
   im->ring_mask = (ring && (ring & (ring - 1)) == 0) ? ring - 1 : 0;
   im->chunk_records = chunk;
   im->max_records = max_records;
+  uint64_t initial = round_up(config.initial_records ? config.initial_records : chunk, kPage / LST_SLOT_SIZE);
+  if (initial > chunk) initial = chunk;
+  if (initial > max_records) initial = max_records;
+  im->initial_records = initial;
+  im->path = path_;
 
   if (!make_dirs(config.dir)) return fail(config.dir, errno);
   im->dirfd = ::open(config.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -331,10 +397,13 @@ bool Writer::open(const WriterConfig& config, char* err, size_t err_len) {
   if (fd_ < 0) return fail(path_, errno);
   fchmod(fd_, 0600);  // the umask may have removed bits we need; never add any for others
 
-  const uint64_t initial_records = ring ? ring : chunk;
+  const uint64_t initial_records = ring ? ring : initial;
   const uint64_t file_size = records_offset + initial_records * LST_SLOT_SIZE;
-  // Header and metadata stay sparse; only the record chunk gets blocks up front.
-  if (ftruncate(fd_, off_t(records_offset)) != 0 || !grow_file(fd_, records_offset, file_size)) {
+  // Every page gets its blocks before it is first written: the header page, the first metadata page
+  // and the first records now, the rest of the metadata as it fills (meta_alloc), the records as they
+  // grow. The metadata region in between stays a hole until then.
+  if (ftruncate(fd_, off_t(records_offset)) != 0 || !back_range(fd_, 0, meta_offset + kPage) ||
+      !grow_file(fd_, records_offset, file_size)) {
     int e = errno;
     unlinkat(im->dirfd, tmp, 0);
     return fail(path_, e);
@@ -354,6 +423,7 @@ bool Writer::open(const WriterConfig& config, char* err, size_t err_len) {
     return fail("cannot map the trace file", e);
   }
   prefault(base_ + records_offset, initial_records * LST_SLOT_SIZE);
+  im->meta_backed = kPage / LST_SLOT_SIZE;
 
   auto* h = reinterpret_cast<lst_header*>(base_);
   h->version_major = LST_VERSION_MAJOR;
@@ -442,26 +512,14 @@ lst_record* Writer::reserve(uint64_t* id_out) {
       }
       im->grow_owner.store(syscall(SYS_gettid), std::memory_order_relaxed);
       const uint64_t cap = im->capacity.load(std::memory_order_relaxed);
-      if (id >= cap) {
-        // One chunk at a time, in order: the file only ever grows and chunk k maps at its own place.
-        const uint64_t new_cap = cap + im->chunk_records > im->max_records ? im->max_records : cap + im->chunk_records;
-        const uint64_t old_size = h->records_offset + cap * LST_SLOT_SIZE;
-        const uint64_t new_size = h->records_offset + new_cap * LST_SLOT_SIZE;
-        // old_size is page aligned (records_offset and chunk sizes are), so the chunk maps on its own.
-        if (grow_file(fd_, old_size, new_size) &&
-            mmap(base_ + old_size, new_size - old_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd_,
-                 off_t(old_size)) != MAP_FAILED) {
-          prefault(base_ + old_size, new_size - old_size);
-          __atomic_store_n(&h->record_capacity, new_cap, __ATOMIC_RELEASE);
-          im->capacity.store(new_cap, std::memory_order_release);
-          // The helper lagged behind (its mark may already be behind us, so it would never be woken
-          // again): ask it for the chunk after this one now.
-          if (im->ahead_running) {
-            im->ahead_wake.fetch_add(1, std::memory_order_release);
-            futex(&im->ahead_wake, FUTEX_WAKE_PRIVATE, 1);
-          }
-        } else {
-          im->grow_failed.store(true, std::memory_order_relaxed);
+      if (id >= cap && grow_chunk(im, cap)) {
+        prefault(base_ + h->records_offset + cap * LST_SLOT_SIZE,
+                 (im->capacity.load(std::memory_order_relaxed) - cap) * LST_SLOT_SIZE);
+        // The helper lagged behind (its mark may already be behind us, so it would never be woken
+        // again): ask it for the chunk after this one now.
+        if (im->ahead_running) {
+          im->ahead_wake.fetch_add(1, std::memory_order_release);
+          futex(&im->ahead_wake, FUTEX_WAKE_PRIVATE, 1);
         }
       }
       im->grow_owner.store(0, std::memory_order_relaxed);
@@ -496,11 +554,23 @@ lst_record* Writer::at(uint64_t id) {
 
 // Metadata writes are serialised by meta_lock, so at most the last entry can be unpublished (a process
 // killed mid-write) and a reader walking the region stops there.
-static uint8_t* meta_alloc(lst_header* h, uint8_t* base, uint64_t nslots, uint32_t* first) {
+static uint8_t* meta_alloc(Impl* im, lst_header* h, uint8_t* base, uint64_t nslots, uint32_t* first) {
   const uint64_t next = h->meta_next;
-  if (next + nslots > h->meta_slots || next + 1 > 0xFFFFFFFFull) {
+  if (next + nslots > h->meta_slots || next + 1 > 0xFFFFFFFFull || im->meta_full) {
     __atomic_fetch_add(&h->dropped_meta, 1, __ATOMIC_RELAXED);
     return nullptr;
+  }
+  if (next + nslots > im->meta_backed) {
+    // The region is a hole past meta_backed: a store there with the disk full would be SIGBUS.
+    uint64_t want = round_up(next + nslots, kMetaStep);
+    if (want > h->meta_slots) want = h->meta_slots;
+    if (!back_range(im->fd, h->meta_offset + im->meta_backed * LST_SLOT_SIZE, (want - im->meta_backed) * LST_SLOT_SIZE)) {
+      note_growth_failure(im, errno);
+      im->meta_full = true;
+      __atomic_fetch_add(&h->dropped_meta, 1, __ATOMIC_RELAXED);
+      return nullptr;
+    }
+    im->meta_backed = want;
   }
   __atomic_store_n(&h->meta_next, next + nslots, __ATOMIC_RELEASE);
   *first = uint32_t(next);
@@ -521,7 +591,7 @@ static uint32_t intern_locked(lst_header* h, uint8_t* base, Impl* im, const void
       return e.id;
   }
   uint32_t first;
-  uint8_t* p = meta_alloc(h, base, (sizeof(lst_meta_string) + len + LST_SLOT_SIZE - 1) / LST_SLOT_SIZE, &first);
+  uint8_t* p = meta_alloc(im, h, base, (sizeof(lst_meta_string) + len + LST_SLOT_SIZE - 1) / LST_SLOT_SIZE, &first);
   if (!p) return 0;
   auto* s = reinterpret_cast<lst_meta_string*>(p);
   s->len = uint32_t(len);
@@ -573,7 +643,7 @@ void Writer::note_module(uint64_t addr) {
     uint32_t path = intern_locked(header_, base_, im, s.path, strlen(s.path), LST_STR_TEXT);
     uint32_t build = s.build_id_len ? intern_locked(header_, base_, im, s.build_id, s.build_id_len, LST_STR_BUILD_ID) : 0;
     uint32_t first;
-    if (uint8_t* p = meta_alloc(header_, base_, 1, &first)) {
+    if (uint8_t* p = meta_alloc(im, header_, base_, 1, &first)) {
       auto* mod = reinterpret_cast<lst_meta_module*>(p);
       mod->path = path;
       mod->base = s.base;

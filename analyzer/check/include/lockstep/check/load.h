@@ -4,6 +4,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "lockstep/check/model.h"
 
@@ -20,6 +21,9 @@ struct LoadOptions {
   bool validate = false;
   std::string this_host;   // empty: gethostname(); processes on this host are looked up in /proc
   SiteKeys site_keys;      // how call sites are told apart (default: module + offset)
+  // With it, a file that cannot be loaded is left out and its one-line error appended here (and to the
+  // job's warnings) instead of failing the whole load; the load still fails when no file is left.
+  std::vector<std::string>* skipped = nullptr;
 };
 
 Job load_dir(const std::string& dir, const LoadOptions& options = {});

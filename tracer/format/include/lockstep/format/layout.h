@@ -26,6 +26,9 @@ extern "C" {
 
 /* Header flags. */
 #define LST_HDR_RING 0x1u            /* records region is a ring of record_capacity slots */
+#define LST_HDR_NOSPACE 0x2u         /* (1.1) the file system refused to back more of the file (ENOSPC,
+                                      * EDQUOT): recording stopped there; what follows is counted in
+                                      * dropped_records / dropped_meta */
 
 typedef struct lst_header {
   char magic[8];                 /* LST_MAGIC */

@@ -87,9 +87,11 @@ class TraceFile {
   void check_string_id(uint32_t id, uint64_t at, const char* what, uint64_t record_id) const;
 };
 
-// The trace files in a directory (*.lstrace, not following symlinks), ordered by world rank (rank-less
-// files last), then host and pid. Throws FormatError when `dir` cannot be read.
-std::vector<std::string> find_traces(const std::string& dir);
+// The trace files in a directory (*.lstrace regular files, never following symlinks), ordered by world
+// rank (rank-less files last), then host and pid. Each *.lstrace entry that is not a regular file (a
+// symbolic link, a FIFO, a directory) is left out and, with `skipped`, named there in one line.
+// Throws FormatError when `dir` cannot be read.
+std::vector<std::string> find_traces(const std::string& dir, std::vector<std::string>* skipped = nullptr);
 
 // Names for enum values, shared by show, check and the report renderers.
 // op_name gives the API's own spelling: "MPI_Iallreduce", "ncclAllReduce", "rt.allreduce".

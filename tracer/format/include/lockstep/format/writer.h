@@ -15,8 +15,9 @@ struct WriterConfig {
   const char* dir = nullptr;          // trace directory; created 0700 when missing
   int32_t rank_hint = LST_NONE;       // world rank known from the launcher's environment, if any
   uint64_t ring_records = 0;          // 0: growing file; N: keep the last N records
-  uint64_t chunk_records = 1u << 16;  // growth step (records)
-  uint64_t meta_slots = 1u << 16;     // metadata region size (slots; sparse until used)
+  uint64_t initial_records = 1u << 12;  // growing file: records it holds at first (256 KiB)
+  uint64_t chunk_records = 1u << 16;  // largest growth step (records); steps double up to it
+  uint64_t meta_slots = 1u << 16;     // metadata region size (slots; blocks allocated as it fills)
   uint64_t max_records = 1u << 26;    // growing file: records it may hold at most (address range reserved once)
   const char* job_id = "";            // groups the files of one job
   const char* cmdline = "";
@@ -47,7 +48,8 @@ class Writer {
   // reused it.
   lst_record* at(uint64_t id);
 
-  // Interns bytes into the metadata region; returns the string id (0 when the region is full).
+  // Interns bytes into the metadata region; returns the string id (0 when the region is full or the
+  // file system has no room for its page).
   uint32_t intern(const void* bytes, size_t len, uint8_t subkind = LST_STR_TEXT);
   // Makes sure the module containing `addr` is in the module table (dl_iterate_phdr on a miss).
   void note_module(uint64_t addr);
