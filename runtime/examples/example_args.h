@@ -65,7 +65,8 @@ class Args {
     return nullptr;
   }
   [[noreturn]] void help() const {
-    std::printf("usage: mpirun -np N %s [--option=value]...\n%s\n\noptions:\n", prog_.c_str(), summary_.c_str());
+    std::printf("usage: mpirun -np N %s [--option=value]...\n%s\n\noptions:\n", prog_.c_str(),
+                summary_.c_str());
     for (const Option& o : options_) {
       std::printf("  --%-16s %s (default %s)\n", o.name.c_str(), o.help.c_str(), o.value.c_str());
     }

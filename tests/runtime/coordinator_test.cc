@@ -70,7 +70,8 @@ TEST_F(CoordinatorTest, FinalizeErrorNamesEveryRankThatFinalized) {
   coord.add(1, submits(grad()), now);
   Plan p = coord.plan(now);
   ASSERT_EQ(p.responses.size(), 1u);
-  EXPECT_EQ(p.responses[0].error, "allreduce 'grad/w' was never submitted by ranks 0,2, which called finalize");
+  EXPECT_EQ(p.responses[0].error,
+            "allreduce 'grad/w' was never submitted by ranks 0,2, which called finalize");
 }
 
 TEST_F(CoordinatorTest, AllFinalizingWithNothingPendingShutsDown) {
