@@ -34,9 +34,13 @@ void save_checkpoint(int step, const std::vector<float>& grad, double norm) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  lockstep::examples::Args args(argc, argv, {{"variant", "buggy"}, {"steps", "6"}, {"every", "3"}});
+  lockstep::examples::Args args(
+      argc, argv, "A checkpoint written by rank 0 hides an allreduce (buggy: only rank 0 calls it; fixed: all do).",
+      {{"variant", "buggy", "buggy: checkpoint on rank 0 only; fixed: compute the norm on every rank"},
+       {"steps", "6", "training steps"},
+       {"every", "3", "checkpoint every K steps"}});
   const std::string variant = args.str("variant");
-  if (variant != "buggy" && variant != "fixed") args.usage(argv[0], "--variant must be buggy or fixed");
+  if (variant != "buggy" && variant != "fixed") args.usage("--variant must be buggy or fixed");
   const int steps = args.num("steps"), every = std::max(1, args.num("every"));
   rt::init(&argc, &argv);
   const int rank = rt::rank();

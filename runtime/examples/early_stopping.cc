@@ -15,9 +15,13 @@
 namespace rt = lockstep::rt;
 
 int main(int argc, char** argv) {
-  lockstep::examples::Args args(argc, argv, {{"variant", "buggy"}, {"epochs", "20"}});
+  lockstep::examples::Args args(
+      argc, argv, "Each rank leaves training when its own validation loss is low enough (buggy), or when the "
+                  "averaged loss is (fixed).",
+      {{"variant", "buggy", "buggy: decide on the local metric; fixed: average it first"},
+       {"epochs", "20", "most epochs to train"}});
   const std::string variant = args.str("variant");
-  if (variant != "buggy" && variant != "fixed") args.usage(argv[0], "--variant must be buggy or fixed");
+  if (variant != "buggy" && variant != "fixed") args.usage("--variant must be buggy or fixed");
   const int epochs = args.num("epochs");
   rt::init(&argc, &argv);
   const int rank = rt::rank();

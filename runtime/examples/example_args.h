@@ -1,49 +1,82 @@
-// Tiny "--name=value" / "--name value" argument reader shared by the examples (bad input: exit 2).
+// Tiny "--name=value" / "--name value" argument reader shared by the examples: --help prints the usage
+// and exits 0; bad input prints a one-line reason and exits 2.
 #pragma once
 
 #include <cstdio>
 #include <cstdlib>
-#include <map>
 #include <string>
+#include <vector>
 
 namespace lockstep::examples {
 
+struct Option {
+  std::string name;
+  std::string value;  // the default until the command line overrides it
+  std::string help;
+};
+
 class Args {
  public:
-  Args(int argc, char** argv, std::map<std::string, std::string> defaults) : values_(std::move(defaults)) {
+  // `summary` is one line on what the program shows; options keep the order given (the usage's order).
+  Args(int argc, char** argv, std::string summary, std::vector<Option> options)
+      : prog_(argc > 0 ? argv[0] : "example"), summary_(std::move(summary)), options_(std::move(options)) {
     for (int i = 1; i < argc; ++i) {
       std::string a = argv[i];
-      if (a.rfind("--", 0) != 0) usage(argv[0], "unexpected argument '" + a + "'");
-      std::string key = a.substr(2), value;
+      if (a == "--help" || a == "-h") help();
+      if (a.rfind("--", 0) != 0) usage("unexpected argument '" + a + "'");
+      std::string key = a.substr(2);
       const size_t eq = key.find('=');
+      if (eq != std::string::npos) key = key.substr(0, eq);
+      Option* o = find(key);
+      if (!o) usage("unknown option --" + key);
       if (eq != std::string::npos) {
-        value = key.substr(eq + 1);
-        key = key.substr(0, eq);
+        o->value = a.substr(2 + eq + 1);
       } else if (i + 1 < argc) {
-        value = argv[++i];
+        o->value = argv[++i];
       } else {
-        usage(argv[0], "--" + key + " needs a value");
+        usage("--" + key + " needs a value");
       }
-      if (!values_.count(key)) usage(argv[0], "unknown option --" + key);
-      values_[key] = value;
     }
   }
-  const std::string& str(const std::string& k) const { return values_.at(k); }
-  int num(const std::string& k) const {
-    char* end = nullptr;
-    const long v = std::strtol(values_.at(k).c_str(), &end, 10);
-    if (!*values_.at(k).c_str() || *end) usage("", "--" + k + " wants an integer, not '" + values_.at(k) + "'");
-    return static_cast<int>(v);
+  const std::string& str(const std::string& k) const {
+    for (const Option& o : options_) {
+      if (o.name == k) return o.value;
+    }
+    usage("no option --" + k);  // a typo in the example itself
   }
-  [[noreturn]] void usage(const std::string& prog, const std::string& why) const {
-    std::fprintf(stderr, "%s: %s; options:", prog.empty() ? "example" : prog.c_str(), why.c_str());
-    for (const auto& [k, v] : values_) std::fprintf(stderr, " --%s=%s", k.c_str(), v.c_str());
-    std::fprintf(stderr, "\n");
+  int num(const std::string& k) const {
+    const std::string& v = str(k);
+    char* end = nullptr;
+    const long n = std::strtol(v.c_str(), &end, 10);
+    if (v.empty() || *end) usage("--" + k + " wants an integer, not '" + v + "'");
+    return static_cast<int>(n);
+  }
+  // Bad input: one line naming the problem (and where --help is), exit status 2.
+  [[noreturn]] void usage(const std::string& why) const {
+    std::fprintf(stderr, "%s: %s (see --help)\n", prog_.c_str(), why.c_str());
     std::exit(2);
   }
 
  private:
-  std::map<std::string, std::string> values_;
+  Option* find(const std::string& k) {
+    for (Option& o : options_) {
+      if (o.name == k) return &o;
+    }
+    return nullptr;
+  }
+  [[noreturn]] void help() const {
+    std::printf("usage: mpirun -np N %s [--option=value]...\n%s\n\noptions:\n", prog_.c_str(),
+                summary_.c_str());
+    for (const Option& o : options_) {
+      std::printf("  --%-16s %s (default %s)\n", o.name.c_str(), o.help.c_str(), o.value.c_str());
+    }
+    std::printf("  --%-16s print this help and exit\n", "help");
+    std::exit(0);
+  }
+
+  std::string prog_;
+  std::string summary_;
+  std::vector<Option> options_;
 };
 
 }  // namespace lockstep::examples

@@ -64,13 +64,19 @@ int fail(const rt::Status& s, int step, const char* what) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  lockstep::examples::Args args(argc, argv,
-                                {{"variant", "buggy"}, {"overflow-rank", "1"}, {"overflow-step", "3"},
-                                 {"steps", "8"}, {"matching", "name"}});
+  lockstep::examples::Args args(
+      argc, argv,
+      "The TensorFlow 2.4 + Horovod mixed-precision hang: a rank whose fp16 gradients overflow skips the "
+      "gradient allreduce (buggy), or every rank reduces first and skips together (fixed).",
+      {{"variant", "buggy", "buggy: decide on local gradients; fixed: reduce them unconditionally"},
+       {"overflow-rank", "1", "the rank whose gradients overflow"},
+       {"overflow-step", "3", "the step at which they overflow"},
+       {"steps", "8", "training steps"},
+       {"matching", "name", "name: the runtime negotiates; order: run in submission order, as raw MPI"}});
   const std::string variant = args.str("variant");
-  if (variant != "buggy" && variant != "fixed") args.usage(argv[0], "--variant must be buggy or fixed");
+  if (variant != "buggy" && variant != "fixed") args.usage("--variant must be buggy or fixed");
   if (args.str("matching") != "name" && args.str("matching") != "order") {
-    args.usage(argv[0], "--matching must be name or order");
+    args.usage("--matching must be name or order");
   }
   const bool buggy = variant == "buggy";
   const int overflow_rank = args.num("overflow-rank"), overflow_step = args.num("overflow-step");

@@ -270,7 +270,9 @@ Plan Coordinator::plan(Clock::time_point now) {
     t.set = it->first.first;
     t.name = it->first.second;
     t.age_s = std::chrono::duration<double>(now - it->second.first_seen).count();
-    bool blocked_by_finalize = false;
+    // Only the ranks that called finalize are to blame: the other missing ones may have submitted
+    // the name already, their message still on its way (each then gets this same error on arrival).
+    std::vector<int> finalized_missing;
     for (size_t r = 0; r < it->second.by_rank.size(); ++r) {
       const auto& slot = it->second.by_rank[r];
       if (slot) {
@@ -278,13 +280,13 @@ Plan Coordinator::plan(Clock::time_point now) {
         t.ready.push_back(members[r]);
       } else {
         t.missing.push_back(members[r]);
-        if (finalizing_[static_cast<size_t>(members[r])]) blocked_by_finalize = true;
+        if (finalizing_[static_cast<size_t>(members[r])]) finalized_missing.push_back(members[r]);
       }
     }
-    if (blocked_by_finalize) {
+    if (!finalized_missing.empty()) {
       plan.responses.push_back({t.set, Response::kError, t.op, {t.name},
                                 std::string(op_name(t.op)) + " '" + t.name + "' was never submitted by rank" +
-                                    (t.missing.size() == 1 ? " " : "s ") + format_ranks(t.missing) +
+                                    (finalized_missing.size() == 1 ? " " : "s ") + format_ranks(finalized_missing) +
                                     ", which called finalize"});
       it = table_.erase(it);
       continue;

@@ -1,10 +1,40 @@
-// Host-side element arithmetic for the MPI backend: f16/bf16 reduce through float, like Horovod's
-// float16 sum operation, so a sum of halves never loses more than the final rounding.
+// Element types: their sizes and names, and the host-side arithmetic of the MPI backend (f16/bf16
+// reduce through float, like Horovod's float16 sum, so a sum of halves loses no more than the final rounding).
 #include "dtype.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+
+namespace lockstep::rt {
+
+size_t dtype_size(DType d) {
+  return d == DType::f16 || d == DType::bf16 ? 2 : (d == DType::f32 || d == DType::i32 ? 4 : 8);
+}
+
+const char* dtype_name(DType d) {
+  switch (d) {
+    case DType::f16: return "f16";
+    case DType::bf16: return "bf16";
+    case DType::f32: return "f32";
+    case DType::f64: return "f64";
+    case DType::i32: return "i32";
+    case DType::i64: return "i64";
+  }
+  return "?";
+}
+
+const char* reduce_op_name(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::sum: return "sum";
+    case ReduceOp::average: return "average";
+    case ReduceOp::min: return "min";
+    case ReduceOp::max: return "max";
+  }
+  return "?";
+}
+
+}  // namespace lockstep::rt
 
 namespace lockstep::rt::internal {
 
