@@ -7,6 +7,7 @@
 
 #include "check_cli.h"
 #include "cli/command.h"
+#include "export/report_cli.h"
 #include "lockstep/check/load.h"
 #include "lockstep/report/report.h"
 #include "lockstep/version.h"
@@ -71,6 +72,7 @@ struct CheckOptions {
 };
 
 int run_check(const CheckOptions& o) {
+  if (o.format == "html") return exporter::write_html_report({o.dir, o.output, o.jobs, o.no_symbolize, {}});
   report::Format fmt = format_option(o.format, "check");
   LoadOptions lo;
   lo.jobs = o.jobs;
@@ -153,7 +155,7 @@ LOCKSTEP_COMMAND(check, [](CLI::App& app) {
   CLI::App* sub = app.add_subcommand(
       "check", "Check one job's traces: are all ranks in lockstep? Exit 0 yes, 1 findings, 2 bad input");
   sub->add_option("DIR", o->dir, "trace directory (every *.lstrace file in it, one job)")->required();
-  sub->add_option("--format", o->format, "text (default), json, sarif or junit");
+  sub->add_option("--format", o->format, "text (default), json, sarif, junit or html (as `lockstep report`)");
   sub->add_option("-o,--output", o->output, "write the report to FILE instead of standard output");
   sub->add_option("-j,--jobs", o->jobs, "threads loading trace files (default: one per core)")->check(CLI::NonNegativeNumber);
   sub->add_flag("--no-symbolize", o->no_symbolize, "report call sites as module+offset (no llvm-symbolizer run)");

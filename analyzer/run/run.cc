@@ -38,6 +38,7 @@ struct Options {
   double grace_s = 5;
   std::string tracer;
   bool clean = false;
+  bool report = false;
   std::vector<std::string> cmd;
 };
 
@@ -329,6 +330,7 @@ int run_job(const Options& o) {
   }
   std::fprintf(stderr, "lockstep run: %zu trace file(s) in %s\n", nfiles, dir.c_str());
   if (FinishHook hook = finish_hook()) hook(dir, stderr);
+  if (FinishHook hook = report_hook(); hook && o.report) hook(dir, stderr);
   std::fflush(stderr);
 
   if (timed_out) return kTimeoutExit;
@@ -353,6 +355,7 @@ LOCKSTEP_COMMAND(run, [](CLI::App& app) {
       ->check(CLI::NonNegativeNumber);
   sub->add_option("--tracer", opt->tracer, "trace library (default: ../lib/liblockstep_trace.so next to lockstep, "
                                            "or $LOCKSTEP_TRACER_LIB)");
+  sub->add_flag("--report", opt->report, "after the job, write the HTML report to report.html in the trace directory");
   sub->add_flag("--clean", opt->clean, "remove *.lstrace files already in the trace directory");
   sub->add_option("command", opt->cmd, "the job, after --")->required();
   sub->callback([opt] { lockstep::cli::set_exit_code(lockstep::run::run_job(*opt)); });

@@ -11,6 +11,7 @@ namespace lockstep::run {
 namespace {
 StallReporter g_reporter = nullptr;
 FinishHook g_finish = nullptr;
+FinishHook g_report = nullptr;
 
 std::string hex(uint64_t v) {
   char buf[32];
@@ -101,6 +102,8 @@ void set_stall_reporter(StallReporter reporter) { g_reporter = reporter; }
 StallReporter stall_reporter() { return g_reporter ? g_reporter : &basic_stall_report; }
 void set_finish_hook(FinishHook hook) { g_finish = hook; }
 FinishHook finish_hook() { return g_finish; }
+void set_report_hook(FinishHook hook) { g_report = hook; }
+FinishHook report_hook() { return g_report; }
 
 void basic_stall_report(const std::vector<std::string>& files, double stalled_s, std::FILE* out) {
   std::fprintf(out, "lockstep run: no rank has progressed for %.1f s\n", stalled_s);

@@ -20,6 +20,9 @@ void set_stall_reporter(StallReporter reporter);  // nullptr restores the basic 
 StallReporter stall_reporter();
 void set_finish_hook(FinishHook hook);            // nullptr: nothing runs after the job
 FinishHook finish_hook();
+// `run --report`: writes the HTML report into the trace directory after the finish hook.
+void set_report_hook(FinishHook hook);
+FinishHook report_hook();
 
 // The basic report: per rank, the collective it is blocked in (op, communicator, sequence number,
 // call site as module+offset), or that it is in no collective, or that it ended.

@@ -24,6 +24,7 @@ struct Spec {
   int64_t skip_at = -1;         // this rank leaves out call #skip_at (counted over all comms)
   int64_t count_change_at = -1; // this rank passes twice the count at #count_change_at
   bool finalize = true;
+  uint32_t chunk_records = 1u << 16;  // file growth unit: small keeps many-rank test jobs small on disk
 };
 
 inline uint64_t comm_id(int which, int32_t rank) {
@@ -39,7 +40,7 @@ inline std::string write_rank(const Spec& s) {
   c.rank_hint = s.rank;
   c.job_id = s.job.c_str();
   c.cmdline = "synthetic";
-  c.chunk_records = 1u << 16;
+  c.chunk_records = s.chunk_records;
   c.meta_slots = 256;
   c.max_records = ((s.collectives + 64) | 0xFFFF) + 1;
   char err[256];

@@ -1,0 +1,196 @@
+// Chrome trace-event JSON writer. Times are microseconds (with nanosecond fractions) from the job's
+// time origin, the earliest rank's trace start, so every rank shares one clock.
+#include "chrome_trace.h"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <stdexcept>
+
+#include <string>
+#include <string_view>
+
+#include "lockstep/format/reader.h"
+#include "lockstep/report/report.h"
+
+namespace lockstep::exporter {
+
+namespace {
+
+void escape_to(std::string& out, std::string_view s) {
+  for (char ch : s) {
+    unsigned char c = static_cast<unsigned char>(ch);
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (c < 0x20)
+          out += fmt::format("\\u{:04x}", c);
+        else
+          out += ch;
+    }
+  }
+}
+
+std::string quoted(std::string_view s) {
+  std::string out = "\"";
+  escape_to(out, s);
+  out += '"';
+  return out;
+}
+
+// Microseconds with nanosecond precision, as the format's "ts" and "dur" want them.
+std::string us(int64_t ns) {
+  if (ns < 0) return fmt::format("-{}.{:03}", (-ns) / 1000, (-ns) % 1000);
+  return fmt::format("{}.{:03}", ns / 1000, ns % 1000);
+}
+
+class Writer {
+ public:
+  explicit Writer(std::FILE* f) : f_(f) { buf_.reserve(1 << 20); }
+  void event(std::string_view json) {
+    buf_ += first_ ? "\n" : ",\n";
+    first_ = false;
+    buf_ += json;
+    ++events_;
+    if (buf_.size() > (1 << 20)) flush();
+  }
+  void raw(std::string_view s) { buf_ += s; }
+  void flush() {
+    if (!buf_.empty() && std::fwrite(buf_.data(), 1, buf_.size(), f_) != buf_.size())
+      throw std::runtime_error("write failed");
+    buf_.clear();
+  }
+  uint64_t events() const { return events_; }
+
+ private:
+  std::FILE* f_;
+  std::string buf_;
+  bool first_ = true;
+  uint64_t events_ = 0;
+};
+
+// Host slices on thread 2c+1, device slices of the same communicator on 2c+2.
+int host_tid(uint32_t comm) { return int(comm) * 2 + 1; }
+int device_tid(uint32_t comm) { return int(comm) * 2 + 2; }
+
+}  // namespace
+
+uint64_t write_chrome_trace(const check::Job& job, const check::Result& result, report::Timeline& tl,
+                            std::FILE* out, const ChromeOptions& opt) {
+  Writer w(out);
+  w.raw("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[");
+  // Findings become instant events on the culprits' (else every named rank's) communicator track, at
+  // the time of that rank's call at the finding's position, else at the end of its trace.
+  std::map<int32_t, std::vector<const check::Finding*>> findings_of;
+  for (auto& f : result.findings) {
+    const std::vector<int32_t>& who = f.culprits.empty() ? f.ranks : f.culprits;
+    for (int32_t r : who) findings_of[r].push_back(&f);
+  }
+  std::string e;
+  for (const check::Rank& r : job.ranks) {
+    const int32_t pid = r.world_rank;
+    w.event(fmt::format(R"({{"ph":"M","pid":{},"tid":0,"name":"process_name","args":{{"name":{}}}}})", pid,
+                        quoted(fmt::format("rank {} ({} pid {})", pid, r.host, r.pid))));
+    w.event(fmt::format(
+        R"({{"ph":"M","pid":{},"tid":0,"name":"process_sort_index","args":{{"sort_index":{}}}}})", pid, pid));
+    std::vector<report::Lane> lanes = tl.lanes(r);
+    int64_t rank_end = tl.time_of(r, r.last_t_ns);
+    for (const report::Lane& lane : lanes) {
+      const report::TimelineComm& comm = tl.comms[lane.comm];
+      w.event(fmt::format(R"({{"ph":"M","pid":{},"tid":{},"name":"thread_name","args":{{"name":{}}}}})", pid,
+                          host_tid(lane.comm), quoted(comm.ref.name)));
+      w.event(fmt::format(
+          R"({{"ph":"M","pid":{},"tid":{},"name":"thread_sort_index","args":{{"sort_index":{}}}}})", pid,
+          host_tid(lane.comm), host_tid(lane.comm)));
+      bool device_named = false;
+      size_t index_in_comm = 0;
+      while (index_in_comm < comm.ranks.size() && comm.ranks[index_in_comm] != r.world_rank) ++index_in_comm;
+      const bool flows = opt.flows && comm.ranks.size() > 1;
+      for (size_t i = 0; i < lane.calls.size(); ++i) {
+        const report::Call& c = lane.calls[i];
+        const report::CallKind& k = tl.kinds[c.kind];
+        const check::Site& site = tl.sites[k.site];
+        int64_t t1 = c.returned ? c.t1_ns : std::max(rank_end, c.t0_ns);
+        e.clear();
+        e += fmt::format(
+            R"({{"ph":"X","pid":{},"tid":{},"ts":{},"dur":{},"cat":"collective","name":{},"args":{{)", pid,
+            host_tid(lane.comm), us(c.t0_ns), us(t1 - c.t0_ns), quoted(k.operation));
+        e += fmt::format(R"("seq":{},"state":{})", i,
+                         quoted(c.returned ? format::state_name(c.state) : "ENTERED (never returned)"));
+        if (k.dtype != LST_DT_NONE || k.count) {
+          e += fmt::format(R"(,"count":{},"dtype":{},"bytes":{})", k.count,
+                           quoted(format::dtype_name(k.dtype)), k.count * k.dtype_size);
+        }
+        if (k.redop) e += fmt::format(R"(,"op":{})", quoted(format::redop_name(k.redop)));
+        if (k.root != LST_NONE) e += fmt::format(R"(,"root":{})", k.root);
+        if (k.peer != LST_NONE) e += fmt::format(R"(,"peer":{})", k.peer);
+        if (!k.tensor.empty()) e += ",\"tensor\":" + quoted(k.tensor);
+        std::string where = site.text();
+        if (!where.empty()) e += ",\"call_site\":" + quoted(where);
+        if (!site.function.empty()) e += ",\"function\":" + quoted(site.function);
+        e += "}}";
+        w.event(e);
+        if (c.device && c.dev1_ns >= c.dev0_ns) {
+          if (!device_named) {
+            device_named = true;
+            w.event(fmt::format(R"({{"ph":"M","pid":{},"tid":{},"name":"thread_name","args":{{"name":{}}}}})",
+                                pid, device_tid(lane.comm), quoted(comm.ref.name + " (device)")));
+          }
+          w.event(fmt::format(R"({{"ph":"X","pid":{},"tid":{},"ts":{},"dur":{},"cat":"device","name":{},)"
+                              R"("args":{{"seq":{}}}}})",
+                              pid, device_tid(lane.comm), us(c.dev0_ns), us(c.dev1_ns - c.dev0_ns),
+                              quoted(k.operation), i));
+        }
+        // One flow per position every rank of the communicator reached: it starts on the lowest rank,
+        // steps through the others and ends on the highest (MPI pairs calls by this position).
+        if (flows && i < comm.min_length) {
+          const char* ph = index_in_comm == 0 ? "s" : index_in_comm + 1 == comm.ranks.size() ? "f" : "t";
+          w.event(fmt::format(
+              R"({{"ph":"{}","id":{},"pid":{},"tid":{},"ts":{},"cat":"match","name":"{} #{}"{}}})", ph,
+              (uint64_t(lane.comm) << 40) + i, pid, host_tid(lane.comm), us(c.t0_ns), k.operation, i,
+              *ph == 's' ? "" : R"(,"bp":"e")"));
+        }
+      }
+    }
+    auto fit = findings_of.find(r.world_rank);
+    if (fit == findings_of.end()) continue;
+    for (const check::Finding* f : fit->second) {
+      // At this rank's call at the finding's position; a rank with no call there: when the others made it.
+      int64_t ts = rank_end;
+      bool own = false;
+      for (auto& d : f->detail) {
+        if (!d.present) continue;
+        if (d.rank == r.world_rank)
+          ts = int64_t(d.time_s * 1e9), own = true;
+        else if (!own && ts == rank_end)
+          ts = int64_t(d.time_s * 1e9);
+      }
+      int ci = tl.comm_index(f->comm.id);
+      e = fmt::format(R"({{"ph":"i","s":"t","pid":{},"tid":{},"ts":{},"cat":"finding","name":{},"args":{{)",
+                      pid, ci >= 0 ? host_tid(uint32_t(ci)) : 0, us(ts), quoted(check::kind_name(f->kind)));
+      e += fmt::format(R"("summary":{},"explanation":{},"seq":{},"communicator":{})",
+                       quoted(report::headline(*f)), quoted(f->explanation), f->seq, quoted(f->comm.name));
+      if (!f->tensor.empty()) e += ",\"tensor\":" + quoted(f->tensor);
+      e += "}}";
+      w.event(e);
+    }
+  }
+  w.raw(fmt::format(
+      "\n],\"metadata\":{{\"tool\":\"lockstep\",\"ranks\":{},\"findings\":{},\"verdict\":{}}}}}\n",
+      job.ranks.size(), result.findings.size(), quoted(report::verdict(result))));
+  w.flush();
+  return w.events();
+}
+
+}  // namespace lockstep::exporter

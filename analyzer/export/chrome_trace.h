@@ -1,0 +1,21 @@
+// Chrome trace-event JSON of a job's collectives (what ui.perfetto.dev and chrome://tracing open):
+// a process per rank, a thread per communicator, a slice per call, flows across ranks, findings as
+// instant events. docs/report.md describes the layout.
+#pragma once
+
+#include <cstdio>
+
+#include "lockstep/check/check.h"
+#include "lockstep/report/timeline.h"
+
+namespace lockstep::exporter {
+
+struct ChromeOptions {
+  bool flows = true;  // flow arrows joining each position of a communicator across its ranks
+};
+
+// Streams the trace to `out`, one rank at a time. Returns the number of events written.
+uint64_t write_chrome_trace(const check::Job& job, const check::Result& result, report::Timeline& timeline,
+                            std::FILE* out, const ChromeOptions& options = {});
+
+}  // namespace lockstep::exporter

@@ -1,0 +1,139 @@
+// `lockstep report DIR -o report.html` and `lockstep export DIR --format perfetto|chrome -o trace.json`:
+// the check's findings and the job's collectives, drawn (HTML) or handed to a trace viewer (JSON).
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+
+#include "check/check_cli.h"
+#include "chrome_trace.h"
+#include "cli/command.h"
+#include "lockstep/check/load.h"
+#include "lockstep/report/html.h"
+#include "lockstep/version.h"
+#include "report_cli.h"
+#include "run/stall_report.h"
+
+namespace lockstep::exporter {
+
+namespace {
+
+struct Checked {
+  check::Job job;
+  check::Result result;
+  check::Symbolizer symbolize;
+};
+
+Checked load_and_check(const std::string& dir, int jobs, bool no_symbolize, const char* cmd) {
+  Checked c;
+  check::LoadOptions lo;
+  lo.jobs = jobs;
+  auto sym = std::make_shared<symbolize::Symbolizer>();
+  if (!no_symbolize) lo.site_keys = check::make_site_keys(sym);
+  try {
+    c.job = check::load_dir(dir, lo);
+  } catch (const check::LoadError& e) {
+    throw cli::BadInput(fmt::format("{}: {}", cmd, e.what()));
+  }
+  check::Options ao;
+  if (!no_symbolize) ao.symbolize = c.symbolize = check::make_symbolizer(sym);
+  c.result = check::analyze(c.job, ao);
+  return c;
+}
+
+int exit_code(const check::Result& r) { return r.in_lockstep() ? cli::kClean : cli::kFindings; }
+
+struct ExportOptions {
+  std::string dir, format = "perfetto", output;
+  int jobs = 0;
+  bool no_symbolize = false, no_flows = false;
+};
+
+int run_export(const ExportOptions& o) {
+  if (o.format != "perfetto" && o.format != "chrome")
+    throw cli::BadInput(fmt::format("export: unknown --format '{}' (perfetto or chrome)", o.format));
+  Checked c = load_and_check(o.dir, o.jobs, o.no_symbolize, "export");
+  report::TimelineOptions to;
+  to.symbolize = c.symbolize;
+  to.names = &c.result.comms;
+  report::Timeline tl(c.job, to);
+  const bool to_stdout = o.output.empty() || o.output == "-";
+  std::FILE* f = to_stdout ? stdout : std::fopen(o.output.c_str(), "w");
+  if (!f) throw cli::BadInput(fmt::format("{}: cannot write: {}", o.output, std::strerror(errno)));
+  ChromeOptions co;
+  co.flows = !o.no_flows;
+  try {
+    write_chrome_trace(c.job, c.result, tl, f, co);
+  } catch (const std::exception& e) {
+    if (!to_stdout) std::fclose(f);
+    throw cli::BadInput(fmt::format("{}: {}", o.output.empty() ? "-" : o.output, e.what()));
+  }
+  if (!to_stdout && std::fclose(f) != 0) throw cli::BadInput(fmt::format("{}: write failed", o.output));
+  return exit_code(c.result);
+}
+
+// `lockstep run --report`: the report next to the traces, after the job.
+void report_after_run(const std::string& dir, std::FILE* out) {
+  HtmlJob j;
+  j.dir = dir;
+  j.output = dir + "/report.html";
+  try {
+    write_html_report(j);
+    std::fprintf(out, "lockstep run: report written to %s\n", j.output.c_str());
+  } catch (const std::exception& e) {
+    std::fprintf(out, "lockstep run: no report: %s\n", e.what());
+  }
+  std::fflush(out);
+}
+
+const bool kHook = [] {
+  run::set_report_hook(&report_after_run);
+  return true;
+}();
+
+}  // namespace
+
+int write_html_report(const HtmlJob& j) {
+  Checked c = load_and_check(j.dir, j.jobs, j.no_symbolize, "report");
+  report::TimelineOptions to;
+  to.symbolize = c.symbolize;
+  to.names = &c.result.comms;
+  to.device = false;  // the page draws host times only
+  report::Timeline tl(c.job, to);
+  report::Context ctx{j.dir, LOCKSTEP_VERSION};
+  check::write_output(report::html(c.job, c.result, tl, ctx, j.reasons), j.output);
+  return exit_code(c.result);
+}
+
+}  // namespace lockstep::exporter
+
+LOCKSTEP_COMMAND(export, [](CLI::App& app) {
+  auto o = std::make_shared<lockstep::exporter::ExportOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "export",
+      "Write a job's collectives as Chrome trace-event JSON for ui.perfetto.dev or chrome://tracing");
+  sub->add_option("DIR", o->dir, "trace directory (every *.lstrace file in it, one job)")->required();
+  sub->add_option("--format", o->format, "perfetto (default) or chrome: the same trace-event JSON");
+  sub->add_option("-o,--output", o->output, "write to FILE instead of standard output");
+  sub->add_option("-j,--jobs", o->jobs, "threads loading trace files (default: one per core)")
+      ->check(CLI::NonNegativeNumber);
+  sub->add_flag("--no-symbolize", o->no_symbolize,
+                "report call sites as module+offset (no llvm-symbolizer run)");
+  sub->add_flag("--no-flows", o->no_flows, "leave out the flow arrows joining a collective across ranks");
+  sub->callback([o] { lockstep::cli::set_exit_code(lockstep::exporter::run_export(*o)); });
+});
+
+LOCKSTEP_COMMAND(report, [](CLI::App& app) {
+  auto o = std::make_shared<lockstep::exporter::HtmlJob>();
+  CLI::App* sub = app.add_subcommand(
+      "report", "Write one self-contained HTML page: swimlanes, hang view, findings with source lines");
+  sub->add_option("DIR", o->dir, "trace directory (every *.lstrace file in it, one job)")->required();
+  sub->add_option("-o,--output", o->output, "write the page to FILE (default: standard output)");
+  sub->add_option("-j,--jobs", o->jobs, "threads loading trace files (default: one per core)")
+      ->check(CLI::NonNegativeNumber);
+  sub->add_flag("--no-symbolize", o->no_symbolize,
+                "report call sites as module+offset (no llvm-symbolizer run)");
+  sub->callback([o] { lockstep::cli::set_exit_code(lockstep::exporter::write_html_report(*o)); });
+});

@@ -1,0 +1,23 @@
+// `lockstep report` and `lockstep export` share their loading with `check`; `check --format html` and
+// `run --report` write the HTML report through here.
+#pragma once
+
+#include <string>
+
+#include "lockstep/report/html.h"
+
+namespace lockstep::exporter {
+
+struct HtmlJob {
+  std::string dir;
+  std::string output;  // "-" or empty: standard output
+  int jobs = 0;
+  bool no_symbolize = false;
+  report::StaticReasons reasons;
+};
+
+// Loads and checks `dir`, writes the HTML report; returns the check's exit code (0 clean, 1 findings).
+// Bad input throws cli::BadInput.
+int write_html_report(const HtmlJob& job);
+
+}  // namespace lockstep::exporter

@@ -1,0 +1,295 @@
+// The HTML report: the job's data as compact JSON inside one page, with the stylesheet and the script
+// that draws it (html_report.css, html_report.js, embedded at build time). Nothing is fetched.
+#include "lockstep/report/html.h"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <unordered_map>
+
+#include "json_model.h"
+#include "lockstep/format/reader.h"
+
+namespace lockstep::report {
+
+namespace {
+
+using Json = nlohmann::json;
+
+#include "html_assets.inc"  // kHtmlCss, kHtmlJs
+
+Json site_short(const check::Site& s) {
+  Json j = {{"text", s.text()}};
+  if (!s.function.empty()) j["function"] = s.function;
+  if (!s.file.empty()) j["file"] = s.file;
+  if (s.line > 0) j["line"] = s.line;
+  return j;
+}
+
+// A lane's calls as runs of equal kinds: [[kind, n], ...].
+Json runs_of(const Lane& lane) {
+  Json runs = Json::array();
+  for (size_t i = 0; i < lane.calls.size();) {
+    size_t j = i;
+    while (j < lane.calls.size() && lane.calls[j].kind == lane.calls[i].kind) ++j;
+    runs.push_back({lane.calls[i].kind, j - i});
+    i = j;
+  }
+  return runs;
+}
+
+uint64_t lane_hash(const Lane& lane) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (auto& c : lane.calls) {
+    h ^= uint64_t(c.kind) * 2 + !c.returned;
+    h *= 0x100000001b3ull;
+  }
+  return h ^ lane.calls.size();
+}
+
+// Entry times as deltas in microseconds, durations in microseconds (-1: never returned).
+Json times_of(const Lane& lane) {
+  Json t = Json::array(), d = Json::array();
+  int64_t prev = 0;
+  for (auto& c : lane.calls) {
+    int64_t us = c.t0_ns / 1000;
+    t.push_back(us - prev);
+    prev = us;
+    d.push_back(c.returned ? (c.t1_ns - c.t0_ns) / 1000 : -1);
+  }
+  return {{"t", t}, {"d", d}};
+}
+
+std::string json_for_script(const Json& j) {
+  std::string s = j.dump(-1, ' ', false, Json::error_handler_t::replace);
+  // Inside <script>, "</" would end the element early.
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '<' && i + 1 < s.size() && s[i + 1] == '/') {
+      out += "<\\/";
+      ++i;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+std::string escape_html(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> source_lines(const std::string& file, int line, int context, int* first) {
+  std::vector<std::string> out;
+  if (file.empty() || line <= 0) return out;
+  std::ifstream in(file);
+  if (!in) return out;
+  int lo = std::max(1, line - context), hi = line + context;
+  std::string text;
+  for (int n = 1; n <= hi && std::getline(in, text); ++n)
+    if (n >= lo) out.push_back(text.size() > 300 ? text.substr(0, 300) : text);
+  if (int(out.size()) < line - lo + 1) return {};  // the file is shorter than the line: not this source
+  *first = lo;
+  return out;
+}
+
+std::string html(const check::Job& job, const check::Result& r, Timeline& tl, const Context& ctx,
+                 const StaticReasons& reasons, const HtmlOptions& opt) {
+  Json data;
+  data["tool"] = {{"name", "lockstep"}, {"version", ctx.version}};
+  data["directory"] = ctx.dir;
+  data["verdict"] = verdict(r);
+  data["in_lockstep"] = r.in_lockstep();
+  data["summary"] = {{"ranks", r.summary.ranks},
+                     {"world_size", r.summary.world_size},
+                     {"communicators", r.summary.communicators},
+                     {"collectives", r.summary.collectives},
+                     {"records", r.summary.records},
+                     {"job_id", r.summary.job_id}};
+  data["missing_processes"] = r.missing_processes;
+  data["warnings"] = r.warnings;
+
+  // Lanes: every rank's calls, grouped by identical call lists per communicator.
+  struct Group {
+    std::vector<int32_t> ranks;
+    Json runs;
+    size_t length = 0;
+    std::vector<uint32_t> open;
+  };
+  std::vector<std::vector<Group>> groups(tl.comms.size());
+  std::vector<std::unordered_map<uint64_t, size_t>> group_of(tl.comms.size());
+  std::vector<Json> lanes(tl.comms.size(), Json::array());
+  size_t times_left = opt.time_budget;
+  bool times_dropped = false;
+  for (const check::Rank& rank : job.ranks) {
+    for (const Lane& lane : tl.lanes(rank)) {
+      const TimelineComm& comm = tl.comms[lane.comm];
+      uint64_t h = lane_hash(lane);
+      auto [it, fresh] = group_of[lane.comm].try_emplace(h, groups[lane.comm].size());
+      if (fresh) {
+        Group g;
+        g.runs = runs_of(lane);
+        g.length = lane.calls.size();
+        for (size_t i = 0; i < lane.calls.size(); ++i)
+          if (!lane.calls[i].returned) g.open.push_back(uint32_t(i));
+        groups[lane.comm].push_back(std::move(g));
+      }
+      Group& g = groups[lane.comm][it->second];
+      g.ranks.push_back(lane.rank);
+      const bool per_rank = comm.ranks.size() <= opt.lanes_per_rank_up_to;
+      if (!per_rank && !fresh) continue;  // the group's lane is its first rank's
+      Json l = {{"group", it->second}, {"rank", lane.rank}};
+      if (lane.calls.size() <= times_left) {
+        times_left -= lane.calls.size();
+        Json t = times_of(lane);
+        l["t"] = std::move(t["t"]);
+        l["d"] = std::move(t["d"]);
+      } else {
+        times_dropped = true;
+      }
+      lanes[lane.comm].push_back(std::move(l));
+    }
+  }
+  if (times_dropped)
+    data["warnings"].push_back("call times were left out of some lanes (the time axis skips them)");
+  Json comms = Json::array();
+  for (size_t c = 0; c < tl.comms.size(); ++c) {
+    const TimelineComm& comm = tl.comms[c];
+    Json gj = Json::array();
+    for (auto& g : groups[c])
+      gj.push_back({{"ranks", g.ranks}, {"runs", g.runs}, {"length", g.length}, {"open", g.open}});
+    comms.push_back({{"id", hex_id(comm.ref.id)},
+                     {"name", comm.ref.name},
+                     {"size", comm.ref.size},
+                     {"ranks", comm.ranks},
+                     {"per_rank", comm.ranks.size() <= opt.lanes_per_rank_up_to},
+                     {"groups", gj},
+                     {"lanes", lanes[c]}});
+  }
+  data["comms"] = comms;
+  Json kinds = Json::array();
+  for (auto& k : tl.kinds) {
+    Json kj = {{"op", k.op}, {"name", k.operation}, {"site", k.site}};
+    if (k.dtype != LST_DT_NONE || k.count) {
+      kj["count"] = k.count;
+      kj["dtype"] = format::dtype_name(k.dtype);
+      kj["bytes"] = k.count * k.dtype_size;
+    }
+    if (k.redop) kj["redop"] = format::redop_name(k.redop);
+    if (k.root != LST_NONE) kj["root"] = k.root;
+    if (k.peer != LST_NONE) kj["peer"] = k.peer;
+    if (!k.tensor.empty()) kj["tensor"] = k.tensor;
+    kinds.push_back(kj);
+  }
+  data["kinds"] = kinds;
+  Json sites = Json::array();
+  for (auto& s : tl.sites) sites.push_back(site_short(s));
+  data["sites"] = sites;
+  data["end_us"] = tl.end_ns / 1000;
+
+  // Findings, with the source lines of the culprit's call site (else the first rank's that has one).
+  Json findings = Json::array();
+  for (size_t i = 0; i < r.findings.size(); ++i) {
+    const check::Finding& f = r.findings[i];
+    Json fj = finding_json(f);
+    fj["comm_index"] = tl.comm_index(f.comm.id);
+    const check::RankDetail* at = nullptr;
+    for (auto& d : f.detail)
+      for (int32_t c : f.culprits)
+        if (!at && d.rank == c && d.present && !d.site.file.empty()) at = &d;
+    for (auto& d : f.detail)
+      if (!at && d.present && !d.site.file.empty()) at = &d;
+    if (at) {
+      int first = 0;
+      std::vector<std::string> lines = source_lines(at->site.file, at->site.line, opt.source_context, &first);
+      if (!lines.empty())
+        fj["source"] = {{"file", at->site.file},
+                        {"line", at->site.line},
+                        {"first", first},
+                        {"lines", lines},
+                        {"rank", at->rank}};
+    }
+    auto rs = reasons.find(i);
+    if (rs != reasons.end()) {
+      const StaticReason& s = rs->second;
+      Json sj = {{"rule", s.rule}, {"message", s.message}, {"file", s.file},
+                 {"line", s.line}, {"summary", s.summary}, {"notes", Json::array()}};
+      for (auto& n : s.notes)
+        sj["notes"].push_back({{"file", n.file}, {"line", n.line}, {"message", n.message}});
+      fj["static"] = sj;
+    }
+    findings.push_back(fj);
+  }
+  data["findings"] = findings;
+
+  Json hang = {
+      {"hung", r.hung}, {"look_here", r.look_here}, {"wait_for", Json::array()}, {"ranks", Json::array()}};
+  for (auto& e : r.wait_for) {
+    Json ej = edge_json(e);
+    for (auto& st : r.states)
+      if (st.rank == e.from && st.blocked) ej["operation"] = st.in.operation;
+    hang["wait_for"].push_back(ej);
+  }
+  for (auto& st : r.states) {
+    Json s = {{"rank", st.rank},       {"host", st.host},
+              {"pid", st.pid},         {"end", check::end_state_name(st.end)},
+              {"blocked", st.blocked}, {"waits_for", st.waits_for}};
+    if (st.end == check::EndState::kCrashed) s["signal"] = st.signal;
+    if (st.blocked) {
+      s["operation"] = st.in.operation;
+      s["seq"] = st.in.seq;
+      s["communicator"] = st.comm.name;
+      s["site"] = st.in.site.text();
+      if (!st.in.tensor.empty()) s["tensor"] = st.in.tensor;
+    }
+    hang["ranks"].push_back(s);
+  }
+  data["hang"] = hang;
+
+  std::string out;
+  out.reserve(1 << 16);
+  out += "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n";
+  out += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
+  out += "<title>lockstep report: " + escape_html(ctx.dir) + "</title>\n<style>\n";
+  out += kHtmlCss;
+  out += "</style></head>\n<body>\n";
+  out += "<header id=\"top\"><h1>lockstep report</h1><p id=\"verdict\" class=\"" +
+         std::string(r.in_lockstep() ? "ok" : "bad") + "\">" + escape_html(verdict(r)) + "</p>";
+  out +=
+      "<p class=\"meta\">" + escape_html(ctx.dir) + " &middot; lockstep " + escape_html(ctx.version) + "</p>";
+  out +=
+      "<noscript><p>This report draws itself with JavaScript; the verdict above is the whole answer "
+      "without it.</p></noscript></header>\n";
+  out += "<main id=\"app\"></main>\n";
+  out += "<script type=\"application/json\" id=\"lockstep-data\">";
+  out += json_for_script(data);
+  out += "</script>\n<script>\n";
+  out += kHtmlJs;
+  out += "</script>\n</body></html>\n";
+  return out;
+}
+
+}  // namespace lockstep::report
