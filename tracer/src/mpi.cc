@@ -493,9 +493,9 @@ __attribute__((noinline)) CommEntry* adopt_comm(MPI_Comm c) noexcept {
 }  // namespace lockstep::trace::mpi
 
 // ---- completion: the Wait/Test family ----------------------------------------------------------------
-// A WAIT record is written for a call that involves at least one nonblocking collective: Wait* calls
-// are recorded on entry (a rank blocked in MPI_Wait shows as such), Test* calls only when they
-// complete a collective (polling loops would otherwise flood the trace).
+// A WAIT record is written for a call that involves at least one recorded nonblocking call (collective
+// or point-to-point): Wait* calls are recorded on entry (a rank blocked in MPI_Wait shows as such),
+// Test* calls only when they complete one (polling loops would otherwise flood the trace).
 
 namespace {
 template <typename Call>

@@ -578,7 +578,10 @@ void comm_remove(uint8_t api, uintptr_t handle, uint8_t comm_op, uint64_t caller
 
 Pending collective_enter(const CollectiveArgs& a, uint64_t caller) noexcept {
   Pending p;
-  uint32_t seq = a.comm ? a.comm->next_seq.fetch_add(1, std::memory_order_relaxed) : 0;
+  // Point-to-point calls are not in the communicator's collective sequence: the tag takes its place.
+  uint32_t seq = (a.flags & LST_F_P2P) ? static_cast<uint32_t>(a.tag)
+                 : a.comm             ? a.comm->next_seq.fetch_add(1, std::memory_order_relaxed)
+                                      : 0;
   format::Writer* w = writer();
   if (!w) return p;
   InTracer in;
