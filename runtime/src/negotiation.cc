@@ -189,22 +189,23 @@ void Background::check_silence() {
   }
 }
 
-// A collective that is still running after kSpin is waiting for a peer rather than moving data: the
-// polls then space out (up to 1 ms apart), so a rank whose peer died does not burn a core until the
-// heartbeat names it. The control plane is served every kKeepaliveEvery either way.
+// A collective still running after kSpin is most likely waiting for a peer rather than moving data:
+// the polls then space out by kNap, which costs a waiting rank a few percent of a core instead of all
+// of it, yet still lets a long transfer progress (each poll moves what arrived meanwhile). The control
+// plane is served every kKeepaliveEvery either way.
 void Background::between_polls(Clock::time_point started) {
-  constexpr auto kSpin = std::chrono::milliseconds(20);
+  constexpr auto kSpin = std::chrono::milliseconds(100);
+  constexpr auto kNap = std::chrono::microseconds(100);
   constexpr auto kKeepaliveEvery = std::chrono::milliseconds(5);
   const auto now = Clock::now();
   if (cfg_.matching == Matching::name && now - last_keepalive_ >= kKeepaliveEvery) {
     last_keepalive_ = now;
     keepalive();
   }
-  const auto age = now - started;
-  if (age < kSpin) {
+  if (now - started < kSpin) {
     std::this_thread::yield();
   } else {
-    std::this_thread::sleep_for(std::min<Clock::duration>(std::chrono::milliseconds(1), age / 50));
+    std::this_thread::sleep_for(kNap);
   }
 }
 
