@@ -3,6 +3,7 @@
 #include <climits>
 #include <cstring>
 #include <mutex>
+#include <thread>
 
 #include "backend.h"
 #include "dtype.h"
@@ -54,8 +55,11 @@ class MpiBackend final : public Backend {
       const size_t n = std::min(kMaxChunk, count - off);
       char* o = static_cast<char*>(out) + off * esz;
       const void* i = in == out ? MPI_IN_PLACE : static_cast<const char*>(in) + off * esz;
-      Status s = check(MPI_Allreduce(i, o, static_cast<int>(n), mpi_datatype(dtype), mpi_op(dtype, op), set.data),
-                       "MPI_Allreduce");
+      MPI_Request rq;
+      Status s = check(
+          MPI_Iallreduce(i, o, static_cast<int>(n), mpi_datatype(dtype), mpi_op(dtype, op), set.data, &rq),
+          "MPI_Iallreduce");
+      if (s.ok()) s = mpi_wait(rq, "MPI_Iallreduce", waiter_);
       if (!s.ok()) return s;
       if (count == 0) break;
     }
@@ -70,18 +74,22 @@ class MpiBackend final : public Backend {
     if (in == static_cast<const char*>(out) + static_cast<size_t>(set.rank) * count * dtype_size(dtype)) {
       i = MPI_IN_PLACE;
     }
-    return check(MPI_Allgather(i, static_cast<int>(count), mpi_datatype(dtype), out, static_cast<int>(count),
-                               mpi_datatype(dtype), set.data),
-                 "MPI_Allgather");
+    MPI_Request rq;
+    Status s = check(MPI_Iallgather(i, static_cast<int>(count), mpi_datatype(dtype), out,
+                                    static_cast<int>(count), mpi_datatype(dtype), set.data, &rq),
+                     "MPI_Iallgather");
+    return s.ok() ? mpi_wait(rq, "MPI_Iallgather", waiter_) : s;
   }
 
   Status broadcast(SetComm& set, void* buf, size_t count, DType dtype, int root) override {
     const size_t esz = dtype_size(dtype);
     for (size_t off = 0; off < count; off += kMaxChunk) {
       const size_t n = std::min(kMaxChunk, count - off);
-      Status s = check(MPI_Bcast(static_cast<char*>(buf) + off * esz, static_cast<int>(n), mpi_datatype(dtype),
-                                 root, set.data),
-                       "MPI_Bcast");
+      MPI_Request rq;
+      Status s = check(MPI_Ibcast(static_cast<char*>(buf) + off * esz, static_cast<int>(n),
+                                  mpi_datatype(dtype), root, set.data, &rq),
+                       "MPI_Ibcast");
+      if (s.ok()) s = mpi_wait(rq, "MPI_Ibcast", waiter_);
       if (!s.ok()) return s;
     }
     return {};
@@ -100,12 +108,18 @@ class MpiBackend final : public Backend {
 MPI_Datatype mpi_datatype(DType dtype) {
   std::call_once(g_types_once, make_types);
   switch (dtype) {
-    case DType::f16: return g_f16;
-    case DType::bf16: return g_bf16;
-    case DType::f32: return MPI_FLOAT;
-    case DType::f64: return MPI_DOUBLE;
-    case DType::i32: return MPI_INT32_T;
-    case DType::i64: return MPI_INT64_T;
+    case DType::f16:
+      return g_f16;
+    case DType::bf16:
+      return g_bf16;
+    case DType::f32:
+      return MPI_FLOAT;
+    case DType::f64:
+      return MPI_DOUBLE;
+    case DType::i32:
+      return MPI_INT32_T;
+    case DType::i64:
+      return MPI_INT64_T;
   }
   return MPI_DATATYPE_NULL;
 }
@@ -123,6 +137,21 @@ std::string mpi_error_text(int code) {
   int len = 0;
   if (MPI_Error_string(code, text, &len) != MPI_SUCCESS) return "MPI error " + std::to_string(code);
   return std::string(text, static_cast<size_t>(len));
+}
+
+Status mpi_wait(MPI_Request& request, const char* what, DataPlaneWait* waiter) {
+  const auto started = std::chrono::steady_clock::now();
+  for (;;) {
+    int done = 0;
+    const int rc = MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+    if (rc != MPI_SUCCESS) return check(rc, what);
+    if (done) return {};
+    if (waiter) {
+      waiter->between_polls(started);
+    } else {
+      std::this_thread::yield();
+    }
+  }
 }
 
 std::unique_ptr<Backend> make_mpi_backend() { return std::make_unique<MpiBackend>(); }

@@ -8,8 +8,10 @@
 #include <dlfcn.h>
 #include <nccl.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 
 #include "backend.h"
 #include "config.h"
@@ -38,6 +40,7 @@ struct Cuda {
   decltype(&cudaSetDevice) set_device = nullptr;
   decltype(&cudaStreamCreate) stream_create = nullptr;
   decltype(&cudaStreamSynchronize) stream_synchronize = nullptr;
+  decltype(&cudaStreamQuery) stream_query = nullptr;
   cudaError_t (*malloc)(void**, size_t) = nullptr;
   decltype(&cudaFree) free = nullptr;
   decltype(&cudaMemcpyAsync) memcpy_async = nullptr;
@@ -46,22 +49,32 @@ struct Cuda {
 
 ncclDataType_t nccl_type(DType d) {
   switch (d) {
-    case DType::f16: return ncclFloat16;
-    case DType::bf16: return ncclBfloat16;
-    case DType::f32: return ncclFloat32;
-    case DType::f64: return ncclFloat64;
-    case DType::i32: return ncclInt32;
-    case DType::i64: return ncclInt64;
+    case DType::f16:
+      return ncclFloat16;
+    case DType::bf16:
+      return ncclBfloat16;
+    case DType::f32:
+      return ncclFloat32;
+    case DType::f64:
+      return ncclFloat64;
+    case DType::i32:
+      return ncclInt32;
+    case DType::i64:
+      return ncclInt64;
   }
   return ncclFloat32;
 }
 
 ncclRedOp_t nccl_op(ReduceOp op) {
   switch (op) {
-    case ReduceOp::sum: return ncclSum;
-    case ReduceOp::average: return ncclAvg;
-    case ReduceOp::min: return ncclMin;
-    case ReduceOp::max: return ncclMax;
+    case ReduceOp::sum:
+      return ncclSum;
+    case ReduceOp::average:
+      return ncclAvg;
+    case ReduceOp::min:
+      return ncclMin;
+    case ReduceOp::max:
+      return ncclMax;
   }
   return ncclSum;
 }
@@ -75,16 +88,28 @@ class NcclBackend final : public Backend {
 
   const char* name() const override { return "nccl"; }
 
+  bool has_stream_query() const { return cuda.stream_query != nullptr; }
   Status nccl_check(ncclResult_t rc, const char* what) {
     if (rc == ncclSuccess) return {};
     return {std::string(what) + " failed: " + (nccl.error_string ? nccl.error_string(rc) : "NCCL error")};
   }
   Status finish(ncclResult_t rc, const char* what) {
     Status s = nccl_check(rc, what);
-    if (s.ok() && device) {
-      const cudaError_t e = cuda.stream_synchronize(stream);
-      if (e != cudaSuccess) s.message = std::string("cudaStreamSynchronize failed: ") + cuda.error_string(e);
+    if (!s.ok() || !device) return s;
+    // Polled rather than synchronized, so that the control plane is answered while the collective
+    // runs and a peer that died inside it is named (cudaStreamSynchronize would block, spinning).
+    const auto started = std::chrono::steady_clock::now();
+    cudaError_t e = cudaErrorNotReady;
+    while (has_stream_query() && (e = cuda.stream_query(stream)) == cudaErrorNotReady) {
+      if (waiter_) {
+        waiter_->between_polls(started);
+      } else {
+        std::this_thread::yield();
+      }
     }
+    if (!has_stream_query()) e = cuda.stream_synchronize(stream);
+    if (e != cudaSuccess)
+      s.message = std::string("waiting for the NCCL stream failed: ") + cuda.error_string(e);
     return s;
   }
 
@@ -112,12 +137,13 @@ class NcclBackend final : public Backend {
                   "ncclAllReduce");
   }
   Status allgather(SetComm& set, const void* in, void* out, size_t count, DType dtype) override {
-    return finish(nccl.all_gather(in, out, count, nccl_type(dtype), static_cast<ncclComm_t>(set.backend_comm), stream),
-                  "ncclAllGather");
+    return finish(
+        nccl.all_gather(in, out, count, nccl_type(dtype), static_cast<ncclComm_t>(set.backend_comm), stream),
+        "ncclAllGather");
   }
   Status broadcast(SetComm& set, void* buf, size_t count, DType dtype, int root) override {
-    return finish(nccl.broadcast(buf, buf, count, nccl_type(dtype), root, static_cast<ncclComm_t>(set.backend_comm),
-                                 stream),
+    return finish(nccl.broadcast(buf, buf, count, nccl_type(dtype), root,
+                                 static_cast<ncclComm_t>(set.backend_comm), stream),
                   "ncclBroadcast");
   }
 
@@ -162,7 +188,8 @@ std::unique_ptr<Backend> make_nccl_backend(std::string* why_not) {
   n.all_gather = reinterpret_cast<decltype(n.all_gather)>(lookup(lib, "ncclAllGather"));
   n.broadcast = reinterpret_cast<decltype(n.broadcast)>(lookup(lib, "ncclBroadcast"));
   n.error_string = reinterpret_cast<decltype(n.error_string)>(lookup(lib, "ncclGetErrorString"));
-  if (!n.get_unique_id || !n.comm_init_rank || !n.comm_destroy || !n.all_reduce || !n.all_gather || !n.broadcast) {
+  if (!n.get_unique_id || !n.comm_init_rank || !n.comm_destroy || !n.all_reduce || !n.all_gather ||
+      !n.broadcast) {
     *why_not = "libnccl.so.2 lacks a function the runtime needs";
     return nullptr;
   }
@@ -177,7 +204,9 @@ std::unique_ptr<Backend> make_nccl_backend(std::string* why_not) {
     c.get_device_count = reinterpret_cast<decltype(c.get_device_count)>(lookup(cudart, "cudaGetDeviceCount"));
     c.set_device = reinterpret_cast<decltype(c.set_device)>(lookup(cudart, "cudaSetDevice"));
     c.stream_create = reinterpret_cast<decltype(c.stream_create)>(lookup(cudart, "cudaStreamCreate"));
-    c.stream_synchronize = reinterpret_cast<decltype(c.stream_synchronize)>(lookup(cudart, "cudaStreamSynchronize"));
+    c.stream_synchronize =
+        reinterpret_cast<decltype(c.stream_synchronize)>(lookup(cudart, "cudaStreamSynchronize"));
+    c.stream_query = reinterpret_cast<decltype(c.stream_query)>(lookup(cudart, "cudaStreamQuery"));
     c.malloc = reinterpret_cast<decltype(c.malloc)>(lookup(cudart, "cudaMalloc"));
     c.free = reinterpret_cast<decltype(c.free)>(lookup(cudart, "cudaFree"));
     c.memcpy_async = reinterpret_cast<decltype(c.memcpy_async)>(lookup(cudart, "cudaMemcpyAsync"));

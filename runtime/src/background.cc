@@ -16,6 +16,7 @@ Background::Background(const Config& cfg, int world_rank, int world_size, Backen
       watchdog_(watchdog),
       channel_(control, world_size),
       fusion_(backend, cfg.fusion_bytes) {
+  backend.set_waiter(this);
   if (world_rank == 0) {
     coordinator_ = std::make_unique<Coordinator>(cfg.fusion_bytes, cfg.stall_warn_s, cfg.stall_abort_s);
     coordinator_->add_set(0, inbox.set(0)->members);
@@ -111,8 +112,10 @@ Status Background::run_collective(SetComm& set, Op op, std::vector<std::shared_p
       s = backend_.broadcast(set, first.out, first.count, first.dtype, first.root);
       break;
     case Op::barrier: {
-      const int rc = MPI_Barrier(set.data);
-      if (rc != MPI_SUCCESS) s.message = "MPI_Barrier failed: " + mpi_error_text(rc);
+      MPI_Request rq;
+      const int rc = MPI_Ibarrier(set.data, &rq);
+      s = rc == MPI_SUCCESS ? mpi_wait(rq, "MPI_Ibarrier", this)
+                            : Status{"MPI_Ibarrier failed: " + mpi_error_text(rc)};
       break;
     }
     case Op::create_set:

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -21,7 +22,7 @@
 
 namespace lockstep::rt::internal {
 
-class Background {
+class Background final : public DataPlaneWait {
  public:
   Background(const Config& cfg, int world_rank, int world_size, Backend& backend, MPI_Comm control,
              Inbox& inbox, Watchdog& watchdog);
@@ -31,6 +32,8 @@ class Background {
   void finish();
   uint64_t collectives_run() const { return collectives_run_.load(); }
   uint64_t tensors_run() const { return tensors_run_.load(); }
+  // While a data-plane collective runs: keeps the control plane answered and paces the polls.
+  void between_polls(Clock::time_point started) override;
 
  private:
   // ---- negotiation (negotiation.cc)
@@ -42,6 +45,13 @@ class Background {
   bool worker_step(std::vector<RequestInfo> mine, const Inbox::Taken& taken, bool blocked, bool& progressed);
   // The sleep policy between two passes.
   void idle_wait(const Inbox::Taken& taken, bool progressed);
+  // The control plane while a collective is in flight: heartbeats both ways, the coordinator's reading
+  // of the workers' messages, a worker's reading of plans (kept for later, or an abort), silence checks.
+  void keepalive();
+  // Worker: the next plan, from those received during a collective or from the channel.
+  std::optional<Plan> next_plan();
+  std::optional<Plan> receive_plan();
+  void check_silence();
   [[noreturn]] void coordinator_abort(const std::string& reason, const std::vector<int>& unreachable);
   [[noreturn]] void worker_abort(const std::string& reason);
 
@@ -82,6 +92,8 @@ class Background {
   bool told_blocked_ = false;        // worker: the coordinator was last told this rank is blocked
   std::vector<RequestInfo> unsent_;  // worker: submitted, not yet reported
   Clock::time_point unsent_since_;
+  std::deque<Plan> deferred_plans_;  // worker: received while a collective ran, not executed yet
+  Clock::time_point last_keepalive_;
   // idle_wait's state.
   int idle_polls_ = 0;
   Clock::time_point busy_at_, progress_at_;

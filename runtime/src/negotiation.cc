@@ -110,16 +110,7 @@ bool Background::coordinator_step(std::vector<RequestInfo> mine, const Inbox::Ta
       return true;
     }
   }
-  std::vector<int> silent;
-  now = Clock::now();
-  for (int w = 1; w < world_size_; ++w) {
-    if (seconds_since(last_heard_[static_cast<size_t>(w)], now) > cfg_.heartbeat_s) silent.push_back(w);
-  }
-  if (!silent.empty()) {
-    std::string who;
-    for (int w : silent) who += (who.empty() ? "" : "; ") + describe_silent_rank(w, cfg_.heartbeat_s);
-    coordinator_abort(who, silent);
-  }
+  check_silence();
   return false;
 }
 
@@ -140,29 +131,118 @@ bool Background::worker_step(std::vector<RequestInfo> mine, const Inbox::Taken& 
     told_blocked_ = blocked;
     last_sent_ = now;
   }
-  while (auto msg = channel_.poll_plan()) {
-    Plan plan;
-    try {
-      plan = decode_plan(msg->bytes.data(), msg->bytes.size());
-    } catch (const std::exception& e) {
-      fatal(std::string("bad control message from rank 0: ") + e.what());
-    }
-    if (plan.kind == Plan::kAbort) worker_abort(plan.message);
+  while (auto plan = next_plan()) {
     // The coordinator forgets who was blocked whenever a plan runs something.
-    if (!plan.responses.empty()) told_blocked_ = false;
-    execute(plan);
+    if (!plan->responses.empty()) told_blocked_ = false;
+    execute(*plan);
     last_heard_[0] = Clock::now();
     progressed = true;
-    if (plan.kind == Plan::kShutdown) {
+    if (plan->kind == Plan::kShutdown) {
       channel_.flush();
       return true;
     }
   }
-  // The coordinator checks the workers at heartbeat_s; waiting longer here lets it speak first.
-  if (seconds_since(last_heard_[0], Clock::now()) > cfg_.heartbeat_s * 1.5) {
-    fatal(describe_silent_rank(0, cfg_.heartbeat_s * 1.5) + " (rank 0 coordinates negotiation)");
-  }
+  check_silence();
   return false;
+}
+
+std::optional<Plan> Background::next_plan() {
+  if (deferred_plans_.empty()) return receive_plan();
+  Plan p = std::move(deferred_plans_.front());
+  deferred_plans_.pop_front();
+  return p;
+}
+
+std::optional<Plan> Background::receive_plan() {
+  auto msg = channel_.poll_plan();
+  if (!msg) return std::nullopt;
+  Plan plan;
+  try {
+    plan = decode_plan(msg->bytes.data(), msg->bytes.size());
+  } catch (const std::exception& e) {
+    fatal(std::string("bad control message from rank 0: ") + e.what());
+  }
+  if (plan.kind == Plan::kAbort) worker_abort(plan.message);
+  last_heard_[0] = Clock::now();
+  return plan;
+}
+
+// A rank silent on the control plane for longer than the heartbeat timeout is dead or wedged: the
+// coordinator names it and stops the others; a worker names the coordinator. Workers wait longer, so
+// that the coordinator, which can tell which worker died, speaks first.
+void Background::check_silence() {
+  const auto now = Clock::now();
+  if (!coordinator_) {
+    if (seconds_since(last_heard_[0], now) > cfg_.heartbeat_s * 1.5) {
+      fatal(describe_silent_rank(0, cfg_.heartbeat_s * 1.5) + " (rank 0 coordinates negotiation)");
+    }
+    return;
+  }
+  std::vector<int> silent;
+  for (int w = 1; w < world_size_; ++w) {
+    if (seconds_since(last_heard_[static_cast<size_t>(w)], now) > cfg_.heartbeat_s) silent.push_back(w);
+  }
+  if (!silent.empty()) {
+    std::string who;
+    for (int w : silent) who += (who.empty() ? "" : "; ") + describe_silent_rank(w, cfg_.heartbeat_s);
+    coordinator_abort(who, silent);
+  }
+}
+
+// A collective still running after kSpin is most likely waiting for a peer rather than moving data:
+// the polls then space out by kNap, which costs a waiting rank a few percent of a core instead of all
+// of it, yet still lets a long transfer progress (each poll moves what arrived meanwhile). The control
+// plane is served every kKeepaliveEvery either way.
+void Background::between_polls(Clock::time_point started) {
+  constexpr auto kSpin = std::chrono::milliseconds(100);
+  constexpr auto kNap = std::chrono::microseconds(100);
+  constexpr auto kKeepaliveEvery = std::chrono::milliseconds(5);
+  const auto now = Clock::now();
+  if (cfg_.matching == Matching::name && now - last_keepalive_ >= kKeepaliveEvery) {
+    last_keepalive_ = now;
+    keepalive();
+  }
+  if (now - started < kSpin) {
+    std::this_thread::yield();
+  } else {
+    std::this_thread::sleep_for(kNap);
+  }
+}
+
+void Background::keepalive() {
+  ControlPlane cp;
+  channel_.reap();
+  const auto now = Clock::now();
+  const bool heartbeat_due = now - last_sent_ >= heartbeat_every_;
+  if (coordinator_) {
+    while (auto msg = channel_.poll_readiness()) {
+      const auto at = Clock::now();
+      last_heard_[static_cast<size_t>(msg->from)] = at;
+      try {
+        Readiness r = decode_readiness(msg->bytes.data(), msg->bytes.size());
+        if (r.finalizing || !r.requests.empty()) ready_since_ = ready_since_.value_or(at);
+        coordinator_->add(msg->from, r, at);
+      } catch (const std::exception& e) {
+        coordinator_abort("bad control message from rank " + std::to_string(msg->from) + ": " + e.what(), {});
+      }
+    }
+    // Planning waits for the collective; an empty plan only says the coordinator is alive.
+    if (heartbeat_due) {
+      channel_.send_plan(Plan{});
+      last_sent_ = now;
+    }
+  } else {
+    if (heartbeat_due) {
+      // What the coordinator was last told, again: a heartbeat changes nothing in its table.
+      Readiness r;
+      r.finalizing = sent_finalizing_;
+      r.blocked = told_blocked_;
+      channel_.send_readiness(r);
+      last_sent_ = now;
+    }
+    while (auto plan = receive_plan()) deferred_plans_.push_back(std::move(*plan));
+  }
+  check_silence();
 }
 
 // The application waits for a plan: poll without sleeping, yielding the core to the other ranks'
@@ -207,12 +287,11 @@ void Background::idle_wait(const Inbox::Taken& taken, bool progressed) {
 [[noreturn]] void Background::worker_abort(const std::string& reason) {
   std::fprintf(stderr, "lockstep-rt: rank %d: aborting: %s\n", world_rank_, reason.c_str());
   std::fflush(stderr);
-  // The trace must say why this rank stopped, as fatal() does: its exit hook cannot see the status.
-  const std::string note = "lockstep-rt abort: " + reason;
-  LOCKSTEP_ANNOTATE(note.c_str());
-  channel_.ack_abort(std::chrono::milliseconds(500));
   liveness_quiet();
-  std::exit(kAbortExitCode);
+  channel_.ack_abort(std::chrono::milliseconds(500));
+  // fatal() notes the reason in the trace (its exit hook cannot see the status) and exits, leaving
+  // anyway should an exit hook block.
+  fatal(reason, true);
 }
 
 }  // namespace lockstep::rt::internal

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# A rank kills itself mid-run; every survivor must exit non-zero on its own, naming the dead rank, within
-# LOCKSTEP_RT_STALL_ABORT + 5 seconds of the death.
-#   launcher:  plain mpirun, which tears the job down with SIGTERM when a rank dies: the runtime's
-#              SIGTERM handler must name the dead rank before the process goes.
-#   heartbeat: mpirun --enable-recovery, which lets the job run on after a death: the runtime's
-#              control-plane heartbeat must detect it and stop the survivors (exit status 3, recorded
-#              per rank by a wrapping shell since mpirun then reports 0).
-# usage: dead_rank.sh launcher|heartbeat VICTIM NP WORKDIR PROGRAM MPIRUN [MPIRUN FLAGS...]
+# A rank kills itself mid-run; every survivor must exit on its own, naming the dead rank and no other,
+# within the documented time: LOCKSTEP_RT_STALL_ABORT seconds of the death (docs/runtime.md).
+#   launcher:   plain mpirun, which tears the job down with SIGTERM when a rank dies: the runtime's
+#               SIGTERM handler must name the dead rank before the process goes.
+#   heartbeat:  mpirun --enable-recovery, which lets the job run on after a death; the victim dies
+#               between collectives, so the survivors wait in negotiation: the control-plane heartbeat
+#               must detect it and stop the survivors (exit status 3, recorded per rank by a wrapping
+#               shell since mpirun then reports 0).
+#   collective: as heartbeat, but the victim dies inside a data-plane allreduce, so every survivor
+#               (the coordinator included) is waiting in a collective that can never finish.
+# usage: dead_rank.sh launcher|heartbeat|collective VICTIM NP WORKDIR PROGRAM MPIRUN [MPIRUN FLAGS...]
 set -uo pipefail
 mode=$1 victim=$2 np=$3 work=$4 prog=$5 mpirun=$6
 shift 6
@@ -16,12 +19,14 @@ export LOCKSTEP_RT_STALL_ABORT=$abort_s OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_
 
 stamp() { while IFS= read -r line; do printf '%s %s\n' "$(date +%s.%N)" "$line"; done; }
 
-if [ "$mode" = heartbeat ]; then
-  timeout -k 5 60 "$mpirun" "$@" --enable-recovery -x LOCKSTEP_RT_STALL_ABORT -np "$np" sh -c \
-    "\"$prog\" dead $victim; echo \$? > \"$work/rc.\$OMPI_COMM_WORLD_RANK\"; exit 0" 2>&1 | stamp > "$work/log"
-else
+scenario=dead
+[ "$mode" = collective ] && scenario=dead-in-collective
+if [ "$mode" = launcher ]; then
   timeout -k 5 60 "$mpirun" "$@" -x LOCKSTEP_RT_STALL_ABORT -np "$np" "$prog" dead "$victim" 2>&1 | stamp > "$work/log"
   echo "${PIPESTATUS[0]}" > "$work/rc.mpirun"
+else
+  timeout -k 5 60 "$mpirun" "$@" --enable-recovery -x LOCKSTEP_RT_STALL_ABORT -np "$np" sh -c \
+    "\"$prog\" $scenario $victim; echo \$? > \"$work/rc.\$OMPI_COMM_WORLD_RANK\"; exit 0" 2>&1 | stamp > "$work/log"
 fi
 cat "$work/log"
 
@@ -30,18 +35,24 @@ killed_at=$(grep -m1 "victim rank $victim: killing itself" "$work/log" | cut -d'
 [ -n "$killed_at" ] || fail "the victim never reached its kill point"
 for r in $(seq 0 $((np - 1))); do
   [ "$r" = "$victim" ] && continue
-  if [ "$mode" = heartbeat ]; then
-    line=$(grep -m1 -E "lockstep-rt: rank $r: aborting( every rank)?: rank $victim \(pid [0-9]* on .*\) has died" "$work/log")
+  if [ "$mode" = launcher ]; then
+    line=$(grep -m1 "lockstep-rt: rank $r: .*rank $victim (pid [0-9]*)" "$work/log")
+    [ -n "$line" ] || fail "rank $r did not name dead rank $victim"
+  else
+    line=$(grep -m1 -E "lockstep-rt: rank $r: aborting( every rank)?: rank $victim \(pid [0-9]* on [^)]*\) has died" \
+      "$work/log")
     [ -n "$line" ] || fail "rank $r did not name dead rank $victim"
     rc=$(cat "$work/rc.$r" 2>/dev/null)
     [ "$rc" = 3 ] || fail "rank $r exited with '$rc', want 3 (the runtime's abort status)"
-  else
-    line=$(grep -m1 "lockstep-rt: rank $r: .*rank $victim (pid [0-9]*)" "$work/log")
-    [ -n "$line" ] || fail "rank $r did not name dead rank $victim"
   fi
+  # Only the dead rank is named: no line of this rank blames another one.
+  others=$(grep "lockstep-rt: rank $r: " "$work/log" | grep -oE "rank [0-9]+ \(pid" | grep -v "^rank $victim (pid" |
+    sort -u | tr '\n' ' ')
+  [ -z "$others" ] || fail "rank $r also named: $others"
   at=$(echo "$line" | cut -d' ' -f1)
-  awk -v a="$at" -v k="$killed_at" -v lim=$((abort_s + 5)) 'BEGIN { exit !(a - k <= lim) }' ||
-    fail "rank $r named the dead rank $(awk -v a="$at" -v k="$killed_at" 'BEGIN { print a - k }') s after the death"
+  awk -v a="$at" -v k="$killed_at" -v lim="$abort_s" 'BEGIN { exit !(a - k <= lim) }' ||
+    fail "rank $r named the dead rank $(awk -v a="$at" -v k="$killed_at" 'BEGIN { print a - k }') s after the death" \
+      "(documented bound: LOCKSTEP_RT_STALL_ABORT = $abort_s s)"
 done
 if [ "$mode" = launcher ]; then
   rc=$(cat "$work/rc.mpirun")

@@ -1,6 +1,7 @@
 // Runtime behaviours beyond numerics, one scenario per run (argv[1]): negotiation errors that name the
 // ranks, fusion, process sets, and the failure paths (stall abort, a rank that dies). Exit 0 when the
 // scenario behaved as specified; failure paths are checked from outside (scenario.cmake).
+#include <mpi.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -31,19 +32,25 @@ bool contains(const std::string& s, const std::string& part) { return s.find(par
 void mismatch() {
   const int me = rank(), odd = size() - 1;
   std::vector<double> buf(16, 1.0), out(16 * size());
-  Status s = allreduce("m/dtype", buf.data(), out.data(), 4, me == odd ? DType::f64 : DType::f32, ReduceOp::sum).wait();
+  Status s =
+      allreduce("m/dtype", buf.data(), out.data(), 4, me == odd ? DType::f64 : DType::f32, ReduceOp::sum)
+          .wait();
   expect(contains(s.message, "mismatched dtype") && contains(s.message, "f64 on rank " + std::to_string(odd)),
          "dtype mismatch reported: '" + s.message + "'");
   s = allreduce("m/shape", buf.data(), out.data(), me == odd ? 8 : 4, DType::f32, ReduceOp::sum).wait();
-  expect(contains(s.message, "mismatched shape") && contains(s.message, "8 elements on rank " + std::to_string(odd)),
+  expect(contains(s.message, "mismatched shape") &&
+             contains(s.message, "8 elements on rank " + std::to_string(odd)),
          "shape mismatch reported: '" + s.message + "'");
-  s = allreduce("m/op", buf.data(), out.data(), 4, DType::f32, me == odd ? ReduceOp::max : ReduceOp::sum).wait();
-  expect(contains(s.message, "mismatched reduction") && contains(s.message, "max on rank " + std::to_string(odd)),
+  s = allreduce("m/op", buf.data(), out.data(), 4, DType::f32, me == odd ? ReduceOp::max : ReduceOp::sum)
+          .wait();
+  expect(contains(s.message, "mismatched reduction") &&
+             contains(s.message, "max on rank " + std::to_string(odd)),
          "reduction mismatch reported: '" + s.message + "'");
   s = (me == odd ? allgather("m/kind", buf.data(), out.data(), 4, DType::f32)
                  : allreduce("m/kind", buf.data(), out.data(), 4, DType::f32, ReduceOp::sum))
           .wait();
-  expect(contains(s.message, "mismatched operation") && contains(s.message, "allgather on rank " + std::to_string(odd)),
+  expect(contains(s.message, "mismatched operation") &&
+             contains(s.message, "allgather on rank " + std::to_string(odd)),
          "operation mismatch reported: '" + s.message + "'");
   s = broadcast("m/root", buf.data(), 4, DType::f64, me == odd ? 0 : odd).wait();
   expect(contains(s.message, "mismatched root"), "root mismatch reported: '" + s.message + "'");
@@ -53,8 +60,10 @@ void mismatch() {
   expect(contains(dup.message, "still pending"), "duplicate name rejected: '" + dup.message + "'");
   expect(first.wait().ok(), "the first request of a duplicated name still runs");
   // Local argument errors.
-  expect(!broadcast("m/badroot", buf.data(), 4, DType::f64, size()).wait().ok(), "root outside the set rejected");
-  expect(!allreduce("", buf.data(), out.data(), 4, DType::f64, ReduceOp::sum).wait().ok(), "empty name rejected");
+  expect(!broadcast("m/badroot", buf.data(), 4, DType::f64, size()).wait().ok(),
+         "root outside the set rejected");
+  expect(!allreduce("", buf.data(), out.data(), 4, DType::f64, ReduceOp::sum).wait().ok(),
+         "empty name rejected");
   // Still usable.
   double one = 1, total = 0;
   s = allreduce("m/after", &one, &total, 1, DType::f64, ReduceOp::sum).wait();
@@ -71,7 +80,8 @@ void fusion(bool off) {
   const Stats before = stats();
   for (int t = 0; t < n; ++t) {
     for (size_t i = 0; i < 256; ++i) in[t][i] = static_cast<float>(rank() * 1000 + t * 10 + i % 7);
-    hs.push_back(allreduce("f/" + std::to_string(t), in[t].data(), out[t].data(), 256, DType::f32, ReduceOp::sum));
+    hs.push_back(
+        allreduce("f/" + std::to_string(t), in[t].data(), out[t].data(), 256, DType::f32, ReduceOp::sum));
   }
   for (auto& h : hs) expect(h.wait().ok(), "fused request " + h.name());
   const Stats after = stats();
@@ -85,13 +95,14 @@ void fusion(bool off) {
       }
     }
   }
-  const uint64_t collectives = after.collectives - before.collectives, tensors = after.tensors - before.tensors;
+  const uint64_t collectives = after.collectives - before.collectives,
+                 tensors = after.tensors - before.tensors;
   expect(tensors == static_cast<uint64_t>(n), "every tensor ran once");
   if (off) {
     expect(collectives == static_cast<uint64_t>(n), "no fusion with LOCKSTEP_RT_FUSION_BYTES=0");
   } else {
-    expect(collectives < static_cast<uint64_t>(n), "fusion: " + std::to_string(collectives) + " collectives for " +
-                                                        std::to_string(n) + " tensors");
+    expect(collectives < static_cast<uint64_t>(n),
+           "fusion: " + std::to_string(collectives) + " collectives for " + std::to_string(n) + " tensors");
   }
 }
 
@@ -107,7 +118,8 @@ void flush() {
     const Stats before = stats();
     std::vector<Handle> hs;
     for (int t = 0; t < n; ++t) {
-      hs.push_back(allreduce("flush/" + std::to_string(t), in[t].data(), out[t].data(), 64, DType::f32, ReduceOp::sum));
+      hs.push_back(allreduce("flush/" + std::to_string(t), in[t].data(), out[t].data(), 64, DType::f32,
+                             ReduceOp::sum));
     }
     for (auto& h : hs) expect(h.wait().ok(), "flushed request " + h.name());
     const Stats after = stats();
@@ -118,7 +130,8 @@ void flush() {
   }
   // A single request waited on at once, then one polled with test() and waited on later.
   float x = 1, y = 0;
-  expect(allreduce("flush/single", &x, &y, 1, DType::f32, ReduceOp::sum).wait().ok() && y == size(), "single request");
+  expect(allreduce("flush/single", &x, &y, 1, DType::f32, ReduceOp::sum).wait().ok() && y == size(),
+         "single request");
   Handle h = allreduce("flush/polled", &x, &y, 1, DType::f32, ReduceOp::sum);
   for (int i = 0; i < 5 && !h.test(); ++i) usleep(1000);
   expect(h.wait().ok() && y == size(), "polled request");
@@ -138,7 +151,8 @@ void process_sets() {
   double mine = rank() + 1, sa = 0, sb = 0;
   Handle ha, hb;
   if (a.included()) ha = allreduce("s/x", &mine, &sa, 1, DType::f64, ReduceOp::sum, a);
-  if (b.included()) hb = allreduce("s/x", &mine, &sb, 1, DType::f64, ReduceOp::sum, b);  // same name, other set
+  if (b.included())
+    hb = allreduce("s/x", &mine, &sb, 1, DType::f64, ReduceOp::sum, b);  // same name, other set
   if (a.included()) {
     double want = 0;
     for (int r : evens) want += r + 1;
@@ -151,7 +165,8 @@ void process_sets() {
     std::vector<int32_t> gathered(static_cast<size_t>(b.size()));
     int32_t me = rank();
     expect(allgather("s/g", &me, gathered.data(), 1, DType::i32, b).wait().ok(), "allgather on a set");
-    for (int i = 0; i < b.size(); ++i) expect(gathered[static_cast<size_t>(i)] == tail[static_cast<size_t>(i)], "gather order");
+    for (int i = 0; i < b.size(); ++i)
+      expect(gathered[static_cast<size_t>(i)] == tail[static_cast<size_t>(i)], "gather order");
   } else {
     Status s = allreduce("s/x", &mine, &sb, 1, DType::f64, ReduceOp::sum, b).wait();
     expect(contains(s.message, "is not in process set"), "non-member rejected: '" + s.message + "'");
@@ -190,7 +205,49 @@ void dead_rank(int victim) {
   }
 }
 
+// The victim dies inside a data-plane allreduce: its MPI_Iallreduce (interposed below) posts its part
+// and kills the process, so every survivor is left in a collective that can never finish.
+int g_die_in_allreduce = -1;  // the victim's step, -1: never
+
+void dead_in_collective(int victim) {
+  if (rank() == victim) g_die_in_allreduce = 5;
+  float x = 1, y = 0;
+  for (;;) {
+    Status s = allreduce("d/step", &x, &y, 1, DType::f32, ReduceOp::sum).wait();
+    if (!s.ok()) std::fprintf(stderr, "rank %d: %s\n", rank(), s.message.c_str());
+    usleep(20000);
+  }
+}
+
 }  // namespace
+
+// The runtime's data-plane allreduce (MPI_Iallreduce, or a blocking MPI_Allreduce) reaches these
+// definitions in the program first.
+namespace {
+void maybe_die() {
+  static int calls = 0;
+  if (g_die_in_allreduce >= 0 && calls++ == g_die_in_allreduce) {
+    std::fprintf(stderr, "victim rank %d: killing itself (SIGKILL) inside an allreduce\n", rank());
+    std::fflush(stderr);
+    raise(SIGKILL);
+  }
+}
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) int MPI_Iallreduce(const void* in, void* out, int count,
+                                                                     MPI_Datatype dt, MPI_Op op,
+                                                                     MPI_Comm comm, MPI_Request* req) {
+  const int rc = PMPI_Iallreduce(in, out, count, dt, op, comm, req);
+  maybe_die();  // after posting its part: the others' parts are matched, the collective cannot finish
+  return rc;
+}
+
+extern "C" __attribute__((visibility("default"))) int MPI_Allreduce(const void* in, void* out, int count,
+                                                                    MPI_Datatype dt, MPI_Op op,
+                                                                    MPI_Comm comm) {
+  maybe_die();
+  return PMPI_Allreduce(in, out, count, dt, op, comm);
+}
 
 int main(int argc, char** argv) {
   const std::string which = argc > 1 ? argv[1] : "";
@@ -207,8 +264,12 @@ int main(int argc, char** argv) {
     stall();
   } else if (which == "dead") {
     dead_rank(argc > 2 ? std::atoi(argv[2]) : 1);
+  } else if (which == "dead-in-collective") {
+    dead_in_collective(argc > 2 ? std::atoi(argv[2]) : 1);
   } else {
-    std::fprintf(stderr, "usage: rt_scenarios mismatch|fusion [off]|flush|sets|stall|dead RANK\n");
+    std::fprintf(
+        stderr,
+        "usage: rt_scenarios mismatch|fusion [off]|flush|sets|stall|dead RANK|dead-in-collective RANK\n");
     return 2;
   }
   const int me = rank();
