@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <memory>
+#include <optional>
 
 #include "check_cli.h"
 #include "cli/command.h"
@@ -69,10 +70,11 @@ struct CheckOptions {
   bool no_symbolize = false;
   bool validate = false;
   bool skip_bad = false;
+  std::optional<join::LintRequest> lint;
 };
 
 int run_check(const CheckOptions& o) {
-  if (o.format == "html") return exporter::write_html_report({o.dir, o.output, o.jobs, o.no_symbolize, {}});
+  if (o.format == "html") return exporter::write_html_report({o.dir, o.output, o.jobs, o.no_symbolize, o.lint});
   report::Format fmt = format_option(o.format, "check");
   LoadOptions lo;
   lo.jobs = o.jobs;
@@ -91,6 +93,8 @@ int run_check(const CheckOptions& o) {
   if (!o.no_symbolize) ao.symbolize = make_symbolizer(sym);
   Result res = analyze(job, ao);
   report::Context ctx{o.dir, LOCKSTEP_VERSION};
+  report::StaticReasons reasons;
+  if (o.lint) ctx.reasons = &(reasons = exporter::lint_reasons(res, *o.lint));
   write_output(report::render(res, fmt, ctx), o.output);
   for (const auto& e : skipped) std::fprintf(stderr, "lockstep: check: skipped %s\n", e.c_str());
   if (!res.in_lockstep()) return cli::kFindings;
@@ -155,12 +159,17 @@ LOCKSTEP_COMMAND(check, [](CLI::App& app) {
   CLI::App* sub = app.add_subcommand(
       "check", "Check one job's traces: are all ranks in lockstep? Exit 0 yes, 1 findings, 2 bad input");
   sub->add_option("DIR", o->dir, "trace directory (every *.lstrace file in it, one job)")->required();
-  sub->add_option("--format", o->format, "text (default), json, sarif, junit or html (as `lockstep report`)");
+  sub->add_option("--format", o->format, "text (default), json, sarif, junit or html (the page of `lockstep report`)");
   sub->add_option("-o,--output", o->output, "write the report to FILE instead of standard output");
   sub->add_option("-j,--jobs", o->jobs, "threads loading trace files (default: one per core)")->check(CLI::NonNegativeNumber);
   sub->add_flag("--no-symbolize", o->no_symbolize, "report call sites as module+offset (no llvm-symbolizer run)");
   sub->add_flag("--validate", o->validate, "also validate every field of every record first (a second pass)");
   sub->add_flag("--skip-bad", o->skip_bad,
                 "analyze the readable files, naming each skipped one (exit 2 if any was skipped and no finding)");
-  sub->callback([o] { lockstep::cli::set_exit_code(lockstep::check::run_check(*o)); });
+  auto lint = std::make_shared<lockstep::join::LintRequest>();
+  CLI::Option* lint_opt = lockstep::join::add_lint_options(sub, *lint);
+  sub->callback([o, lint, lint_opt, sub] {
+    if (lockstep::join::lint_requested(sub, lint_opt, *lint, "check")) o->lint = *lint;
+    lockstep::cli::set_exit_code(lockstep::check::run_check(*o));
+  });
 });

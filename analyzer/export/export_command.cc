@@ -2,6 +2,7 @@
 // the check's findings and the job's collectives, drawn (HTML) or handed to a trace viewer (JSON).
 #include <fmt/format.h>
 
+#include <unistd.h>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -95,15 +96,27 @@ const bool kHook = [] {
 
 }  // namespace
 
+report::StaticReasons lint_reasons(const check::Result& result, const join::LintRequest& request) {
+  char self[4096];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0) return {};
+  self[n] = 0;
+  join::Joined j = join::lint_findings(result, request, self);
+  for (auto& note : j.notes) std::fprintf(stderr, "lockstep: %s\n", note.c_str());
+  return j.reasons;
+}
+
 int write_html_report(const HtmlJob& j) {
   Checked c = load_and_check(j.dir, j.jobs, j.no_symbolize, "report");
+  report::StaticReasons reasons;
+  if (j.lint) reasons = lint_reasons(c.result, *j.lint);
   report::TimelineOptions to;
   to.symbolize = c.symbolize;
   to.names = &c.result.comms;
   to.device = false;  // the page draws host times only
   report::Timeline tl(c.job, to);
   report::Context ctx{j.dir, LOCKSTEP_VERSION};
-  check::write_output(report::html(c.job, c.result, tl, ctx, j.reasons), j.output);
+  check::write_output(report::html(c.job, c.result, tl, ctx, reasons), j.output);
   return exit_code(c.result);
 }
 
@@ -135,5 +148,10 @@ LOCKSTEP_COMMAND(report, [](CLI::App& app) {
       ->check(CLI::NonNegativeNumber);
   sub->add_flag("--no-symbolize", o->no_symbolize,
                 "report call sites as module+offset (no llvm-symbolizer run)");
-  sub->callback([o] { lockstep::cli::set_exit_code(lockstep::exporter::write_html_report(*o)); });
+  auto lint = std::make_shared<lockstep::join::LintRequest>();
+  CLI::Option* lint_opt = lockstep::join::add_lint_options(sub, *lint);
+  sub->callback([o, lint, lint_opt, sub] {
+    if (lockstep::join::lint_requested(sub, lint_opt, *lint, "report")) o->lint = *lint;
+    lockstep::cli::set_exit_code(lockstep::exporter::write_html_report(*o));
+  });
 });

@@ -4,6 +4,9 @@
 
 #include <string>
 
+#include <optional>
+
+#include "join/static_join.h"
 #include "lockstep/report/html.h"
 
 namespace lockstep::exporter {
@@ -13,11 +16,14 @@ struct HtmlJob {
   std::string output;  // "-" or empty: standard output
   int jobs = 0;
   bool no_symbolize = false;
-  report::StaticReasons reasons;
+  std::optional<join::LintRequest> lint;  // `--lint`: join lint's findings at the call sites
 };
 
 // Loads and checks `dir`, writes the HTML report; returns the check's exit code (0 clean, 1 findings).
 // Bad input throws cli::BadInput.
 int write_html_report(const HtmlJob& job);
+
+// `--lint`: lint's reasons for `result`'s findings; what could not be joined is said on stderr.
+report::StaticReasons lint_reasons(const check::Result& result, const join::LintRequest& request);
 
 }  // namespace lockstep::exporter

@@ -234,12 +234,7 @@ std::string html(const check::Job& job, const check::Result& r, Timeline& tl, co
     }
     auto rs = reasons.find(i);
     if (rs != reasons.end()) {
-      const StaticReason& s = rs->second;
-      Json sj = {{"rule", s.rule}, {"message", s.message}, {"file", s.file},
-                 {"line", s.line}, {"summary", s.summary}, {"notes", Json::array()}};
-      for (auto& n : s.notes)
-        sj["notes"].push_back({{"file", n.file}, {"line", n.line}, {"message", n.message}});
-      fj["static"] = sj;
+      fj["static"] = static_json(rs->second);
     }
     findings.push_back(fj);
   }

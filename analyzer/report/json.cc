@@ -81,6 +81,13 @@ nlohmann::json finding_json(const check::Finding& f) {
   return j;
 }
 
+nlohmann::json static_json(const StaticReason& s) {
+  Json j = {{"rule", s.rule}, {"message", s.message}, {"file", s.file}, {"line", s.line},
+            {"summary", s.summary}, {"notes", Json::array()}};
+  for (auto& n : s.notes) j["notes"].push_back({{"file", n.file}, {"line", n.line}, {"message", n.message}});
+  return j;
+}
+
 std::string json(const check::Result& r, const Context& ctx) {
   Json j;
   j["schema_version"] = "1.0";
@@ -99,7 +106,11 @@ std::string json(const check::Result& r, const Context& ctx) {
   j["communicators"] = Json::array();
   for (auto& c : r.comms) j["communicators"].push_back(comm_json(c));
   j["findings"] = Json::array();
-  for (auto& f : r.findings) j["findings"].push_back(finding_json(f));
+  for (size_t i = 0; i < r.findings.size(); ++i) {
+    Json f = finding_json(r.findings[i]);
+    if (ctx.reasons && ctx.reasons->count(i)) f["static"] = static_json(ctx.reasons->at(i));
+    j["findings"].push_back(std::move(f));
+  }
   Json hang = {{"hung", r.hung}, {"ranks", Json::array()}, {"wait_for", Json::array()},
                          {"look_here", r.look_here}};
   for (auto& st : r.states) {

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lockstep/check/check.h"
+#include "lockstep/report/report.h"
 
 namespace lockstep::report {
 std::string hex_id(uint64_t id);
@@ -12,4 +13,6 @@ nlohmann::json detail_json(const check::RankDetail& d);
 nlohmann::json site_json(const check::Site& s);
 nlohmann::json edge_json(const check::WaitEdge& e);
 nlohmann::json finding_json(const check::Finding& f);
+// `check --lint`: the lint finding joined to a check finding (the JSON `static` object).
+nlohmann::json static_json(const StaticReason& s);
 }  // namespace lockstep::report

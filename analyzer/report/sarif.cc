@@ -66,7 +66,8 @@ std::string sarif(const check::Result& r, const Context& ctx) {
                      {"shortDescription", {{"text", rule_text(k)}}},
                      {"helpUri", "https://github.com/lockstep/lockstep/blob/main/docs/check-output.md"}});
   Json results = Json::array();
-  for (auto& f : r.findings) {
+  for (size_t fi = 0; fi < r.findings.size(); ++fi) {
+    const check::Finding& f = r.findings[fi];
     Json res;
     res["ruleId"] = check::kind_name(f.kind);
     res["ruleIndex"] = int(f.kind);
@@ -91,8 +92,28 @@ std::string sarif(const check::Result& r, const Context& ctx) {
     }
     if (locs.empty()) locs.push_back({{"message", {{"text", fmt::format("{} #{}", f.comm.name, f.seq)}}}});
     res["locations"] = locs;
+    // `check --lint`: lint's finding at this call site, then its condition and origin notes.
+    const StaticReason* why = ctx.reasons && ctx.reasons->count(fi) ? &ctx.reasons->at(fi) : nullptr;
+    if (why) {
+      auto loc = [](const std::string& file, int line, const std::string& text) {
+        Json l = {{"message", {{"text", text}}}};
+        if (!file.empty())
+          l["physicalLocation"] = {{"artifactLocation", {{"uri", file}}}, {"region", {{"startLine", std::max(line, 1)}}}};
+        return l;
+      };
+      Json l = loc(why->file, why->line, "lint [" + why->rule + "]: " + why->message);
+      l["id"] = id++;
+      related.push_back(l);
+      for (auto& n : why->notes) {
+        Json nl = loc(n.file, n.line, "lint: " + n.message);
+        nl["id"] = id++;
+        related.push_back(nl);
+      }
+      res["message"]["text"] = res["message"]["text"].get<std::string>() + " (static: " + why->summary + ")";
+    }
     if (!related.empty()) res["relatedLocations"] = related;
     res["properties"] = finding_json(f);
+    if (why) res["properties"]["static"] = static_json(*why);
     results.push_back(res);
   }
   Json notes = Json::array();

@@ -151,6 +151,10 @@ std::string text(const check::Result& r, const Context& ctx) {
                      check::kind_name(f.kind), at, f.comm.name, f.comm.size, f.control ? " [control plane]" : "", f.tie ? " [tie]" : "");
     s += "   " + f.explanation + "\n";
     for (auto& note : f.notes) s += "   note: " + note + "\n";
+    if (ctx.reasons && ctx.reasons->count(size_t(n - 1))) {
+      const StaticReason& why = ctx.reasons->at(size_t(n - 1));
+      s += fmt::format("   static: {} [{}]\n", why.summary, why.rule);
+    }
     if (!f.tensor.empty()) s += "   tensor: " + f.tensor + "\n";
     for (auto& e : f.edges)
       s += fmt::format("   rank {} -> rank {} (waits at #{} on {})\n", e.from, e.to, e.seq, e.comm_name);
@@ -174,7 +178,6 @@ std::string text(const check::Result& r, const Context& ctx) {
     }
   }
   if (r.hung) s += "\nhang post-mortem (per rank):\n" + hang_text(r);
-  (void)ctx;
   return s;
 }
 

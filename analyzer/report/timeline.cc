@@ -181,6 +181,9 @@ std::vector<Lane> Timeline::lanes(const Rank& r) {
     }
     out.push_back(std::move(lane));
   }
+  // The lanes hold what the page and the export need: let the rank's mapped records go, so that a
+  // 1,024-rank job is read once rank by rank rather than kept resident (a hint; reading again works).
+  r.source->release(r.source->first_id(), r.source->end_id());
   return out;
 }
 

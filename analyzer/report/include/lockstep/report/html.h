@@ -13,22 +13,6 @@
 
 namespace lockstep::report {
 
-// Why lint flags the call site of a finding (the static reason joined to the dynamic finding).
-struct StaticReason {
-  std::string rule;     // "conditional-collective"
-  std::string message;  // lint's message
-  std::string file;     // the collective's line as lint reports it
-  int line = 0;
-  struct Note {
-    std::string file;
-    int line = 0;
-    std::string message;  // "the condition ...", "rank-local value from ..."
-  };
-  std::vector<Note> notes;  // the condition and the origin of the rank-local value
-  std::string summary;      // one sentence: "the call runs only where `...` holds (line 140), ..."
-};
-// Static reasons by finding index (Result::findings).
-using StaticReasons = std::map<size_t, StaticReason>;
 
 struct HtmlOptions {
   // Lanes per rank while a communicator has at most this many ranks; beyond, one lane per group of

@@ -2,9 +2,11 @@
 // (docs/check-output.md), SARIF 2.1.0 for code-scanning UIs, JUnit XML for CI test tabs.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "lockstep/check/check.h"
 
@@ -13,9 +15,27 @@ namespace lockstep::report {
 enum class Format { kText, kJson, kSarif, kJunit };
 std::optional<Format> parse_format(std::string_view name);
 
+// Why lint flags the call site of a finding (the static reason joined to the dynamic finding).
+struct StaticReason {
+  std::string rule;     // "conditional-collective"
+  std::string message;  // lint's message
+  std::string file;     // the collective's line as lint reports it
+  int line = 0;
+  struct Note {
+    std::string file;
+    int line = 0;
+    std::string message;  // "the condition ...", "rank-local value from ..."
+  };
+  std::vector<Note> notes;  // the condition and the origin of the rank-local value
+  std::string summary;      // one sentence: "the call runs only where `...` holds (line 140), ..."
+};
+// Static reasons by finding index (Result::findings).
+using StaticReasons = std::map<size_t, StaticReason>;
+
 struct Context {
   std::string dir;       // the trace directory checked
   std::string version;   // lockstep's version
+  const StaticReasons* reasons = nullptr;  // `check --lint`: lint's reason for findings, by index
 };
 
 // The one-line verdict: "lockstep: 4 ranks, 3 communicators, 10,000 collectives: IN LOCKSTEP".
