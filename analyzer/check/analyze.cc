@@ -11,7 +11,7 @@
 
 #include "lockstep/check/check.h"
 #include "lockstep/format/reader.h"
-#include "myers.h"
+#include "lockstep/check/myers.h"
 #include "semantics.h"
 
 namespace lockstep::check {
@@ -34,6 +34,31 @@ const char* kind_name(Kind k) {
 }
 
 const char* severity_name(Severity s) { return s == Severity::kError ? "error" : "warning"; }
+
+Classification classify(const lst_record& a, std::string_view name_a, const lst_record& b, std::string_view name_b) {
+  Classification k;
+  const uint8_t fa = uint8_t(LST_WORD_FLAGS(a.word)), fb = uint8_t(LST_WORD_FLAGS(b.word));
+  const uint64_t ba = a.u.coll.count * a.u.coll.dtype_size, bb = b.u.coll.count * b.u.coll.dtype_size;
+  // Per-rank counts (v-variants) and derived types cannot be compared across ranks from one record each.
+  const bool v = is_v_variant(a.op, fa) || is_v_variant(b.op, fb);
+  const bool derived = (fa | fb) & LST_F_DERIVED || a.dtype == LST_DT_DERIVED || b.dtype == LST_DT_DERIVED;
+  k.op = a.api != b.api || a.op != b.op || ((fa ^ fb) & (LST_F_NONBLOCKING | LST_F_CONTROL));
+  k.root = is_rooted(a.op) && a.u.coll.root_or_peer != b.u.coll.root_or_peer;
+  k.redop = is_reducing(a.op) && a.redop != b.redop;
+  k.bytes = !v && ba != bb;
+  k.dtype = !derived && a.dtype != b.dtype;
+  k.name = name_a != name_b;
+  if (k.op) k.kind = Kind::kOpMismatch;
+  else if (k.name) k.kind = Kind::kNameMismatch;
+  else if (k.root) k.kind = Kind::kRootMismatch;
+  else if (k.redop) k.kind = Kind::kRedopMismatch;
+  else if (k.dtype) {
+    k.kind = Kind::kDtypeMismatch;
+    // The same bytes read as another type: a warning, since MPI only requires the type signatures to match.
+    if (!k.bytes) k.severity = Severity::kWarning;
+  } else if (k.bytes) k.kind = Kind::kCountMismatch;
+  return k;
+}
 
 std::string Site::text() const {
   if (!file.empty()) {
@@ -521,46 +546,30 @@ class Analyzer {
     const Rank& mr = *ref.ranks.front();
     const lst_record* a = mr.record(ref.seq->ref[ai]);
     const lst_record* b = r.record(r.sequence(c.ref.id)->ref[bi]);
-    uint8_t fa = uint8_t(LST_WORD_FLAGS(a->word)), fb = uint8_t(LST_WORD_FLAGS(b->word));
     std::string na(name_of(mr, *a)), nb(name_of(r, *b));
+    const Classification k = classify(*a, na, *b, nb);
+    if (!k.kind) return;  // same collective from another call site: nothing MPI cares about
+    const Kind kind = *k.kind;
+    const Severity sev = k.severity;
+    const uint64_t ba = a->u.coll.count * a->u.coll.dtype_size, bb = b->u.coll.count * b->u.coll.dtype_size;
     std::vector<std::string> diffs;
-    Kind kind;
-    Severity sev = Severity::kError;
-    uint64_t ba = a->u.coll.count * a->u.coll.dtype_size, bb = b->u.coll.count * b->u.coll.dtype_size;
-    bool v = is_v_variant(a->op, fa) || is_v_variant(b->op, fb);
-    bool derived = (fa | fb) & LST_F_DERIVED || a->dtype == LST_DT_DERIVED || b->dtype == LST_DT_DERIVED;
-    bool op_diff = a->api != b->api || a->op != b->op || ((fa ^ fb) & (LST_F_NONBLOCKING | LST_F_CONTROL));
-    bool root_diff = is_rooted(a->op) && a->u.coll.root_or_peer != b->u.coll.root_or_peer;
-    bool redop_diff = is_reducing(a->op) && a->redop != b->redop;
-    bool bytes_diff = !v && ba != bb;
-    bool dtype_diff = !derived && a->dtype != b->dtype;
-    bool name_diff = na != nb;
     RankDetail da = detail(mr, a, ai, ref.seq->ref[ai]), db = detail(r, b, bi, r.sequence(c.ref.id)->ref[bi]);
-    if (op_diff) {
-      kind = Kind::kOpMismatch;
+    if (k.op) {
       diffs.push_back(fmt::format("rank {} called {}{} where {} called {}{}", r.world_rank, db.operation,
                                   db.site.text().empty() ? "" : " (" + db.site.text() + ")", ranks_phrase(majority),
                                   da.operation, da.site.text().empty() ? "" : " (" + da.site.text() + ")"));
     } else {
-      if (name_diff) diffs.push_back(fmt::format("rank {} named tensor '{}' where {} named '{}'", r.world_rank, nb,
-                                                 ranks_phrase(majority), na));
-      if (root_diff) diffs.push_back(fmt::format("rank {} named root {} where {} named root {}", r.world_rank,
-                                                 b->u.coll.root_or_peer, ranks_phrase(majority), a->u.coll.root_or_peer));
-      if (redop_diff) diffs.push_back(fmt::format("rank {} reduced with {} where {} used {}", r.world_rank,
-                                                  format::redop_name(b->redop), ranks_phrase(majority),
-                                                  format::redop_name(a->redop)));
-      if (bytes_diff || dtype_diff)
+      if (k.name) diffs.push_back(fmt::format("rank {} named tensor '{}' where {} named '{}'", r.world_rank, nb,
+                                              ranks_phrase(majority), na));
+      if (k.root) diffs.push_back(fmt::format("rank {} named root {} where {} named root {}", r.world_rank,
+                                              b->u.coll.root_or_peer, ranks_phrase(majority), a->u.coll.root_or_peer));
+      if (k.redop) diffs.push_back(fmt::format("rank {} reduced with {} where {} used {}", r.world_rank,
+                                               format::redop_name(b->redop), ranks_phrase(majority),
+                                               format::redop_name(a->redop)));
+      if (k.bytes || k.dtype)
         diffs.push_back(fmt::format("rank {} passed {} x {} ({} bytes) where {} passed {} x {} ({} bytes)", r.world_rank,
                                     b->u.coll.count, format::dtype_name(b->dtype), bb, ranks_phrase(majority),
                                     a->u.coll.count, format::dtype_name(a->dtype), ba));
-      if (name_diff) kind = Kind::kNameMismatch;
-      else if (root_diff) kind = Kind::kRootMismatch;
-      else if (redop_diff) kind = Kind::kRedopMismatch;
-      else if (dtype_diff) {
-        kind = Kind::kDtypeMismatch;
-        if (!bytes_diff) sev = Severity::kWarning;
-      } else if (bytes_diff) kind = Kind::kCountMismatch;
-      else return;  // same collective from another call site: nothing MPI cares about
     }
     Finding f = base(c, kind, ai, ref, r, tie, majority);
     f.severity = sev;

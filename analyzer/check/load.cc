@@ -3,6 +3,7 @@
 #include "lockstep/check/load.h"
 
 #include <fmt/format.h>
+#include <glob.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -117,16 +118,53 @@ Rank load_file(const std::string& path, const LoadOptions& options) {
   }
 }
 
-Job load_dir(const std::string& dir, const LoadOptions& options) {
+namespace {
+// Expands the inputs into trace file paths: a directory gives its *.lstrace files, a pattern its
+// matches (directories or files), a file itself. Sorted, duplicates dropped.
+std::vector<std::string> trace_paths(const std::vector<std::string>& inputs) {
   namespace fs = std::filesystem;
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec)) throw LoadError(fmt::format("{}: not a directory", dir));
   std::vector<std::string> paths;
-  for (auto it = fs::directory_iterator(dir, ec); !ec && it != fs::directory_iterator(); it.increment(ec))
-    if (it->path().extension() == ".lstrace" && it->is_regular_file()) paths.push_back(it->path().string());
-  if (ec) throw LoadError(fmt::format("{}: {}", dir, ec.message()));
-  if (paths.empty()) throw LoadError(fmt::format("{}: no trace files (*.lstrace)", dir));
+  auto add = [&](const std::string& in, bool matched) {
+    std::error_code ec;
+    if (fs::is_directory(in, ec)) {
+      size_t before = paths.size();
+      for (auto it = fs::directory_iterator(in, ec); !ec && it != fs::directory_iterator(); it.increment(ec))
+        if (it->path().extension() == ".lstrace" && it->is_regular_file()) paths.push_back(it->path().string());
+      if (ec) throw LoadError(fmt::format("{}: {}", in, ec.message()));
+      if (paths.size() == before && !matched) throw LoadError(fmt::format("{}: no trace files (*.lstrace)", in));
+    } else if (fs::is_regular_file(in, ec)) {
+      paths.push_back(in);
+    } else if (!matched) {
+      throw LoadError(fmt::format("{}: not a directory", in));
+    }
+  };
+  for (const std::string& in : inputs) {
+    if (in.find_first_of("*?[") == std::string::npos || std::filesystem::exists(in)) {
+      add(in, false);
+      continue;
+    }
+    glob_t g{};
+    int rc = ::glob(in.c_str(), GLOB_NOSORT, nullptr, &g);
+    std::vector<std::string> hits(g.gl_pathv, g.gl_pathv + (rc == 0 ? g.gl_pathc : 0));
+    ::globfree(&g);
+    if (hits.empty()) throw LoadError(fmt::format("{}: matches no file or directory", in));
+    size_t before = paths.size();
+    for (auto& h : hits) add(h, true);
+    if (paths.size() == before) throw LoadError(fmt::format("{}: no trace files (*.lstrace) in what it matches", in));
+  }
   std::sort(paths.begin(), paths.end());
+  paths.erase(std::unique(paths.begin(), paths.end()), paths.end());
+  return paths;
+}
+}  // namespace
+
+Job load_dir(const std::string& dir, const LoadOptions& options) { return load_paths({dir}, options); }
+
+Job load_paths(const std::vector<std::string>& inputs, const LoadOptions& options) {
+  std::vector<std::string> paths = trace_paths(inputs);
+  std::string dir;  // how the inputs are named in messages
+  for (auto& in : inputs) dir += (dir.empty() ? "" : ", ") + in;
+  if (paths.empty()) throw LoadError(fmt::format("{}: no trace files (*.lstrace)", dir));
 
   const std::string host = options.this_host.empty() ? hostname() : options.this_host;
   size_t workers = options.jobs > 0 ? size_t(options.jobs) : std::max(1u, std::thread::hardware_concurrency());

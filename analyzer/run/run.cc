@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "lockstep/format/fnv.h"
 #include "lockstep/format/reader.h"
 #include "run/stall_report.h"
 
@@ -167,11 +168,11 @@ Progress probe(const std::string& path) {
     format::TraceFile f = format::TraceFile::open(path);
     uint64_t end = f.end_id();
     uint64_t from = end > 256 && end - 256 > f.first_id() ? end - 256 : f.first_id();
-    uint64_t h = 0xcbf29ce484222325ull ^ end ^ (uint64_t(f.header().end_state) << 56);
+    uint64_t h = format::kFnvOffset ^ end ^ (uint64_t(f.header().end_state) << 56);
     for (uint64_t id = from; id < end; ++id) {
       const lst_record* r = f.record(id);
       uint32_t w = r ? r->word : 0;
-      h = (h ^ w) * 0x100000001b3ull;
+      h = format::fnv1a_word(w, h);
       uint8_t kind = LST_WORD_KIND(w);
       if ((kind == LST_KIND_COLLECTIVE || kind == LST_KIND_WAIT) && LST_WORD_STATE(w) == LST_STATE_ENTERED)
         p.inside = true;

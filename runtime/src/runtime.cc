@@ -148,7 +148,7 @@ RequestInfo info_of(const RequestState& st) {
   liveness_quiet();
   if (!printed) std::fprintf(stderr, "lockstep-rt: rank %d: aborting: %s\n", g_rt ? g_rt->world_rank : -1, why.c_str());
   std::fflush(stderr);
-  const std::string note = "lockstep-rt abort: " + why;
+  const std::string note = LOCKSTEP_RT_ABORT_PREFIX + why;
   LOCKSTEP_ANNOTATE(note.c_str());
   // exit() runs the tracer's exit hook; should something in it block, leave anyway.
   std::thread([] {
@@ -597,7 +597,7 @@ void Runtime::loop_negotiated() {
           std::fprintf(stderr, "lockstep-rt: rank %d: aborting: %s\n", world_rank, plan.message.c_str());
           std::fflush(stderr);
           // The trace must say why this rank stopped, as fatal() does: its exit hook cannot see the status.
-          const std::string note = "lockstep-rt abort: " + plan.message;
+          const std::string note = LOCKSTEP_RT_ABORT_PREFIX + plan.message;
           LOCKSTEP_ANNOTATE(note.c_str());
           char b = 1;
           MPI_Request rq;

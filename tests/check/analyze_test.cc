@@ -196,7 +196,7 @@ TEST(Analyze, AbsentRankContextIsItsLastAnnotationNotTheRuntimeAbortNote) {
   }
   // What the runtime leaves in the trace of a rank its stall inspector stopped: the abort note and the
   // exit hook's end marker, no MPI_Finalize.
-  b[1].annotate("lockstep-rt abort: stalled for 8 s (LOCKSTEP_RT_STALL_ABORT)").process_end();
+  b[1].annotate(LOCKSTEP_RT_ABORT_PREFIX "stalled for 8 s (LOCKSTEP_RT_STALL_ABORT)").process_end();
   Result res = run(b);
   const Finding& f = only(res);
   ASSERT_EQ(f.kind, Kind::kMissingCollective);

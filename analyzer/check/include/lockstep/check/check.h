@@ -5,7 +5,9 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "lockstep/check/model.h"
@@ -131,5 +133,15 @@ struct Options {
 };
 
 Result analyze(const Job& job, const Options& options = {});
+
+// What differs between two calls the alignment paired (the majority's `a`, another rank's `b`) in what
+// MPI requires to agree, and the finding that makes; `kind` is empty when they differ only in call site.
+// `name_a`/`name_b` are runtime tensor names ("" when none).
+struct Classification {
+  std::optional<Kind> kind;
+  Severity severity = Severity::kError;
+  bool op = false, name = false, root = false, redop = false, bytes = false, dtype = false;
+};
+Classification classify(const lst_record& a, std::string_view name_a, const lst_record& b, std::string_view name_b);
 
 }  // namespace lockstep::check

@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "lockstep/annotate.h"
 #include "lockstep/format/layout.h"
 
 namespace lockstep::check {
@@ -148,8 +149,8 @@ struct Rank {
   std::string_view context(RecordRef before) const;
 };
 
-// Prefix of the annotation the bundled runtime writes when it stops a process (runtime.cc).
-inline constexpr std::string_view kRuntimeAbortPrefix = "lockstep-rt abort: ";
+// Prefix of the annotation the bundled runtime writes when it stops a process.
+inline constexpr std::string_view kRuntimeAbortPrefix = LOCKSTEP_RT_ABORT_PREFIX;
 
 // Alignment signature of a collective: what must agree across ranks, plus the call site (module and
 // offset), so that equal-looking calls from different lines stay apart during alignment.
