@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <thread>
@@ -215,6 +217,17 @@ Job load_paths(const std::vector<std::string>& inputs, const LoadOptions& option
   for (auto& r : ranks)
     if (r.world_rank >= 0) job.ranks.push_back(std::move(r));
   if (job.ranks.empty()) throw LoadError(fmt::format("{}: no trace file names its rank", dir));
+  for (auto& in : inputs) {
+    std::error_code ec;
+    std::filesystem::path note = std::filesystem::path(in) / kRunTimeoutNote;
+    if (!std::filesystem::is_regular_file(note, ec)) continue;
+    if (std::FILE* f = std::fopen(note.c_str(), "r")) {
+      char line[256] = {};
+      if (std::fgets(line, sizeof line, f)) job.stopped_by_run = std::string(line, strcspn(line, "\n"));
+      std::fclose(f);
+    }
+    if (job.stopped_by_run.empty()) job.stopped_by_run = "lockstep run stopped the job at --timeout";
+  }
   finish_job(job);
   return job;
 }

@@ -189,9 +189,13 @@ void ingest(Rank& rank, std::shared_ptr<const RecordSource> source, bool defer_s
     const RecordRef ref = RecordRef(id - first);
     switch (kind) {
       case LST_KIND_COLLECTIVE: {
-        if (r->op == LST_OP_SEND || r->op == LST_OP_RECV) {
-          rank.p2p.push_back({r->comm, r->op, r->u.coll.root_or_peer,
-                              r->u.coll.count * r->u.coll.dtype_size, ref, uint8_t(LST_WORD_STATE(word))});
+        // Messages pair by peer and tag, not by position: never part of the collective sequence.
+        if ((LST_WORD_FLAGS(word) & LST_F_P2P) || r->op == LST_OP_SEND || r->op == LST_OP_RECV ||
+            r->op == LST_OP_PROBE) {
+          const uint8_t fl = uint8_t(LST_WORD_FLAGS(word));
+          rank.p2p.push_back({r->comm, r->op, r->u.coll.root_or_peer, r->u.coll.count * r->u.coll.dtype_size, ref,
+                              uint8_t(LST_WORD_STATE(word)), fl,
+                              (fl & LST_F_P2P) ? int32_t(r->u.coll.seq) : int32_t(LST_ANY_TAG)});
           break;
         }
         if (r->comm != last_comm) {

@@ -233,6 +233,8 @@ int run_job(const Options& o) {
   if (o.cmd.empty()) throw cli::BadInput("run: no command given (lockstep run -o DIR -- CMD...)");
   std::string tracer = find_tracer(o);
   std::string dir = prepare_dir(o);
+  std::error_code stale;
+  std::filesystem::remove(std::filesystem::path(dir) / "lockstep-run-timeout.txt", stale);  // a previous run's
   std::string job = make_job_id();
 
   std::string preload = tracer;
@@ -329,6 +331,13 @@ int run_job(const Options& o) {
   } catch (const std::exception&) {
   }
   std::fprintf(stderr, "lockstep run: %zu trace file(s) in %s\n", nfiles, dir.c_str());
+  if (timed_out) {
+    // The checker reads this note: a job stopped at --timeout hung, whatever its traces look like.
+    if (std::FILE* f = std::fopen((std::filesystem::path(dir) / "lockstep-run-timeout.txt").c_str(), "w")) {
+      std::fprintf(f, "lockstep run stopped the job at --timeout after %.1f s\n", o.timeout_s);
+      std::fclose(f);
+    }
+  }
   if (FinishHook hook = finish_hook()) hook(dir, stderr);
   std::fflush(stderr);
 

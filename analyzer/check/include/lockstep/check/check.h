@@ -17,7 +17,7 @@ namespace lockstep::check {
 // The JSON names of the finding kinds (docs/check-output.md).
 enum class Kind {
   kMissingCollective, kOpMismatch, kCountMismatch, kDtypeMismatch, kRootMismatch, kRedopMismatch,
-  kPeerMismatch, kNameMismatch, kMembershipMismatch, kDeadlockCycle, kUnfinished
+  kPeerMismatch, kNameMismatch, kMembershipMismatch, kDeadlockCycle, kUnfinished, kHang
 };
 const char* kind_name(Kind k);
 
@@ -65,7 +65,9 @@ struct WaitEdge {
   int32_t from = 0, to = 0;  // world ranks: `from` waits for `to`
   uint64_t comm = 0;
   std::string comm_name;
-  int64_t seq = 0;           // position `from` is blocked at
+  int64_t seq = 0;           // position `from` is blocked at; -1 for a message
+  std::string operation;     // what `from` is blocked in: "MPI_Allreduce", "MPI_Recv"
+  bool message = false;      // a point-to-point call (`to` is its peer, or any rank for MPI_ANY_SOURCE)
 };
 
 struct Finding {
