@@ -31,6 +31,7 @@ const char* kind_name(Kind k) {
     case Kind::kDeadlockCycle: return "deadlock_cycle";
     case Kind::kUnfinished: return "unfinished";
     case Kind::kHang: return "hang";
+    case Kind::kCallsiteMismatch: return "callsite_mismatch";
   }
   return "unknown";
 }
@@ -583,7 +584,10 @@ class Analyzer {
     const lst_record* b = r.record(r.sequence(c.ref.id)->ref[bi]);
     std::string na(name_of(mr, *a)), nb(name_of(r, *b));
     const Classification k = classify(*a, na, *b, nb);
-    if (!k.kind) return;  // same collective from another call site: nothing MPI cares about
+    if (!k.kind) {  // same collective from another call site: MPI does not mind, the program may
+      callsite(c, ref, r, ai, bi, tie, majority);
+      return;
+    }
     const Kind kind = *k.kind;
     const Severity sev = k.severity;
     const uint64_t ba = a->u.coll.count * a->u.coll.dtype_size, bb = b->u.coll.count * b->u.coll.dtype_size;
@@ -614,6 +618,42 @@ class Analyzer {
       f.explanation += ": the same bytes, read as different types";
     for (size_t i = 1; i < diffs.size(); ++i) f.notes.push_back("also: " + diffs[i]);
     if (ai != bi) f.notes.push_back(fmt::format("rank {} numbers this call #{}", r.world_rank, bi));
+    push(std::move(f));
+  }
+
+  // The same collective from another line: fine when that is how this rank always reaches it (helpers
+  // that differ per rank), suspect when the rank's own calls break their pattern there and the
+  // majority's do not (a skipped call made up from a flush or retry path later).
+  std::set<std::pair<int32_t, uint64_t>> callsite_flagged_;
+  void callsite(const Comm& c, const Group& ref, const Rank& r, uint32_t ai, uint32_t bi, bool tie,
+                const std::vector<int32_t>& majority) {
+    const Sequence* ms = ref.seq;
+    const Sequence* rs = r.sequence(c.ref.id);
+    if (!ms || !rs || callsite_flagged_.count({r.world_rank, c.ref.id})) return;
+    size_t p = departs(rs->sig, bi);
+    if (!p || departs(ms->sig, ai)) return;
+    callsite_flagged_.insert({r.world_rank, c.ref.id});
+    const Rank& mr = *ref.ranks.front();
+    RankDetail da = detail(mr, mr.record(ms->ref[ai]), ai, ms->ref[ai]);
+    RankDetail db = detail(r, r.record(rs->ref[bi]), bi, rs->ref[bi]);
+    RankDetail was = detail(r, r.record(rs->ref[bi - p]), int64_t(bi - p), rs->ref[bi - p]);
+    auto site = [](const RankDetail& d) { return d.site.text().empty() ? std::string("an unknown line") : d.site.text(); };
+    Finding f = base(c, Kind::kCallsiteMismatch, ai, ref, r, tie, majority);
+    f.severity = Severity::kWarning;
+    f.detail.push_back(db);
+    f.explanation = fmt::format(
+        "at {} #{} on {}, rank {} made the call from {} where {} made it from {}; the arguments agree, but rank {} "
+        "made this call from {} one step earlier (#{}), so its calls part from the others' here",
+        da.operation, ai, c.ref.name, r.world_rank, site(db), ranks_phrase(majority), site(da), r.world_rank, site(was),
+        bi - p);
+    f.notes.push_back("a call skipped and made up from another line (a flush, a retry path) pairs every later "
+                      "collective with the wrong partner while every count and type still agrees");
+    f.notes.push_back("if the ranks reach this collective through different code on purpose, pass "
+                      "--allow-callsite-differences");
+    if (opt_.allow_callsite_differences) {
+      res_.warnings.push_back(fmt::format("callsite_mismatch allowed: {}", f.explanation));
+      return;
+    }
     push(std::move(f));
   }
 

@@ -56,6 +56,7 @@ Analysis analyze_dir(const std::vector<std::string>& inputs, const DirOptions& o
   if (options.analyze) {
     Options ao;
     ao.symbolize = a.symbolize;
+    ao.allow_callsite_differences = options.allow_callsite_differences;
     a.result = analyze(a.job, ao);
   }
   return a;

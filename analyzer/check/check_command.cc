@@ -22,6 +22,7 @@ struct CheckOptions {
   int jobs = 0;
   bool no_symbolize = false;
   bool validate = false;
+  bool allow_callsite = false;
 };
 
 std::string joined(const std::vector<std::string>& v) {
@@ -36,6 +37,7 @@ int run_check(const CheckOptions& o) {
   d.jobs = o.jobs;
   d.validate = o.validate;
   d.symbolize = !o.no_symbolize;
+  d.allow_callsite_differences = o.allow_callsite;
   Analysis a;
   try {
     a = analyze_dir(o.inputs, d);
@@ -93,6 +95,8 @@ LOCKSTEP_COMMAND(check, [](CLI::App& app) {
   lockstep::cli::add_output_options(sub, o->format, o->output, {"text", "json", "sarif", "junit"});
   sub->add_option("-j,--jobs", o->jobs, "threads loading trace files (default: one per core)")->check(CLI::NonNegativeNumber);
   sub->add_flag("--no-symbolize", o->no_symbolize, "report call sites as module+offset (no llvm-symbolizer run)");
+  sub->add_flag("--allow-callsite-differences", o->allow_callsite,
+                "a rank making a collective from another line than its own pattern is a warning, not a finding");
   sub->add_flag("--validate", o->validate, "also validate every field of every record first (a second pass)");
   sub->callback([o] { lockstep::cli::set_exit_code(lockstep::check::run_check(*o)); });
 });

@@ -269,5 +269,71 @@ TEST(TwoRanks, NoEvidenceStaysATie) {
   EXPECT_TRUE(r.findings.front().culprits.empty());
 }
 
+// ----- same signature, other line -----
+
+Result run_opts(std::vector<RankBuilder>& b, const Options& o) {
+  std::vector<Rank> rs;
+  for (size_t i = 0; i < b.size(); ++i) rs.push_back(b[i].build(EndState::kExited));
+  Job job = make_job(std::move(rs));
+  return analyze(job, o);
+}
+
+// Every step: two allreduces of the same shape from lines 0x1100 and 0x1200. `odd` makes its step-3
+// second call from 0x1300 instead (a retry path that makes up for a skipped call).
+std::vector<RankBuilder> two_per_step(int n, int odd) {
+  auto b = ranks(n);
+  for (int s = 0; s < 6; ++s)
+    for (int i = 0; i < n; ++i) {
+      b[i].call(kWorld, allreduce(256, 0x1100));
+      b[i].call(kWorld, allreduce(256, i == odd && s == 3 ? 0x1300 : 0x1200));
+    }
+  for (auto& x : b) x.finalize();
+  return b;
+}
+
+TEST(Callsite, SameSignatureFromAnotherLineThanTheRanksOwnPatternIsReported) {
+  auto b = two_per_step(4, 2);
+  Result r = run_opts(b, {});
+  ASSERT_EQ(r.findings.size(), 1u) << dump(r);
+  const Finding& f = r.findings.front();
+  EXPECT_EQ(f.kind, Kind::kCallsiteMismatch);
+  EXPECT_EQ(f.severity, Severity::kWarning);
+  EXPECT_EQ(f.seq, 7);
+  EXPECT_EQ(f.culprits, V{2});
+  EXPECT_FALSE(r.in_lockstep());                                            // fails the gate by default
+  EXPECT_NE(f.explanation.find("#5"), std::string::npos) << f.explanation;  // the same call one step earlier
+
+  auto c = two_per_step(4, 2);
+  Options allow;
+  allow.allow_callsite_differences = true;
+  Result a = run_opts(c, allow);
+  EXPECT_TRUE(a.in_lockstep());
+  ASSERT_FALSE(a.warnings.empty());
+  EXPECT_NE(a.warnings.back().find("callsite_mismatch"), std::string::npos);
+}
+
+TEST(Callsite, RanksThatAlwaysUseTheirOwnHelperStayClean) {
+  // Rank 0 reaches the collective through one helper (alternating two lines), the others through another.
+  auto b = ranks(4);
+  for (int s = 0; s < 12; ++s)
+    for (int i = 0; i < 4; ++i)
+      b[i].call(kWorld, allreduce(256, i == 0 ? (s % 2 ? 0x1101 : 0x1100) : 0x1500));
+  for (auto& x : b) x.finalize();
+  Result r = run_opts(b, {});
+  EXPECT_TRUE(r.in_lockstep()) << dump(r);
+}
+
+TEST(Callsite, TwoRanksTheOneThatBreaksItsPatternIsNamed) {
+  auto b = two_per_step(2, 1);
+  Result r = run_opts(b, {});
+  ASSERT_EQ(r.findings.size(), 1u) << dump(r);
+  EXPECT_EQ(r.findings.front().kind, Kind::kCallsiteMismatch);
+  EXPECT_EQ(r.findings.front().culprits, V{1});
+  auto c = two_per_step(2, 0);
+  Result r0 = run_opts(c, {});
+  ASSERT_EQ(r0.findings.size(), 1u) << dump(r0);
+  EXPECT_EQ(r0.findings.front().culprits, V{0});
+}
+
 }  // namespace
 }  // namespace lockstep::check::test

@@ -17,7 +17,7 @@ namespace lockstep::check {
 // The JSON names of the finding kinds (docs/check-output.md).
 enum class Kind {
   kMissingCollective, kOpMismatch, kCountMismatch, kDtypeMismatch, kRootMismatch, kRedopMismatch,
-  kPeerMismatch, kNameMismatch, kMembershipMismatch, kDeadlockCycle, kUnfinished, kHang
+  kPeerMismatch, kNameMismatch, kMembershipMismatch, kDeadlockCycle, kUnfinished, kHang, kCallsiteMismatch
 };
 const char* kind_name(Kind k);
 
@@ -132,6 +132,9 @@ struct Options {
   // Upper bound on the edit distance searched per rank and communicator; beyond it the sequences
   // are compared position by position (far apart sequences are reported at their first difference).
   int max_edits = 4096;
+  // Report a rank that makes a collective from another line than its own pattern (callsite_mismatch) as
+  // a warning in Result::warnings instead of a finding, so it does not fail the check.
+  bool allow_callsite_differences = false;
 };
 
 Result analyze(const Job& job, const Options& options = {});
