@@ -6,12 +6,13 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
 #include "lockstep/check/check.h"
 #include "lockstep/format/reader.h"
-#include "myers.h"
+#include "lockstep/check/myers.h"
 #include "semantics.h"
 
 namespace lockstep::check {
@@ -29,11 +30,38 @@ const char* kind_name(Kind k) {
     case Kind::kMembershipMismatch: return "membership_mismatch";
     case Kind::kDeadlockCycle: return "deadlock_cycle";
     case Kind::kUnfinished: return "unfinished";
+    case Kind::kHang: return "hang";
+    case Kind::kCallsiteMismatch: return "callsite_mismatch";
   }
   return "unknown";
 }
 
 const char* severity_name(Severity s) { return s == Severity::kError ? "error" : "warning"; }
+
+Classification classify(const lst_record& a, std::string_view name_a, const lst_record& b, std::string_view name_b) {
+  Classification k;
+  const uint8_t fa = uint8_t(LST_WORD_FLAGS(a.word)), fb = uint8_t(LST_WORD_FLAGS(b.word));
+  const uint64_t ba = a.u.coll.count * a.u.coll.dtype_size, bb = b.u.coll.count * b.u.coll.dtype_size;
+  // Per-rank counts (v-variants) and derived types cannot be compared across ranks from one record each.
+  const bool v = is_v_variant(a.op, fa) || is_v_variant(b.op, fb);
+  const bool derived = (fa | fb) & LST_F_DERIVED || a.dtype == LST_DT_DERIVED || b.dtype == LST_DT_DERIVED;
+  k.op = a.api != b.api || a.op != b.op || ((fa ^ fb) & (LST_F_NONBLOCKING | LST_F_CONTROL));
+  k.root = is_rooted(a.op) && a.u.coll.root_or_peer != b.u.coll.root_or_peer;
+  k.redop = is_reducing(a.op) && a.redop != b.redop;
+  k.bytes = !v && ba != bb;
+  k.dtype = !derived && a.dtype != b.dtype;
+  k.name = name_a != name_b;
+  if (k.op) k.kind = Kind::kOpMismatch;
+  else if (k.name) k.kind = Kind::kNameMismatch;
+  else if (k.root) k.kind = Kind::kRootMismatch;
+  else if (k.redop) k.kind = Kind::kRedopMismatch;
+  else if (k.dtype) {
+    k.kind = Kind::kDtypeMismatch;
+    // The same bytes read as another type: a warning, since MPI only requires the type signatures to match.
+    if (!k.bytes) k.severity = Severity::kWarning;
+  } else if (k.bytes) k.kind = Kind::kCountMismatch;
+  return k;
+}
 
 std::string Site::text() const {
   if (!file.empty()) {
@@ -98,6 +126,7 @@ class Analyzer {
     point_to_point();
     hang();
     unfinished();
+    hang_finding();
     finish();
   }
 
@@ -158,7 +187,7 @@ class Analyzer {
     d.dtype_size = rec->u.coll.dtype_size;
     d.bytes = rec->u.coll.count * rec->u.coll.dtype_size;
     if (is_rooted(rec->op)) d.root = rec->u.coll.root_or_peer;
-    if (rec->op == LST_OP_SEND || rec->op == LST_OP_RECV) d.peer = rec->u.coll.root_or_peer;
+    if (rec->op == LST_OP_SEND || rec->op == LST_OP_RECV || rec->op == LST_OP_PROBE) d.peer = rec->u.coll.root_or_peer;
     d.tensor = tensor_at(r, *rec);
     d.site = site_of(r, rec->caller);
     d.time_s = time_of(r, rec->t_ns);
@@ -341,6 +370,36 @@ class Analyzer {
           break;
         }
     }
+    evidence_.clear();
+    if (tie) {
+      // Two views of equal weight (two ranks, typically): let the evidence pick the one that diverged.
+      std::vector<size_t> top;
+      for (size_t i = 0; i < groups.size(); ++i)
+        if (groups[i].support == groups[best].support) top.push_back(i);
+      if (top.size() == 2) {
+        const Group& g0 = groups[top[0]];
+        const Group& g1 = groups[top[1]];
+        static const std::vector<uint64_t> kEmpty;
+        const std::vector<uint64_t>& x = g0.seq ? g0.seq->sig : kEmpty;
+        const std::vector<uint64_t>& y = g1.seq ? g1.seq->sig : kEmpty;
+        size_t qa = 0, qb = 0;
+        if (auto h = diff(x, y, opt_.max_edits); h && !h->empty()) {
+          qa = h->front().a0;
+          qb = h->front().b0;
+        } else {
+          while (qa < x.size() && qa < y.size() && x[qa] == y[qa]) ++qa;
+          qb = qa;
+        }
+        Blame bl = two_way(c, g0.ranks, qa, g1.ranks, qb);
+        if (!bl.culprits.empty()) {
+          bool in0 = std::any_of(g0.ranks.begin(), g0.ranks.end(),
+                                 [&](const Rank* r) { return r->world_rank == bl.culprits.front(); });
+          best = in0 ? top[1] : top[0];
+          tie = false;
+          evidence_ = bl.evidence;
+        }
+      }
+    }
     const Group& ref = groups[best];
     res_.summary.collectives += len(ref.seq);
     std::vector<int32_t> majority;
@@ -353,6 +412,7 @@ class Analyzer {
   }
 
   std::set<uint64_t> control_comms_;
+  std::string evidence_;  // why the reference view of the communicator being aligned was chosen without a majority
 
   void compare(const Comm& c, const Group& ref, const Rank& r, bool tie, const std::vector<int32_t>& majority) {
     const Sequence* rs = r.sequence(c.ref.id);
@@ -499,6 +559,7 @@ class Analyzer {
       f.ranks.push_back(mr->world_rank);
       ++shown;
     }
+    if (!evidence_.empty()) f.notes.push_back("no majority; decided by evidence: " + evidence_);
     if (tie)
       f.notes.push_back(fmt::format("tie: {} and rank {} disagree with no majority either way; both views are shown "
                                     "and no rank is blamed",
@@ -521,46 +582,33 @@ class Analyzer {
     const Rank& mr = *ref.ranks.front();
     const lst_record* a = mr.record(ref.seq->ref[ai]);
     const lst_record* b = r.record(r.sequence(c.ref.id)->ref[bi]);
-    uint8_t fa = uint8_t(LST_WORD_FLAGS(a->word)), fb = uint8_t(LST_WORD_FLAGS(b->word));
     std::string na(name_of(mr, *a)), nb(name_of(r, *b));
+    const Classification k = classify(*a, na, *b, nb);
+    if (!k.kind) {  // same collective from another call site: MPI does not mind, the program may
+      callsite(c, ref, r, ai, bi, tie, majority);
+      return;
+    }
+    const Kind kind = *k.kind;
+    const Severity sev = k.severity;
+    const uint64_t ba = a->u.coll.count * a->u.coll.dtype_size, bb = b->u.coll.count * b->u.coll.dtype_size;
     std::vector<std::string> diffs;
-    Kind kind;
-    Severity sev = Severity::kError;
-    uint64_t ba = a->u.coll.count * a->u.coll.dtype_size, bb = b->u.coll.count * b->u.coll.dtype_size;
-    bool v = is_v_variant(a->op, fa) || is_v_variant(b->op, fb);
-    bool derived = (fa | fb) & LST_F_DERIVED || a->dtype == LST_DT_DERIVED || b->dtype == LST_DT_DERIVED;
-    bool op_diff = a->api != b->api || a->op != b->op || ((fa ^ fb) & (LST_F_NONBLOCKING | LST_F_CONTROL));
-    bool root_diff = is_rooted(a->op) && a->u.coll.root_or_peer != b->u.coll.root_or_peer;
-    bool redop_diff = is_reducing(a->op) && a->redop != b->redop;
-    bool bytes_diff = !v && ba != bb;
-    bool dtype_diff = !derived && a->dtype != b->dtype;
-    bool name_diff = na != nb;
     RankDetail da = detail(mr, a, ai, ref.seq->ref[ai]), db = detail(r, b, bi, r.sequence(c.ref.id)->ref[bi]);
-    if (op_diff) {
-      kind = Kind::kOpMismatch;
+    if (k.op) {
       diffs.push_back(fmt::format("rank {} called {}{} where {} called {}{}", r.world_rank, db.operation,
                                   db.site.text().empty() ? "" : " (" + db.site.text() + ")", ranks_phrase(majority),
                                   da.operation, da.site.text().empty() ? "" : " (" + da.site.text() + ")"));
     } else {
-      if (name_diff) diffs.push_back(fmt::format("rank {} named tensor '{}' where {} named '{}'", r.world_rank, nb,
-                                                 ranks_phrase(majority), na));
-      if (root_diff) diffs.push_back(fmt::format("rank {} named root {} where {} named root {}", r.world_rank,
-                                                 b->u.coll.root_or_peer, ranks_phrase(majority), a->u.coll.root_or_peer));
-      if (redop_diff) diffs.push_back(fmt::format("rank {} reduced with {} where {} used {}", r.world_rank,
-                                                  format::redop_name(b->redop), ranks_phrase(majority),
-                                                  format::redop_name(a->redop)));
-      if (bytes_diff || dtype_diff)
+      if (k.name) diffs.push_back(fmt::format("rank {} named tensor '{}' where {} named '{}'", r.world_rank, nb,
+                                              ranks_phrase(majority), na));
+      if (k.root) diffs.push_back(fmt::format("rank {} named root {} where {} named root {}", r.world_rank,
+                                              b->u.coll.root_or_peer, ranks_phrase(majority), a->u.coll.root_or_peer));
+      if (k.redop) diffs.push_back(fmt::format("rank {} reduced with {} where {} used {}", r.world_rank,
+                                               format::redop_name(b->redop), ranks_phrase(majority),
+                                               format::redop_name(a->redop)));
+      if (k.bytes || k.dtype)
         diffs.push_back(fmt::format("rank {} passed {} x {} ({} bytes) where {} passed {} x {} ({} bytes)", r.world_rank,
                                     b->u.coll.count, format::dtype_name(b->dtype), bb, ranks_phrase(majority),
                                     a->u.coll.count, format::dtype_name(a->dtype), ba));
-      if (name_diff) kind = Kind::kNameMismatch;
-      else if (root_diff) kind = Kind::kRootMismatch;
-      else if (redop_diff) kind = Kind::kRedopMismatch;
-      else if (dtype_diff) {
-        kind = Kind::kDtypeMismatch;
-        if (!bytes_diff) sev = Severity::kWarning;
-      } else if (bytes_diff) kind = Kind::kCountMismatch;
-      else return;  // same collective from another call site: nothing MPI cares about
     }
     Finding f = base(c, kind, ai, ref, r, tie, majority);
     f.severity = sev;
@@ -570,6 +618,42 @@ class Analyzer {
       f.explanation += ": the same bytes, read as different types";
     for (size_t i = 1; i < diffs.size(); ++i) f.notes.push_back("also: " + diffs[i]);
     if (ai != bi) f.notes.push_back(fmt::format("rank {} numbers this call #{}", r.world_rank, bi));
+    push(std::move(f));
+  }
+
+  // The same collective from another line: fine when that is how this rank always reaches it (helpers
+  // that differ per rank), suspect when the rank's own calls break their pattern there and the
+  // majority's do not (a skipped call made up from a flush or retry path later).
+  std::set<std::pair<int32_t, uint64_t>> callsite_flagged_;
+  void callsite(const Comm& c, const Group& ref, const Rank& r, uint32_t ai, uint32_t bi, bool tie,
+                const std::vector<int32_t>& majority) {
+    const Sequence* ms = ref.seq;
+    const Sequence* rs = r.sequence(c.ref.id);
+    if (!ms || !rs || callsite_flagged_.count({r.world_rank, c.ref.id})) return;
+    size_t p = departs(rs->sig, bi);
+    if (!p || departs(ms->sig, ai)) return;
+    callsite_flagged_.insert({r.world_rank, c.ref.id});
+    const Rank& mr = *ref.ranks.front();
+    RankDetail da = detail(mr, mr.record(ms->ref[ai]), ai, ms->ref[ai]);
+    RankDetail db = detail(r, r.record(rs->ref[bi]), bi, rs->ref[bi]);
+    RankDetail was = detail(r, r.record(rs->ref[bi - p]), int64_t(bi - p), rs->ref[bi - p]);
+    auto site = [](const RankDetail& d) { return d.site.text().empty() ? std::string("an unknown line") : d.site.text(); };
+    Finding f = base(c, Kind::kCallsiteMismatch, ai, ref, r, tie, majority);
+    f.severity = Severity::kWarning;
+    f.detail.push_back(db);
+    f.explanation = fmt::format(
+        "at {} #{} on {}, rank {} made the call from {} where {} made it from {}; the arguments agree, but rank {} "
+        "made this call from {} one step earlier (#{}), so its calls part from the others' here",
+        da.operation, ai, c.ref.name, r.world_rank, site(db), ranks_phrase(majority), site(da), r.world_rank, site(was),
+        bi - p);
+    f.notes.push_back("a call skipped and made up from another line (a flush, a retry path) pairs every later "
+                      "collective with the wrong partner while every count and type still agrees");
+    f.notes.push_back("if the ranks reach this collective through different code on purpose, pass "
+                      "--allow-callsite-differences");
+    if (opt_.allow_callsite_differences) {
+      res_.warnings.push_back(fmt::format("callsite_mismatch allowed: {}", f.explanation));
+      return;
+    }
     push(std::move(f));
   }
 
@@ -605,10 +689,11 @@ class Analyzer {
       bool have = false;
       for (const Rank* r : c.ranks)
         for (auto& p : r->p2p) {
-          if (p.comm != id) continue;
+          // A probe receives nothing, and MPI_PROC_NULL is no peer: neither pairs.
+          if (p.comm != id || p.op == LST_OP_PROBE || p.peer == LST_PROC_NULL) continue;
           have = true;
           if (p.op == LST_OP_SEND) sends[{r->world_rank, world(p.peer)}].push_back({r, &p});
-          else if (p.peer == LST_NONE) any[r->world_rank].push_back({r, &p});
+          else if (p.any_source()) any[r->world_rank].push_back({r, &p});
           else recvs[{world(p.peer), r->world_rank}].push_back({r, &p});
         }
       if (!have) continue;
@@ -698,22 +783,259 @@ class Analyzer {
           b = {true, s.comm, int64_t(o), rec, nullptr, s.ref[o]};
         }
       }
+    for (auto& p : r.p2p) {
+      if (p.peer == LST_PROC_NULL) continue;
+      // A blocking call still entered, or a nonblocking one the rank waits for (its MPI_Wait names it).
+      bool nb = p.flags & LST_F_NONBLOCKING;
+      bool in = p.state == LST_STATE_ENTERED ||
+                (nb && p.state == LST_STATE_RETURNED && r.in_wait && r.wait_first_ref == first + p.ref);
+      if (!in) continue;
+      const lst_record* rec = r.record(p.ref);
+      if (rec->t_ns >= best_t) {
+        best_t = rec->t_ns;
+        // MPI messages have no position on the communicator (their seq field is the tag).
+        b = {true, p.comm, (p.flags & LST_F_P2P) ? -1 : int64_t(rec->u.coll.seq), rec, &p, p.ref};
+      }
+    }
     if (r.in_wait && !b.yes)  // waiting on a request whose record is not the first: take the oldest open one
       for (auto& s : r.seqs)
         if (!s.open.empty()) {
           b = {true, s.comm, int64_t(s.open.front()), r.record(s.ref[s.open.front()]), nullptr, s.ref[s.open.front()]};
           break;
         }
-    for (auto& p : r.p2p)
-      if (p.state == LST_STATE_ENTERED) {
-        const lst_record* rec = r.record(p.ref);
-        if (rec->t_ns >= best_t) {
-          best_t = rec->t_ns;
-          b = {true, p.comm, int64_t(rec->u.coll.seq), rec, &p, p.ref};
-        }
-      }
     return b;
   }
+
+
+  // ----- blame without a majority: the evidence a person would use -----
+  struct Blame {
+    std::vector<int32_t> culprits;  // empty: no evidence
+    std::string evidence;           // which evidence decided, in words
+  };
+  std::set<int32_t> cycle_culprits_;
+
+  static std::string waits_in(const WaitEdge& e) {
+    if (e.message) return fmt::format("{} on {}", e.operation, e.comm_name);
+    return fmt::format("{} #{} on {}", e.operation, e.seq, e.comm_name);
+  }
+
+  // The rank's calls (collectives on every communicator and messages) in call order, up to and with
+  // record `upto`, as tokens equal for the same call from the same line; at most the last 4096.
+  std::vector<uint64_t> stream(const Rank& r, RecordRef upto) const {
+    constexpr size_t kWindow = 4096;
+    std::vector<std::pair<RecordRef, uint64_t>> ev;
+    for (auto& s : r.seqs) {
+      size_t end = size_t(std::upper_bound(s.ref.begin(), s.ref.end(), upto) - s.ref.begin());
+      for (size_t i = end > kWindow ? end - kWindow : 0; i < end; ++i) ev.push_back({s.ref[i], s.sig[i]});
+    }
+    for (auto& p : r.p2p)
+      if (p.ref <= upto)
+        ev.push_back({p.ref, (uint64_t(p.op) << 56) ^ site_hash(r, r.record(p.ref)->caller) ^ (uint64_t(p.comm) * 31)});
+    std::sort(ev.begin(), ev.end());
+    std::vector<uint64_t> t;
+    for (size_t i = ev.size() > kWindow ? ev.size() - kWindow : 0; i < ev.size(); ++i) t.push_back(ev[i].second);
+    return t;
+  }
+
+  // Does t[q] break the repeating pattern of the calls before it? The pattern is the shortest period p
+  // that the 2p calls before q follow (two whole steps at least); t[q] departs when it differs from the
+  // call one period earlier. Returns the period when it departs, 0 when it follows or there is none.
+  static size_t departs(const std::vector<uint64_t>& t, size_t q) {
+    if (q >= t.size()) return 0;
+    for (size_t p = 1; 2 * p <= q; ++p) {
+      bool periodic = true;
+      for (size_t i = q - p; i < q && periodic; ++i) periodic = t[i] == t[i - p];
+      if (periodic) return t[q] != t[q - p] ? p : 0;
+    }
+    return 0;
+  }
+
+  // Ranks named by a runtime stall report ("... was never submitted by rank 1" / "ranks 1,2").
+  static std::vector<int32_t> runtime_named(const Rank& r) {
+    std::vector<int32_t> out;
+    const std::string& t = r.stopped_by_runtime;
+    size_t at = t.find("never submitted by rank");
+    if (at == std::string::npos) return out;
+    at += std::string_view("never submitted by rank").size();
+    if (at < t.size() && t[at] == 's') ++at;
+    int32_t v = -1;
+    for (; at < t.size(); ++at) {
+      char ch = t[at];
+      if (ch >= '0' && ch <= '9') v = (v < 0 ? 0 : v * 10) + (ch - '0');
+      else if (ch == ',' || ch == ' ') {
+        if (v >= 0) out.push_back(v);
+        v = -1;
+        if (ch == ' ' && !out.empty()) break;
+      } else break;
+    }
+    if (v >= 0) out.push_back(v);
+    return out;
+  }
+
+  bool died(const Rank& r) const {
+    return r.end == EndState::kCrashed || r.end == EndState::kAborted ||
+           (r.end == EndState::kExited && r.exit_status != UINT64_MAX && r.exit_status != 0 && !r.finalize_returned);
+  }
+
+  // Two views of equal weight (`a` and `b`, whose calls first differ at positions qa and qb of their
+  // sequences on `comm`): which one diverged, by the rank's own pattern, a call the other never reaches,
+  // a runtime stall report, or the first death.
+  Blame two_way(const Comm& c, const std::vector<const Rank*>& a, size_t qa, const std::vector<const Rank*>& b,
+                size_t qb) const {
+    auto names = [](const std::vector<const Rank*>& v) {
+      std::vector<int32_t> w;
+      for (auto* r : v) w.push_back(r->world_rank);
+      return w;
+    };
+    const Rank& ra = *a.front();
+    const Rank& rb = *b.front();
+    const Sequence* sa = ra.sequence(c.ref.id);
+    const Sequence* sb = rb.sequence(c.ref.id);
+    // 1. The rank's own repeating per-step pattern on this communicator.
+    static const std::vector<uint64_t> kNone;
+    size_t pa = departs(sa ? sa->sig : kNone, qa), pb = departs(sb ? sb->sig : kNone, qb);
+    bool enda = !sa || qa >= sa->sig.size(), endb = !sb || qb >= sb->sig.size();
+    if ((pa && !pb && !endb) || (pb && !pa && !enda)) {
+      const Rank& r = pa ? ra : rb;
+      size_t p = pa ? pa : pb;
+      return {names(pa ? a : b),
+              fmt::format("rank {}'s own calls on {} repeat every {} call{} before #{} and break that pattern there, "
+                          "while the other rank's follow theirs (evidence: the rank's own per-step pattern)",
+                          r.world_rank, c.ref.name, p, p == 1 ? "" : "s", pa ? qa : qb)};
+    }
+    // 2. Blocked in a call the other never reaches.
+    auto blocked_beyond = [&](const Rank& r, const Sequence* s, const Sequence* other) {
+      if (!behind(r) || !s) return false;
+      for (uint32_t o : s->open)
+        if (size_t(o) >= (other ? other->sig.size() : 0) && LST_WORD_STATE(r.record(s->ref[o])->word) == LST_STATE_ENTERED)
+          return true;
+      return false;
+    };
+    bool ba = blocked_beyond(ra, sa, sb) && !behind(rb), bb = blocked_beyond(rb, sb, sa) && !behind(ra);
+    if (ba != bb)
+      return {names(ba ? a : b),
+              fmt::format("rank {} is blocked in a call on {} that rank {} never reaches (evidence: the blocked call)",
+                          (ba ? ra : rb).world_rank, c.ref.name, (ba ? rb : ra).world_rank)};
+    // 3. A runtime stall report that names a rank.
+    std::set<int32_t> named;
+    for (auto& r : job_.ranks)
+      for (int32_t w : runtime_named(r)) named.insert(w);
+    auto in_named = [&](const std::vector<const Rank*>& v) {
+      return std::any_of(v.begin(), v.end(), [&](const Rank* r) { return named.count(r->world_rank) > 0; });
+    };
+    if (in_named(a) != in_named(b))
+      return {names(in_named(a) ? a : b),
+              fmt::format("the runtime's stall report names rank {} (evidence: the runtime stall report)",
+                          (in_named(a) ? ra : rb).world_rank)};
+    // 4. The rank that died first.
+    const Rank* first = nullptr;
+    for (auto* v : {&a, &b})
+      for (auto* r : *v)
+        if (died(*r) && (!first || time_of(*r, r->last_t_ns) < time_of(*first, first->last_t_ns))) first = r;
+    if (first)
+      return {{first->world_rank},
+              fmt::format("rank {} died first ({}) (evidence: the first death)", first->world_rank, ending(*first))};
+    return {};
+  }
+
+  // Which ranks of a wait-for cycle diverged: those not in the collective that most blocked ranks wait
+  // in; else the ranks whose own pattern breaks at the call they are blocked in.
+  Blame cycle_blame(const std::vector<int32_t>& comp) const {
+    std::map<std::pair<uint64_t, int64_t>, std::vector<int32_t>> in_coll;  // (comm, pos) -> blocked ranks
+    for (auto& [w, b] : blocked_)
+      if (b.yes && !b.p2p) in_coll[{b.comm, b.pos}].push_back(w);
+    const std::vector<int32_t>* top = nullptr;
+    bool unique = false;
+    for (auto& [k, v] : in_coll) {
+      if (!top || v.size() > top->size()) {
+        top = &v;
+        unique = true;
+      } else if (v.size() == top->size()) {
+        unique = false;
+      }
+    }
+    if (top && unique && top->size() >= 2) {
+      std::vector<int32_t> out;
+      for (int32_t w : comp)
+        if (std::find(top->begin(), top->end(), w) == top->end()) out.push_back(w);
+      if (!out.empty() && out.size() < comp.size()) {
+        const Blocked& tb = blocked_.at(top->front());
+        const Blocked& ob = blocked_.at(out.front());
+        auto it = comms_.find(tb.comm);
+        std::string where = it == comms_.end() ? "" : " on " + it->second.ref.name;
+        return {out, fmt::format("{} wait in {} #{}{}, which {} never entered: {} blocked in {} instead",
+                                 ranks_phrase(*top), format::op_name(*tb.rec), tb.pos, where, ranks_phrase(out),
+                                 out.size() == 1 ? "it is" : "they are", format::op_name(*ob.rec))};
+      }
+    }
+    std::vector<int32_t> out;
+    std::string how;
+    for (int32_t w : comp) {
+      const Blocked& b = blocked_.at(w);
+      const Rank* r = job_.rank(w);
+      if (!r || !b.rec) continue;
+      std::vector<uint64_t> t = stream(*r, b.ref);
+      if (t.empty()) continue;
+      if (size_t p = departs(t, t.size() - 1)) {
+        out.push_back(w);
+        how = fmt::format("rank {}'s own calls repeat every {} call{} and {} breaks that pattern", w, p,
+                          p == 1 ? "" : "s", format::op_name(*b.rec));
+      }
+    }
+    if (!out.empty() && out.size() < comp.size())
+      return {out, how + (out.size() > 1 ? " (and likewise for the others named)" : "") +
+                       " (evidence: the rank's own per-step pattern)"};
+    return {};
+  }
+
+  // The job hung: stopped at --timeout, or every rank still running is blocked with nothing to wait for.
+  void hang_finding() {
+    std::vector<int32_t> live, blocked;
+    for (auto& r : job_.ranks) {
+      if (!behind(r)) continue;
+      live.push_back(r.world_rank);
+      if (blocked_[r.world_rank].yes) blocked.push_back(r.world_rank);
+    }
+    bool stopped = !job_.stopped_by_run.empty();
+    bool stuck = !live.empty() && blocked.size() == live.size();
+    if (!stopped && !stuck) return;
+    Finding f;
+    f.kind = Kind::kHang;
+    f.seq = -1;
+    f.ranks = live.empty() ? std::vector<int32_t>{} : live;
+    if (f.ranks.empty())
+      for (auto& r : job_.ranks) f.ranks.push_back(r.world_rank);
+    // Culprits: the ranks the other findings blame, else those the others wait for.
+    std::set<int32_t> blame(cycle_culprits_.begin(), cycle_culprits_.end());
+    for (auto& g : findings_)
+      if (g.kind != Kind::kDeadlockCycle) blame.insert(g.culprits.begin(), g.culprits.end());
+    if (blame.empty()) blame.insert(res_.look_here.begin(), res_.look_here.end());
+    f.culprits.assign(blame.begin(), blame.end());
+    for (int32_t w : blocked) {
+      const Blocked& b = blocked_[w];
+      f.detail.push_back(detail(*job_.rank(w), b.rec, b.pos, b.ref));
+      if (f.comm.id == 0) {
+        auto it = comms_.find(b.comm);
+        if (it != comms_.end()) f.comm = it->second.ref;
+      }
+    }
+    std::string how = stopped ? job_.stopped_by_run
+                              : fmt::format("{} still running {} blocked in a call that cannot complete",
+                                            ranks_phrase(live), live.size() == 1 ? "is" : "are");
+    f.explanation = fmt::format("the job hung: {}", how);
+    if (stopped && !blocked.empty())
+      f.notes.push_back(fmt::format("{} {} blocked in a call when it was stopped", ranks_phrase(blocked),
+                                    blocked.size() == 1 ? "was" : "were"));
+    if (stopped && blocked.empty())
+      f.notes.push_back("no rank was inside a traced call: a loop or an untraced call that never returned");
+    if (!findings_.empty())
+      f.notes.push_back(fmt::format("see the finding{} above for why", findings_.size() == 1 ? "" : "s"));
+    else if (!f.culprits.empty())
+      f.notes.push_back(fmt::format("look at {}: the others wait for it", ranks_phrase(f.culprits)));
+    res_.hung = true;
+    hang_ = std::move(f);
+  }
+  std::optional<Finding> hang_;
 
   void hang() {
     std::map<int32_t, std::vector<WaitEdge>> out;
@@ -736,7 +1058,11 @@ class Analyzer {
           const Comm& c = it->second;
           st.comm = c.ref;
           std::vector<int32_t> targets;
-          if (b.p2p) {
+          if (b.p2p && b.p2p->any_source() && b.p2p->op != LST_OP_SEND) {
+            // MPI_ANY_SOURCE: any other member could send the message, so it waits for each of them.
+            for (int32_t w : c.members)
+              if (w != r.world_rank) targets.push_back(w);
+          } else if (b.p2p) {
             if (b.p2p->peer >= 0 && size_t(b.p2p->peer) < c.members.size()) targets.push_back(c.members[size_t(b.p2p->peer)]);
           } else {
             for (int32_t w : c.members) {
@@ -746,7 +1072,7 @@ class Analyzer {
             }
           }
           for (int32_t w : targets) {
-            WaitEdge e{r.world_rank, w, c.ref.id, c.ref.name, b.pos};
+            WaitEdge e{r.world_rank, w, c.ref.id, c.ref.name, b.pos, format::op_name(*b.rec), b.p2p != nullptr};
             out[r.world_rank].push_back(e);
             res_.wait_for.push_back(e);
             st.waits_for.push_back(w);
@@ -760,6 +1086,9 @@ class Analyzer {
     for (auto& [w, n] : indeg)
       if (out[w].empty()) res_.look_here.push_back(w);
     cycles(out);
+    // In a cycle nobody waits for nothing: point at the ranks that diverged, when the evidence says.
+    for (int32_t w : cycle_culprits_)
+      if (std::find(res_.look_here.begin(), res_.look_here.end(), w) == res_.look_here.end()) res_.look_here.push_back(w);
   }
 
   void cycles(std::map<int32_t, std::vector<WaitEdge>>& out) {
@@ -820,10 +1149,8 @@ class Analyzer {
             if (e.to == comp.front()) break;
           }
         if (!next_e) break;
-        const Blocked& b = blocked_[v];
-        std::string op = b.rec ? format::op_name(*b.rec) : "a collective";
-        text += fmt::format("{}rank {} waits in {} #{} on {} for rank {}", text.empty() ? "" : "; ", v, op,
-                            next_e->seq, next_e->comm_name, next_e->to);
+        text += fmt::format("{}rank {} waits in {} for rank {}", text.empty() ? "" : "; ", v, waits_in(*next_e),
+                            next_e->to);
         if (next_e->to == comp.front() || path.size() > comp.size()) break;
         path.push_back(next_e->to);
         seen.insert(next_e->to);
@@ -833,6 +1160,17 @@ class Analyzer {
       if (it != comms_.end()) f.comm = it->second.ref;
       f.seq = b0.pos;
       f.explanation = text + ": a wait-for cycle, so none of them can ever proceed";
+      if (std::any_of(f.edges.begin(), f.edges.end(), [](const WaitEdge& e) { return e.message; }) &&
+          std::any_of(f.edges.begin(), f.edges.end(), [](const WaitEdge& e) { return !e.message; }))
+        f.notes.push_back("the cycle mixes collectives and point-to-point messages");
+      Blame blame = cycle_blame(comp);
+      if (!blame.culprits.empty()) {
+        f.culprits = blame.culprits;
+        f.notes.push_back(fmt::format("look at {}: {}", ranks_phrase(blame.culprits), blame.evidence));
+        cycle_culprits_.insert(blame.culprits.begin(), blame.culprits.end());
+      } else {
+        f.notes.push_back("no evidence tells which of them diverged: all are shown as culprits");
+      }
       std::set<uint64_t> cs;
       for (auto& e : f.edges) cs.insert(e.comm);
       if (cs.size() > 1)
@@ -938,6 +1276,12 @@ class Analyzer {
           break;
         }
       if (f.control) f.notes.push_back("control-plane traffic (the runtime's own negotiation), not the application's data");
+    }
+    // The hang comes last: the findings above say why the job hung.
+    if (hang_) {
+      std::sort(hang_->detail.begin(), hang_->detail.end(),
+                [](const RankDetail& a, const RankDetail& b) { return a.rank < b.rank; });
+      findings_.push_back(std::move(*hang_));
     }
     res_.findings = std::move(findings_);
   }

@@ -1,4 +1,4 @@
-// `lockstep check DIR`: load the job's traces, analyze, render; exit 0 in lockstep, 1 findings,
+// `lockstep check DIR...`: analyze one job's traces and render; exit 0 in lockstep, 1 findings,
 // 2 bad input. Also installs the checker's diagnosis into `lockstep run` (its stall and finish hooks).
 #include <fmt/format.h>
 
@@ -6,98 +6,61 @@
 #include <memory>
 #include <optional>
 
-#include "check_cli.h"
 #include "cli/command.h"
+#include "cli/output.h"
 #include "export/report_cli.h"
-#include "lockstep/check/load.h"
+#include "lockstep/check/analyze_dir.h"
 #include "lockstep/report/report.h"
 #include "lockstep/version.h"
 #include "run/stall_report.h"
-#include "symbolize/symbolize.h"
 
 namespace lockstep::check {
-
-Symbolizer make_symbolizer(std::shared_ptr<symbolize::Symbolizer> sym) {
-  return [sym](const Rank& rank, Site& site) {
-    std::vector<format::Module> mods;
-    for (auto& m : rank.modules) mods.push_back({m.path, m.build_id, m.base, m.lo, m.hi});
-    symbolize::Location loc = sym->call_site(mods, site.address);
-    if (!loc.function.empty()) site.function = loc.function;
-    if (loc.has_line()) {
-      site.file = loc.file;
-      site.line = int(loc.line);
-    }
-  };
-}
-
-SiteKeys make_site_keys(const std::shared_ptr<symbolize::Symbolizer>& sym) {
-  return [sym](const Rank& rank, const std::vector<uint64_t>& addrs) {
-    std::vector<format::Module> mods;
-    for (auto& m : rank.modules) mods.push_back({m.path, m.build_id, m.base, m.lo, m.hi});
-    std::vector<symbolize::Location> locs = sym->call_sites(mods, addrs);
-    std::vector<uint64_t> keys = module_site_keys(rank, addrs);
-    for (size_t i = 0; i < addrs.size() && i < locs.size(); ++i)
-      if (locs[i].has_line()) keys[i] = std::hash<std::string>()(locs[i].file + ":" + std::to_string(locs[i].line));
-    return keys;
-  };
-}
-
-void write_output(const std::string& text, const std::string& path) {
-  if (path.empty() || path == "-") {
-    std::fwrite(text.data(), 1, text.size(), stdout);
-    return;
-  }
-  std::FILE* f = std::fopen(path.c_str(), "w");
-  if (!f) throw cli::BadInput(fmt::format("{}: cannot write: {}", path, std::strerror(errno)));
-  bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  ok = std::fclose(f) == 0 && ok;
-  if (!ok) throw cli::BadInput(fmt::format("{}: write failed", path));
-}
-
-report::Format format_option(const std::string& name, const char* cmd) {
-  auto f = report::parse_format(name);
-  if (!f) throw cli::BadInput(fmt::format("{}: unknown --format '{}' (text, json, sarif or junit)", cmd, name));
-  return *f;
-}
-
 namespace {
 
 struct CheckOptions {
-  std::string dir;
-  std::string format = "text";
+  std::vector<std::string> inputs;
+  std::string format;
   std::string output;
   int jobs = 0;
   bool no_symbolize = false;
   bool validate = false;
   bool skip_bad = false;
+  bool allow_callsite = false;
   std::optional<join::LintRequest> lint;
 };
 
+std::string joined(const std::vector<std::string>& v) {
+  std::string s;
+  for (auto& x : v) s += (s.empty() ? "" : " ") + x;
+  return s;
+}
+
 int run_check(const CheckOptions& o) {
-  if (o.format == "html") return exporter::write_html_report({o.dir, o.output, o.jobs, o.no_symbolize, o.lint});
-  report::Format fmt = format_option(o.format, "check");
-  LoadOptions lo;
-  lo.jobs = o.jobs;
-  lo.validate = o.validate;
+  if (o.format == "html") {
+    if (o.inputs.size() != 1) throw cli::BadInput("check: --format html takes one trace directory");
+    return exporter::write_html_report({o.inputs.front(), o.output, o.jobs, o.no_symbolize, o.lint});
+  }
+  report::Format fmt = *report::parse_format(o.format);
+  DirOptions d;
+  d.jobs = o.jobs;
+  d.validate = o.validate;
+  d.symbolize = !o.no_symbolize;
+  d.allow_callsite_differences = o.allow_callsite;
   std::vector<std::string> skipped;
-  if (o.skip_bad) lo.skipped = &skipped;
-  auto sym = std::make_shared<symbolize::Symbolizer>();
-  if (!o.no_symbolize) lo.site_keys = make_site_keys(sym);
-  Job job;
+  if (o.skip_bad) d.skipped = &skipped;
+  Analysis a;
   try {
-    job = load_dir(o.dir, lo);
+    a = analyze_dir(o.inputs, d);
   } catch (const LoadError& e) {
     throw cli::BadInput(std::string("check: ") + e.what());
   }
-  Options ao;
-  if (!o.no_symbolize) ao.symbolize = make_symbolizer(sym);
-  Result res = analyze(job, ao);
-  report::Context ctx{o.dir, LOCKSTEP_VERSION};
+  report::Context ctx{joined(o.inputs), LOCKSTEP_VERSION};
   report::StaticReasons reasons;
-  if (o.lint) ctx.reasons = &(reasons = exporter::lint_reasons(res, *o.lint));
-  write_output(report::render(res, fmt, ctx), o.output);
-  for (const auto& e : skipped) std::fprintf(stderr, "lockstep: check: skipped %s\n", e.c_str());
-  if (!res.in_lockstep()) return cli::kFindings;
+  if (o.lint) ctx.reasons = &(reasons = exporter::lint_reasons(a.result, *o.lint));
+  cli::write_output(report::render(a.result, fmt, ctx), o.output);
+  for (const auto& e : skipped) std::fprintf(stderr, "lockstep: check: skipped %s
+", e.c_str());
+  if (!a.result.in_lockstep()) return cli::kFindings;
   // The files left out might have shown a finding: "in lockstep" is not the verdict on the whole job.
   return skipped.empty() ? cli::kClean : cli::kBadInput;
 }
@@ -105,20 +68,10 @@ int run_check(const CheckOptions& o) {
 // `lockstep run --stall`: the checker's hang diagnosis on the files as they are now.
 void stall_diagnosis(const std::vector<std::string>& files, double stalled_s, std::FILE* out) {
   try {
-    Job job;
-    LoadOptions lo;
-    lo.validate = false;  // still being written; the reader's per-record checks still apply
-    auto sym = std::make_shared<symbolize::Symbolizer>();
-    lo.site_keys = make_site_keys(sym);
-    for (auto& f : files) {
-      Rank r = load_file(f, lo);
-      if (r.world_rank >= 0) job.ranks.push_back(std::move(r));
-    }
-    if (job.ranks.empty()) return run::basic_stall_report(files, stalled_s, out);
-    finish_job(job);
-    Options ao;
-    ao.symbolize = make_symbolizer(sym);
-    Result res = analyze(job, ao);
+    DirOptions d;
+    d.validate = false;  // still being written; the reader's per-record checks still apply
+    Analysis a = analyze_dir(files, d);
+    const Result& res = a.result;
     std::fprintf(out, "lockstep: no rank has progressed for %.0f s\n%s", stalled_s, report::hang_text(res).c_str());
     for (auto& f : res.findings) std::fprintf(out, "  %s: %s\n", kind_name(f.kind), report::headline(f).c_str());
     std::fflush(out);
@@ -130,15 +83,8 @@ void stall_diagnosis(const std::vector<std::string>& files, double stalled_s, st
 // After the job: the check verdict and its findings, as `lockstep check DIR` would print them.
 void finish_check(const std::string& dir, std::FILE* out) {
   try {
-    auto sym = std::make_shared<symbolize::Symbolizer>();
-    LoadOptions lo;
-    lo.site_keys = make_site_keys(sym);
-    Job job = load_dir(dir, lo);
-    Options ao;
-    ao.symbolize = make_symbolizer(sym);
-    Result res = analyze(job, ao);
-    std::string t = report::text(res, report::Context{dir, LOCKSTEP_VERSION});
-    std::fputs(t.c_str(), out);
+    Analysis a = analyze_dir(dir);
+    std::fputs(report::text(a.result, report::Context{dir, LOCKSTEP_VERSION}).c_str(), out);
   } catch (const std::exception& e) {
     std::fprintf(out, "lockstep check: %s\n", e.what());
   }
@@ -158,11 +104,15 @@ LOCKSTEP_COMMAND(check, [](CLI::App& app) {
   auto o = std::make_shared<lockstep::check::CheckOptions>();
   CLI::App* sub = app.add_subcommand(
       "check", "Check one job's traces: are all ranks in lockstep? Exit 0 yes, 1 findings, 2 bad input");
-  sub->add_option("DIR", o->dir, "trace directory (every *.lstrace file in it, one job)")->required();
-  sub->add_option("--format", o->format, "text (default), json, sarif, junit or html (the page of `lockstep report`)");
-  sub->add_option("-o,--output", o->output, "write the report to FILE instead of standard output");
+  sub->add_option("DIR", o->inputs,
+                  "trace directory (every *.lstrace file in it); several directories, globs or trace files that "
+                  "together hold one job (node-local directories of a multi-node run)")
+      ->required();
+  lockstep::cli::add_output_options(sub, o->format, o->output, {"text", "json", "sarif", "junit", "html"});
   sub->add_option("-j,--jobs", o->jobs, "threads loading trace files (default: one per core)")->check(CLI::NonNegativeNumber);
   sub->add_flag("--no-symbolize", o->no_symbolize, "report call sites as module+offset (no llvm-symbolizer run)");
+  sub->add_flag("--allow-callsite-differences", o->allow_callsite,
+                "a rank making a collective from another line than its own pattern is a warning, not a finding");
   sub->add_flag("--validate", o->validate, "also validate every field of every record first (a second pass)");
   sub->add_flag("--skip-bad", o->skip_bad,
                 "analyze the readable files, naming each skipped one (exit 2 if any was skipped and no finding)");

@@ -3,6 +3,7 @@
 #include "lockstep/check/load.h"
 
 #include <fmt/format.h>
+#include <glob.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -147,19 +148,63 @@ Rank load_file(const std::string& path, const LoadOptions& options) {
   }
 }
 
-Job load_dir(const std::string& dir, const LoadOptions& options) {
-  struct stat st;
-  if (::stat(dir.c_str(), &st) != 0) throw LoadError(fmt::format("{}: {}", format::printable(dir), std::strerror(errno)));
-  if (!S_ISDIR(st.st_mode)) throw LoadError(fmt::format("{}: not a directory", format::printable(dir)));
-  // Symbolic links and special files inside the directory are skipped, and said so (find_traces).
-  std::vector<std::string> paths, skipped;
-  try {
-    paths = format::find_traces(dir, &skipped);
-  } catch (const format::FormatError& e) {
-    throw LoadError(e.what());
+namespace {
+// Expands the inputs into trace file paths: a directory gives its *.lstrace files (symbolic links and
+// special files in it are left out and named in `skipped`), a pattern its matches (directories or
+// files), a regular file itself. Sorted, duplicates dropped.
+std::vector<std::string> trace_paths(const std::vector<std::string>& inputs, std::vector<std::string>& skipped) {
+  std::vector<std::string> paths;
+  auto add = [&](const std::string& in, bool matched) {
+    struct stat st;
+    if (::stat(in.c_str(), &st) != 0) {
+      if (matched) return;
+      throw LoadError(fmt::format("{}: {}", format::printable(in), std::strerror(errno)));
+    }
+    if (S_ISDIR(st.st_mode)) {
+      size_t before = paths.size();
+      try {
+        for (auto& p : format::find_traces(in, &skipped)) paths.push_back(p);
+      } catch (const format::FormatError& e) {
+        throw LoadError(e.what());
+      }
+      if (paths.size() == before && !matched)
+        throw LoadError(fmt::format("{}: no trace files (*.lstrace)", format::printable(in)));
+    } else if (S_ISREG(st.st_mode)) {
+      paths.push_back(in);
+    } else if (!matched) {
+      throw LoadError(fmt::format("{}: not a directory", format::printable(in)));
+    }
+  };
+  for (const std::string& in : inputs) {
+    struct stat st;
+    if (in.find_first_of("*?[") == std::string::npos || ::stat(in.c_str(), &st) == 0) {
+      add(in, false);
+      continue;
+    }
+    glob_t g{};
+    int rc = ::glob(in.c_str(), GLOB_NOSORT, nullptr, &g);
+    std::vector<std::string> hits(g.gl_pathv, g.gl_pathv + (rc == 0 ? g.gl_pathc : 0));
+    ::globfree(&g);
+    if (hits.empty()) throw LoadError(fmt::format("{}: matches no file or directory", format::printable(in)));
+    size_t before = paths.size();
+    for (auto& h : hits) add(h, true);
+    if (paths.size() == before)
+      throw LoadError(fmt::format("{}: no trace files (*.lstrace) in what it matches", format::printable(in)));
   }
-  if (paths.empty()) throw LoadError(fmt::format("{}: no trace files (*.lstrace)", format::printable(dir)));
   std::sort(paths.begin(), paths.end());
+  paths.erase(std::unique(paths.begin(), paths.end()), paths.end());
+  return paths;
+}
+}  // namespace
+
+Job load_dir(const std::string& dir, const LoadOptions& options) { return load_paths({dir}, options); }
+
+Job load_paths(const std::vector<std::string>& inputs, const LoadOptions& options) {
+  std::vector<std::string> skipped;
+  std::vector<std::string> paths = trace_paths(inputs, skipped);
+  std::string dir;  // how the inputs are named in messages
+  for (auto& in : inputs) dir += (dir.empty() ? "" : ", ") + in;
+  if (paths.empty()) throw LoadError(fmt::format("{}: no trace files (*.lstrace)", dir));
 
   const std::string host = options.this_host.empty() ? hostname() : options.this_host;
   size_t workers = options.jobs > 0 ? size_t(options.jobs) : std::max(1u, std::thread::hardware_concurrency());
@@ -228,6 +273,17 @@ Job load_dir(const std::string& dir, const LoadOptions& options) {
   for (auto& r : ranks)
     if (r.world_rank >= 0) job.ranks.push_back(std::move(r));
   if (job.ranks.empty()) throw LoadError(fmt::format("{}: no trace file names its rank", dir));
+  for (auto& in : inputs) {
+    std::error_code ec;
+    std::filesystem::path note = std::filesystem::path(in) / kRunTimeoutNote;
+    if (!std::filesystem::is_regular_file(note, ec)) continue;
+    if (std::FILE* f = std::fopen(note.c_str(), "r")) {
+      char line[256] = {};
+      if (std::fgets(line, sizeof line, f)) job.stopped_by_run = std::string(line, strcspn(line, "\n"));
+      std::fclose(f);
+    }
+    if (job.stopped_by_run.empty()) job.stopped_by_run = "lockstep run stopped the job at --timeout";
+  }
   finish_job(job);
   // A rank whose file was skipped is not missing: its file is there, unreadable, and named in a warning.
   for (const auto& path : bad_paths) {

@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "lockstep/check/model.h"
+#include "lockstep/format/fnv.h"
 
 namespace lockstep::check {
 namespace {
@@ -21,12 +22,6 @@ inline uint64_t mix(uint64_t x) {
   x *= 0x81dadef4bc2dd44dull;
   x ^= x >> 33;
   return x;
-}
-
-uint64_t fnv(std::string_view s) {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-  return h;
 }
 
 bool rooted(uint8_t op) {
@@ -96,7 +91,7 @@ inline __attribute__((always_inline)) uint64_t semantic(const lst_record& r, std
   if (!(flags & LST_F_DERIVED) && r.dtype != LST_DT_DERIVED) h = mix(h ^ (uint64_t(r.dtype) << 40));
   if (rooted(r.op)) h = mix(h ^ (uint64_t(uint32_t(r.u.coll.root_or_peer)) << 8));
   if (reducing(r.op)) h = mix(h ^ (uint64_t(r.redop) << 48));
-  if (!name.empty()) h = mix(h ^ fnv(name));
+  if (!name.empty()) h = mix(h ^ format::fnv1a(name));
   return h;
 }
 }  // namespace
@@ -129,7 +124,7 @@ void ingest(Rank& rank, std::shared_ptr<const RecordSource> source, bool defer_s
   const RecordSource& src = *source;
   rank.source = std::move(source);
   for (auto& m : rank.modules)
-    if (!m.path_hash) m.path_hash = fnv(m.path.substr(m.path.rfind('/') + 1));
+    if (!m.path_hash) m.path_hash = format::fnv1a(m.path.substr(m.path.rfind('/') + 1));
 
   uint64_t last_comm = ~0ull;
   Sequence* seq = nullptr;
@@ -194,9 +189,13 @@ void ingest(Rank& rank, std::shared_ptr<const RecordSource> source, bool defer_s
     const RecordRef ref = RecordRef(id - first);
     switch (kind) {
       case LST_KIND_COLLECTIVE: {
-        if (r->op == LST_OP_SEND || r->op == LST_OP_RECV) {
-          rank.p2p.push_back({r->comm, r->op, r->u.coll.root_or_peer,
-                              r->u.coll.count * r->u.coll.dtype_size, ref, uint8_t(LST_WORD_STATE(word))});
+        // Messages pair by peer and tag, not by position: never part of the collective sequence.
+        if ((LST_WORD_FLAGS(word) & LST_F_P2P) || r->op == LST_OP_SEND || r->op == LST_OP_RECV ||
+            r->op == LST_OP_PROBE) {
+          const uint8_t fl = uint8_t(LST_WORD_FLAGS(word));
+          rank.p2p.push_back({r->comm, r->op, r->u.coll.root_or_peer, r->u.coll.count * r->u.coll.dtype_size, ref,
+                              uint8_t(LST_WORD_STATE(word)), fl,
+                              (fl & LST_F_P2P) ? int32_t(r->u.coll.seq) : int32_t(LST_ANY_TAG)});
           break;
         }
         if (r->comm != last_comm) {

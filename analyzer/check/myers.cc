@@ -1,6 +1,6 @@
 // Myers' diff with the common prefix and suffix stripped first: sequences that agree cost one
 // comparison per element, and only the differing middle pays for the O(ND) search.
-#include "myers.h"
+#include "lockstep/check/myers.h"
 
 #include <algorithm>
 

@@ -8,10 +8,10 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "check/check_cli.h"
-#include "check/myers.h"
 #include "cli/command.h"
-#include "lockstep/check/load.h"
+#include "cli/output.h"
+#include "lockstep/check/analyze_dir.h"
+#include "lockstep/check/myers.h"
 #include "lockstep/format/reader.h"
 #include "lockstep/version.h"
 
@@ -191,27 +191,35 @@ std::string render_json(const std::vector<Change>& ch, const std::string& base, 
 }
 
 struct DiffOptions {
-  std::string base, dir, format = "text", output;
+  std::string base, dir, format, output;
   bool accept_counts = false, no_symbolize = false;
 };
 
+// One side of the comparison: a directory, or several (or a glob) separated by commas.
+std::vector<std::string> inputs_of(const std::string& arg) {
+  std::vector<std::string> v;
+  size_t from = 0;
+  for (size_t at; (at = arg.find(',', from)) != std::string::npos; from = at + 1)
+    if (at > from) v.push_back(arg.substr(from, at - from));
+  if (from < arg.size()) v.push_back(arg.substr(from));
+  return v;
+}
+
 int run_diff(const DiffOptions& o) {
-  if (o.format != "text" && o.format != "json")
-    throw cli::BadInput(fmt::format("diff: unknown --format '{}' (text or json)", o.format));
-  auto sym = std::make_shared<symbolize::Symbolizer>();
-  check::LoadOptions lo;
-  if (!o.no_symbolize) lo.site_keys = check::make_site_keys(sym);
-  Job a, b;
+  check::DirOptions d;
+  d.symbolize = !o.no_symbolize;
+  d.analyze = false;
+  check::Analysis a, b;
   try {
-    a = check::load_dir(o.base, lo);
-    b = check::load_dir(o.dir, lo);
+    a = check::analyze_dir(inputs_of(o.base), d);
+    b = check::analyze_dir(inputs_of(o.dir), d);
   } catch (const check::LoadError& e) {
     throw cli::BadInput(std::string("diff: ") + e.what());
   }
-  Differ d(o.accept_counts, o.no_symbolize ? check::Symbolizer() : check::make_symbolizer(sym));
-  auto changes = d.run(a, b);
-  check::write_output(o.format == "json" ? render_json(changes, o.base, o.dir) : render_text(changes, o.base, o.dir),
-                      o.output);
+  Differ differ(o.accept_counts, b.symbolize);
+  auto changes = differ.run(a.job, b.job);
+  cli::write_output(o.format == "json" ? render_json(changes, o.base, o.dir) : render_text(changes, o.base, o.dir),
+                    o.output);
   return changes.empty() ? cli::kClean : cli::kFindings;
 }
 
@@ -222,11 +230,13 @@ LOCKSTEP_COMMAND(diff, [](CLI::App& app) {
   auto o = std::make_shared<lockstep::diff::DiffOptions>();
   CLI::App* sub = app.add_subcommand(
       "diff", "Compare two runs' collective schedules per communicator: exit 0 same, 1 differences, 2 bad input");
-  sub->add_option("BASE_DIR", o->base, "trace directory of the reference run")->required();
-  sub->add_option("DIR", o->dir, "trace directory of the run to compare")->required();
+  sub->add_option("BASE_DIR", o->base,
+                  "trace directory of the reference run (several, or globs, joined by commas: node-local "
+                  "directories of one run)")
+      ->required();
+  sub->add_option("DIR", o->dir, "trace directory of the run to compare (same forms as BASE_DIR)")->required();
   sub->add_flag("--accept-count-changes", o->accept_counts, "do not report collectives whose only change is the count");
-  sub->add_option("--format", o->format, "text (default) or json");
-  sub->add_option("-o,--output", o->output, "write the report to FILE");
+  lockstep::cli::add_output_options(sub, o->format, o->output, {"text", "json"});
   sub->add_flag("--no-symbolize", o->no_symbolize, "report call sites as module+offset");
   sub->callback([o] { lockstep::cli::set_exit_code(lockstep::diff::run_diff(*o)); });
 });

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "cli/command.h"
+#include "cli/output.h"
 #include "lint/analysis.h"
 #include "lint/catalog.h"
 #include "lint/finding.h"
@@ -276,13 +277,10 @@ int run_lint(Options opts) {
   std::string rendered = opts.format == "json"    ? render_json(findings, tool_notes)
                          : opts.format == "sarif" ? render_sarif(findings, tool_notes, LOCKSTEP_VERSION)
                                                   : render_text(findings);
-  if (opts.output.empty()) {
-    std::fputs(rendered.c_str(), stdout);
-  } else {
-    std::ofstream out(opts.output, std::ios::binary | std::ios::trunc);
-    out << rendered;
-    out.close();
-    if (!out) throw cli::BadInput("lint: " + opts.output + ": cannot write output file");
+  try {
+    cli::write_output(rendered, opts.output);
+  } catch (const cli::BadInput& e) {
+    throw cli::BadInput(std::string("lint: ") + e.what());
   }
   if (failed) return cli::kBadInput;
   return findings.empty() ? cli::kClean : cli::kFindings;
@@ -322,8 +320,7 @@ LOCKSTEP_COMMAND(lint, [](CLI::App& app) {
   cmd->allow_extras(true);
   cmd->add_option("-j,--jobs", opts->jobs, "Translation units analyzed in parallel (default: CPU count)");
   cmd->add_option("--rules", opts->rules, "Extra API catalog (YAML) with your own collective wrappers")->allow_extra_args(false);
-  cmd->add_option("--format", opts->format, "Output format: text, json or sarif")->check(CLI::IsMember({"text", "json", "sarif"}));
-  cmd->add_option("-o,--output", opts->output, "Write the report to FILE instead of stdout");
+  lockstep::cli::add_output_options(cmd, opts->format, opts->output, {"text", "json", "sarif"});
   cmd->footer("Compiler arguments after `--` apply to every file (and replace compile_commands.json lookups unless -p is given).");
   cmd->callback([opts, cmd] {
     for (const auto& extra : cmd->remaining())

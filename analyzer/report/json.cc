@@ -52,7 +52,7 @@ nlohmann::json detail_json(const check::RankDetail& d) {
 
 nlohmann::json edge_json(const check::WaitEdge& e) {
   return {{"from", e.from}, {"to", e.to}, {"communicator", hex_id(e.comm)}, {"communicator_name", e.comm_name},
-          {"seq", e.seq}};
+          {"seq", e.seq}, {"operation", e.operation}, {"message", e.message}};
 }
 
 nlohmann::json finding_json(const check::Finding& f) {

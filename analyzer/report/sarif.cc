@@ -17,7 +17,8 @@ const check::Kind kAllKinds[] = {
     check::Kind::kMissingCollective, check::Kind::kOpMismatch,     check::Kind::kCountMismatch,
     check::Kind::kDtypeMismatch,     check::Kind::kRootMismatch,   check::Kind::kRedopMismatch,
     check::Kind::kPeerMismatch,      check::Kind::kNameMismatch,   check::Kind::kMembershipMismatch,
-    check::Kind::kDeadlockCycle,     check::Kind::kUnfinished};
+    check::Kind::kDeadlockCycle,     check::Kind::kUnfinished,     check::Kind::kHang,
+    check::Kind::kCallsiteMismatch};
 
 const char* rule_text(check::Kind k) {
   switch (k) {
@@ -32,6 +33,9 @@ const char* rule_text(check::Kind k) {
     case check::Kind::kMembershipMismatch: return "ranks disagree on the members of a communicator";
     case check::Kind::kDeadlockCycle: return "ranks wait for each other in a cycle";
     case check::Kind::kUnfinished: return "every rank entered a collective and some never finished it";
+    case check::Kind::kHang: return "the job hung: stopped at its timeout, or every running rank blocked";
+    case check::Kind::kCallsiteMismatch:
+      return "a rank made a collective from another line than its own pattern (same arguments)";
   }
   return "";
 }

@@ -92,6 +92,11 @@ std::string headline(const Finding& f) {
     case Kind::kMembershipMismatch: return fmt::format("ranks disagree on the members of {}", f.comm.name);
     case Kind::kDeadlockCycle: return fmt::format("deadlock: {} wait for each other ({})", ranks_text(f.ranks), at);
     case Kind::kUnfinished: return fmt::format("{} never finished on {}{}", at, f.culprits.empty() ? ranks_text(f.ranks) : ranks_text(f.culprits), where(any));
+    case Kind::kCallsiteMismatch:
+      return fmt::format("{} made {} from another line{}", who, at, where(c));
+    case Kind::kHang:
+      return f.culprits.empty() ? std::string("the job hung")
+                                : fmt::format("the job hung; look at {}", ranks_text(f.culprits));
   }
   return "";
 }
@@ -119,7 +124,13 @@ std::string hang_text(const check::Result& r) {
   for (auto& st : r.states) {
     s += fmt::format("  rank {:<4} ", st.rank);
     if (st.blocked) {
-      s += fmt::format("blocked in {} #{} on {}{}", st.in.operation, st.in.seq, st.comm.name, where(&st.in));
+      if (st.in.peer == LST_ANY_SOURCE)
+        s += fmt::format("blocked in {} from any rank on {}{}", st.in.operation, st.comm.name, where(&st.in));
+      else if (st.in.peer != LST_NONE && st.in.seq < 0)  // an MPI message: no position on the communicator
+        s += fmt::format("blocked in {} {} rank {} on {}{}", st.in.operation,
+                         st.in.op == LST_OP_SEND ? "to" : "from", st.in.peer, st.comm.name, where(&st.in));
+      else
+        s += fmt::format("blocked in {} #{} on {}{}", st.in.operation, st.in.seq, st.comm.name, where(&st.in));
       if (!st.waits_for.empty()) s += ", waiting for " + ranks_text(st.waits_for);
       s += fmt::format(" [{}]", check::end_state_name(st.end));
     } else {
@@ -134,8 +145,13 @@ std::string hang_text(const check::Result& r) {
       if (st.rank == w) why = check::end_state_name(st.end);
     bool has = false;
     for (auto& st : r.states) has |= st.rank == w;
-    s += fmt::format("  look at rank {}: others wait for it and it waits for nothing ({})\n", w,
-                     has ? why : "no trace file");
+    bool waits = false;
+    for (auto& st : r.states) waits |= st.rank == w && !st.waits_for.empty();
+    if (waits)  // a rank in a wait-for cycle that the evidence says diverged
+      s += fmt::format("  look at rank {}: it left the order the others follow (see the deadlock_cycle finding)\n", w);
+    else
+      s += fmt::format("  look at rank {}: others wait for it and it waits for nothing ({})\n", w,
+                       has ? why : "no trace file");
   }
   return s;
 }
@@ -145,10 +161,12 @@ std::string text(const check::Result& r, const Context& ctx) {
   for (auto& w : r.warnings) s += "warning: " + w + "\n";
   int n = 0;
   for (auto& f : r.findings) {
-    std::string at = f.seq < 0 ? "at creation"
+    std::string at = f.kind == Kind::kHang ? "the whole job"
+                     : f.seq < 0           ? "at creation"
                      : fmt::format("{} #{}", f.detail.empty() || !f.detail.front().present ? "collective" : f.detail.front().operation, f.seq);
-    s += fmt::format("\n{}. [{}] {}: {} on {} (size {}){}{}\n", ++n, check::severity_name(f.severity),
-                     check::kind_name(f.kind), at, f.comm.name, f.comm.size, f.control ? " [control plane]" : "", f.tie ? " [tie]" : "");
+    std::string on = f.kind == Kind::kHang ? "" : fmt::format(" on {} (size {})", f.comm.name, f.comm.size);
+    s += fmt::format("\n{}. [{}] {}: {}{}{}{}\n", ++n, check::severity_name(f.severity), check::kind_name(f.kind), at,
+                     on, f.control ? " [control plane]" : "", f.tie ? " [tie]" : "");
     s += "   " + f.explanation + "\n";
     for (auto& note : f.notes) s += "   note: " + note + "\n";
     if (ctx.reasons && ctx.reasons->count(size_t(n - 1))) {
@@ -157,7 +175,8 @@ std::string text(const check::Result& r, const Context& ctx) {
     }
     if (!f.tensor.empty()) s += "   tensor: " + f.tensor + "\n";
     for (auto& e : f.edges)
-      s += fmt::format("   rank {} -> rank {} (waits at #{} on {})\n", e.from, e.to, e.seq, e.comm_name);
+      s += e.message ? fmt::format("   rank {} -> rank {} (waits in {} on {})\n", e.from, e.to, e.operation, e.comm_name)
+                     : fmt::format("   rank {} -> rank {} (waits at #{} on {})\n", e.from, e.to, e.seq, e.comm_name);
     for (auto& d : f.detail) {
       bool culprit = false;
       for (int32_t c : f.culprits) culprit |= c == d.rank;

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "lockstep/format/fnv.h"
 #include "lockstep/format/reader.h"
 #include "run/stall_report.h"
 
@@ -168,11 +169,11 @@ Progress probe(const std::string& path) {
     format::TraceFile f = format::TraceFile::open(path);
     uint64_t end = f.end_id();
     uint64_t from = end > 256 && end - 256 > f.first_id() ? end - 256 : f.first_id();
-    uint64_t h = 0xcbf29ce484222325ull ^ end ^ (uint64_t(f.header().end_state) << 56);
+    uint64_t h = format::kFnvOffset ^ end ^ (uint64_t(f.header().end_state) << 56);
     for (uint64_t id = from; id < end; ++id) {
       const lst_record* r = f.record(id);
       uint32_t w = r ? r->word : 0;
-      h = (h ^ w) * 0x100000001b3ull;
+      h = format::fnv1a_word(w, h);
       uint8_t kind = LST_WORD_KIND(w);
       if ((kind == LST_KIND_COLLECTIVE || kind == LST_KIND_WAIT) && LST_WORD_STATE(w) == LST_STATE_ENTERED)
         p.inside = true;
@@ -233,6 +234,8 @@ int run_job(const Options& o) {
   if (o.cmd.empty()) throw cli::BadInput("run: no command given (lockstep run -o DIR -- CMD...)");
   std::string tracer = find_tracer(o);
   std::string dir = prepare_dir(o);
+  std::error_code stale;
+  std::filesystem::remove(std::filesystem::path(dir) / "lockstep-run-timeout.txt", stale);  // a previous run's
   std::string job = make_job_id();
 
   std::string preload = tracer;
@@ -329,6 +332,13 @@ int run_job(const Options& o) {
   } catch (const std::exception&) {
   }
   std::fprintf(stderr, "lockstep run: %zu trace file(s) in %s\n", nfiles, dir.c_str());
+  if (timed_out) {
+    // The checker reads this note: a job stopped at --timeout hung, whatever its traces look like.
+    if (std::FILE* f = std::fopen((std::filesystem::path(dir) / "lockstep-run-timeout.txt").c_str(), "w")) {
+      std::fprintf(f, "lockstep run stopped the job at --timeout after %.1f s\n", o.timeout_s);
+      std::fclose(f);
+    }
+  }
   if (FinishHook hook = finish_hook()) hook(dir, stderr);
   if (FinishHook hook = report_hook(); hook && o.report) hook(dir, stderr);
   std::fflush(stderr);

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "cli/output.h"
 #include "lockstep/format/escape.h"
 #include "lockstep/format/reader.h"
 #include "symbolize/symbolize.h"
@@ -368,7 +369,7 @@ LOCKSTEP_COMMAND(show, [](CLI::App& app) {
   auto opts = std::make_shared<lockstep::show::Options>();
   CLI::App* cmd = app.add_subcommand("show", "Print the header and decoded records of trace files");
   cmd->add_option("path", opts->path, "a trace directory or one .lstrace file")->required();
-  cmd->add_option("--format", opts->format, "table or json")->check(CLI::IsMember({"table", "json"}));
+  lockstep::cli::add_format_option(cmd, opts->format, {"table", "json"});
   cmd->add_flag("--no-symbolize", opts->no_symbolize, "print call sites as module+offset");
   cmd->add_flag("--skip-bad", opts->skip_bad, "show the readable files, naming each skipped one (then exit 2)");
   cmd->callback([opts] { lockstep::cli::set_exit_code(lockstep::show::run(*opts)); });

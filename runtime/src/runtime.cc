@@ -79,7 +79,7 @@ Runtime* g_rt = nullptr;  // never destroyed: the abort path exits from the back
   if (!printed)
     std::fprintf(stderr, "lockstep-rt: rank %d: aborting: %s\n", g_rt ? g_rt->rank() : -1, why.c_str());
   std::fflush(stderr);
-  const std::string note = "lockstep-rt abort: " + why;
+  const std::string note = LOCKSTEP_RT_ABORT_PREFIX + why;
   LOCKSTEP_ANNOTATE(note.c_str());
   // exit() runs the tracer's exit hook; should something in it block, leave anyway.
   std::thread([] {

@@ -89,6 +89,24 @@ class RankBuilder {
     push(r);
     return *this;
   }
+  // An MPI point-to-point call (format 1.1): flag P2P, the tag in seq, the peer's rank in comm (or
+  // LST_ANY_SOURCE / LST_PROC_NULL); not numbered on the communicator.
+  RankBuilder& p2p(uint64_t comm, uint8_t op, int32_t peer, int32_t tag = 0, uint8_t state = LST_STATE_RETURNED,
+                   uint64_t caller = 0x2000, uint8_t flags = 0) {
+    lst_record r{};
+    r.word = LST_WORD(LST_KIND_COLLECTIVE, state, LST_F_P2P | flags);
+    r.op = op;
+    r.api = LST_API_MPI;
+    r.dtype = LST_DT_FLOAT64;
+    r.comm = comm;
+    r.u.coll.seq = uint32_t(tag);
+    r.u.coll.root_or_peer = peer;
+    r.u.coll.dtype_size = 8;
+    r.u.coll.count = 4;
+    r.caller = caller;
+    push(r);
+    return *this;
+  }
   RankBuilder& calls(uint64_t comm, const Call& c, int n) {
     for (int i = 0; i < n; ++i) call(comm, c);
     return *this;

@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Asserts what `lockstep check --format json` said about a scenario: exactly the expected finding
-(kind, seq, culprits), or none; also validates the report against its JSON Schema."""
+(kind, seq, culprits), or none; also validates the report against its JSON Schema. A job that
+`lockstep run` stopped at --timeout (exit 124) must end with a `hang` finding, which is checked
+apart from the expected one; a job that ended by itself has none unless --hung says it hung."""
 import argparse
 import json
 import sys
@@ -10,6 +12,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("report")
     ap.add_argument("--exit-code", type=int, required=True)
+    ap.add_argument("--run-exit", type=int, default=None, help="exit code of lockstep run (124: timed out)")
+    ap.add_argument("--hang-culprits", default=None, help="comma-separated culprits of the hang finding")
     ap.add_argument("--schema")
     ap.add_argument("--kind", help="the one finding expected; omit for a clean run")
     ap.add_argument("--seq", type=int)
@@ -35,10 +39,25 @@ def main():
             problems.append(f"report does not match its schema: {e.message} at {list(e.absolute_path)}")
 
     findings = report["findings"]
+    hangs = [x for x in findings if x["kind"] == "hang"]
+    timed_out = a.run_exit == 124
+    if timed_out or a.hung:
+        if len(hangs) != 1 or findings[-1]["kind"] != "hang":
+            problems.append(f"expected one hang finding, last; got {[x['kind'] for x in findings]}")
+        elif a.hang_culprits is not None:
+            want = [int(x) for x in a.hang_culprits.split(",") if x != ""]
+            if sorted(hangs[0]["culprits"]) != want:
+                problems.append(f"hang culprits {hangs[0]['culprits']}, expected {want}")
+        if a.exit_code != 1:
+            problems.append(f"a hung job must exit 1, got {a.exit_code}")
+    elif hangs:
+        problems.append(f"unexpected hang finding: {hangs[0]['explanation']}")
+    if a.kind != "hang":
+        findings = [x for x in findings if x["kind"] != "hang"]
     if a.kind is None:
-        if findings or report["verdict"] != "in_lockstep":
+        if findings or (report["verdict"] != "in_lockstep" and not hangs):
             problems.append(f"expected no findings, got {[x['kind'] + ' #' + str(x['seq']) for x in findings]}")
-        if a.exit_code != 0:
+        if a.exit_code != 0 and not hangs:
             problems.append(f"expected exit 0, got {a.exit_code}")
         if report["summary"]["collectives"] < a.min_collectives:
             problems.append(f"expected at least {a.min_collectives} collectives, got {report['summary']['collectives']}")

@@ -11,10 +11,13 @@ mkdir -p "$(dirname "$out")"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # shellcheck disable=SC2086
 "$lockstep" run -o "$out/traces" --timeout "$timeout" --grace 1 -- \
-  "${MPIRUN:-mpirun}" ${MPIRUN_FLAGS:-} -np 4 "$prog" >"$out.run.log" 2>&1
-echo "lockstep run exit: $?"
-"$lockstep" check "$out/traces" --format json -o "$out.json"
+  "${MPIRUN:-mpirun}" ${MPIRUN_FLAGS:-} -np "${NP:-4}" "$prog" >"$out.run.log" 2>&1
+run_rc=$?
+echo "lockstep run exit: $run_rc"
+# shellcheck disable=SC2086
+"$lockstep" check ${CHECK_FLAGS:-} "$out/traces" --format json -o "$out.json"
 rc=$?
 echo "lockstep check exit: $rc"
-"$lockstep" check "$out/traces" || true
-exec python3 "$here/expect.py" "$out.json" --exit-code "$rc" --schema "$here/../../docs/check-output.schema.json" "$@"
+# shellcheck disable=SC2086
+"$lockstep" check ${CHECK_FLAGS:-} "$out/traces" || true
+exec python3 "$here/expect.py" "$out.json" --exit-code "$rc" --run-exit "$run_rc" --schema "$here/../../docs/check-output.schema.json" "$@"

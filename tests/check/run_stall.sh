@@ -12,5 +12,6 @@ cat "$out.log"
 live=$(sed -n '/no rank has progressed/,/timeout after/p' "$out.log")
 grep -q "blocked in MPI_Allreduce #0" <<<"$live" || { echo "FAIL: no live per-rank diagnosis"; exit 1; }
 grep -q "deadlock_cycle: deadlock: ranks 0,1 wait for each other" <<<"$live" || { echo "FAIL: no live deadlock"; exit 1; }
-grep -q "^lockstep: 4 ranks, .*1 finding: deadlock" "$out.log" || { echo "FAIL: no check verdict after the job"; exit 1; }
+grep -q "^lockstep: 4 ranks, .*2 findings: deadlock" "$out.log" || { echo "FAIL: no check verdict after the job"; exit 1; }
+grep -q "hang: the job hung" "$out.log" || { echo "FAIL: the job hung and no hang finding says so"; exit 1; }
 echo ok

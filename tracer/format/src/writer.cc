@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #endif
 #include "lockstep/format/writer.h"
+#include "lockstep/format/fnv.h"
 
 #include <dlfcn.h>
 #include <elf.h>
@@ -96,12 +97,6 @@ uint64_t clock_ns(clockid_t c) {
   timespec ts;
   clock_gettime(c, &ts);
   return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
-}
-
-uint64_t fnv1a(const void* p, size_t n, uint64_t h = 1469598103934665603ull) {
-  const auto* b = static_cast<const uint8_t*>(p);
-  for (size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 1099511628211ull;
-  return h;
 }
 
 uint64_t round_up(uint64_t v, uint64_t m) { return (v + m - 1) / m * m; }

@@ -12,6 +12,9 @@ extern "C" {
 #endif
 
 /* Free-form text marker in this process's trace. */
+/* An annotation that starts with this prefix says why the bundled runtime stopped the process (the
+ * rest is the reason); `lockstep check` reports it as the rank's end, not as a step of the program. */
+#define LOCKSTEP_RT_ABORT_PREFIX "lockstep-rt abort: "
 void lockstep_annotate(const char* text) __attribute__((weak));
 
 /* A runtime event (lst_rt_event in lockstep/format/layout.h) about a named tensor. */

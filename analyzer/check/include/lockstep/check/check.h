@@ -5,7 +5,9 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "lockstep/check/model.h"
@@ -15,7 +17,7 @@ namespace lockstep::check {
 // The JSON names of the finding kinds (docs/check-output.md).
 enum class Kind {
   kMissingCollective, kOpMismatch, kCountMismatch, kDtypeMismatch, kRootMismatch, kRedopMismatch,
-  kPeerMismatch, kNameMismatch, kMembershipMismatch, kDeadlockCycle, kUnfinished
+  kPeerMismatch, kNameMismatch, kMembershipMismatch, kDeadlockCycle, kUnfinished, kHang, kCallsiteMismatch
 };
 const char* kind_name(Kind k);
 
@@ -63,7 +65,9 @@ struct WaitEdge {
   int32_t from = 0, to = 0;  // world ranks: `from` waits for `to`
   uint64_t comm = 0;
   std::string comm_name;
-  int64_t seq = 0;           // position `from` is blocked at
+  int64_t seq = 0;           // position `from` is blocked at; -1 for a message
+  std::string operation;     // what `from` is blocked in: "MPI_Allreduce", "MPI_Recv"
+  bool message = false;      // a point-to-point call (`to` is its peer, or any rank for MPI_ANY_SOURCE)
 };
 
 struct Finding {
@@ -128,8 +132,21 @@ struct Options {
   // Upper bound on the edit distance searched per rank and communicator; beyond it the sequences
   // are compared position by position (far apart sequences are reported at their first difference).
   int max_edits = 4096;
+  // Report a rank that makes a collective from another line than its own pattern (callsite_mismatch) as
+  // a warning in Result::warnings instead of a finding, so it does not fail the check.
+  bool allow_callsite_differences = false;
 };
 
 Result analyze(const Job& job, const Options& options = {});
+
+// What differs between two calls the alignment paired (the majority's `a`, another rank's `b`) in what
+// MPI requires to agree, and the finding that makes; `kind` is empty when they differ only in call site.
+// `name_a`/`name_b` are runtime tensor names ("" when none).
+struct Classification {
+  std::optional<Kind> kind;
+  Severity severity = Severity::kError;
+  bool op = false, name = false, root = false, redop = false, bytes = false, dtype = false;
+};
+Classification classify(const lst_record& a, std::string_view name_a, const lst_record& b, std::string_view name_b);
 
 }  // namespace lockstep::check

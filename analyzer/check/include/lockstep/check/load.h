@@ -27,6 +27,10 @@ struct LoadOptions {
 };
 
 Job load_dir(const std::string& dir, const LoadOptions& options = {});
+// Several inputs that together hold one job (node-local directories of one run, say): each is a
+// directory (its *.lstrace files), a trace file, or a glob pattern matching either. Files of two jobs,
+// or two files of one rank, are a LoadError.
+Job load_paths(const std::vector<std::string>& inputs, const LoadOptions& options = {});
 // One file as one rank (no job grouping), for `show`-like tools and tests.
 Rank load_file(const std::string& path, const LoadOptions& options = {});
 

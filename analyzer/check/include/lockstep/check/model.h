@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "lockstep/annotate.h"
 #include "lockstep/format/layout.h"
 
 namespace lockstep::check {
@@ -69,14 +70,18 @@ struct Sequence {
   uint32_t last_seq = 0;
 };
 
-// A point-to-point call (kept apart from the collective sequences: they pair by peer, not by order).
+// A point-to-point call (kept apart from the collective sequences: they pair by peer, not by order):
+// MPI's (flag LST_F_P2P) and NCCL's send/receive.
 struct P2P {
   uint64_t comm = 0;
-  uint8_t op = 0;                // LST_OP_SEND / LST_OP_RECV
-  int32_t peer = LST_NONE;       // rank in comm; LST_NONE: any source
+  uint8_t op = 0;                // LST_OP_SEND / LST_OP_RECV / LST_OP_PROBE
+  int32_t peer = LST_NONE;       // rank in comm; LST_ANY_SOURCE, LST_PROC_NULL (MPI)
   uint64_t bytes = 0;
   RecordRef ref = 0;
   uint8_t state = 0;
+  uint8_t flags = 0;             // record flags (LST_F_P2P, LST_F_NONBLOCKING)
+  int32_t tag = LST_ANY_TAG;     // MPI only
+  bool any_source() const { return peer == LST_ANY_SOURCE || (peer == LST_NONE && op != LST_OP_SEND); }
 };
 
 // A runtime (api rt) collective span, to name the tensor of MPI/NCCL records it encloses.
@@ -148,8 +153,11 @@ struct Rank {
   std::string_view context(RecordRef before) const;
 };
 
-// Prefix of the annotation the bundled runtime writes when it stops a process (runtime.cc).
-inline constexpr std::string_view kRuntimeAbortPrefix = "lockstep-rt abort: ";
+// The note `lockstep run` leaves in the trace directory when it stops the job at --timeout.
+inline constexpr std::string_view kRunTimeoutNote = "lockstep-run-timeout.txt";
+
+// Prefix of the annotation the bundled runtime writes when it stops a process.
+inline constexpr std::string_view kRuntimeAbortPrefix = LOCKSTEP_RT_ABORT_PREFIX;
 
 // Alignment signature of a collective: what must agree across ranks, plus the call site (module and
 // offset), so that equal-looking calls from different lines stay apart during alignment.
@@ -183,6 +191,8 @@ struct Job {
   // Ring-mode traces: per communicator, the tracer's number of the first collective every rank still
   // has; sequences are trimmed to start there (finish_job) and positions are reported from it.
   std::unordered_map<uint64_t, uint32_t> ring_base;
+  // Set when `lockstep run --timeout` stopped the job (its note in the trace directory): the job hung.
+  std::string stopped_by_run;
   const Rank* rank(int32_t world) const {
     if (world >= 0 && size_t(world) < by_world.size())
       return by_world[size_t(world)] < 0 ? nullptr : &ranks[size_t(by_world[size_t(world)])];

@@ -1,0 +1,37 @@
+// The one way into the checker from trace files: load a job (one directory, several node-local ones,
+// a glob, or the files themselves), key and name call sites with the symbolizer, analyze. Used by
+// `check`, `diff`, and `run`'s live stall report and final check.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "lockstep/check/check.h"
+#include "lockstep/check/load.h"
+
+namespace lockstep::check {
+
+struct DirOptions {
+  int jobs = 0;           // loader threads (0: one per core)
+  bool validate = false;  // also the reader's full validation pass
+  bool symbolize = true;  // call sites as file:line (llvm-symbolizer); false: module+offset
+  bool analyze = true;    // false: load and symbolize only (Analysis::result stays empty)
+  bool allow_callsite_differences = false;  // Options::allow_callsite_differences
+  std::string this_host;  // empty: gethostname()
+  std::vector<std::string>* skipped = nullptr;  // --skip-bad: unreadable files are named here, not fatal
+};
+
+struct Analysis {
+  Job job;
+  Result result;
+  Symbolizer symbolize;  // names further call sites the same way (empty without symbolization)
+};
+
+// `inputs` together hold one job (load_paths). Throws LoadError for anything that is not one readable
+// job; never for what the traces say.
+Analysis analyze_dir(const std::vector<std::string>& inputs, const DirOptions& options = {});
+inline Analysis analyze_dir(const std::string& dir, const DirOptions& options = {}) {
+  return analyze_dir(std::vector<std::string>{dir}, options);
+}
+
+}  // namespace lockstep::check

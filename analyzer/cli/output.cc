@@ -1,0 +1,42 @@
+// The shared --format/-o options and report writer (output.h).
+#include "cli/output.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "cli/command.h"
+
+namespace lockstep::cli {
+
+void add_format_option(CLI::App* sub, std::string& format, const std::vector<std::string>& formats) {
+  format = formats.front();
+  std::string list;
+  for (size_t i = 0; i < formats.size(); ++i)
+    list += (i == 0                    ? ""
+             : i + 1 == formats.size() ? " or "
+                                       : ", ") +
+            formats[i] + (i == 0 ? " (default)" : "");
+  sub->add_option("--format", format, list)->check(CLI::IsMember(formats));
+}
+
+void add_output_options(CLI::App* sub, std::string& format, std::string& path,
+                        const std::vector<std::string>& formats) {
+  add_format_option(sub, format, formats);
+  sub->add_option("-o,--output", path, "write the report to FILE instead of standard output");
+}
+
+void write_output(const std::string& text, const std::string& path) {
+  if (path.empty() || path == "-") {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
+    return;
+  }
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  if (!f) throw BadInput(path + ": cannot write: " + std::strerror(errno));
+  bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  ok = std::fclose(f) == 0 && ok;
+  if (!ok) throw BadInput(path + ": write failed");
+}
+
+}  // namespace lockstep::cli

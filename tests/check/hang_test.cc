@@ -1,0 +1,339 @@
+// Hangs with point-to-point messages (format 1.1 records), the `hang` finding, and blame between two
+// views of equal weight (two-rank jobs) by evidence rather than majority.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "builder.h"
+#include "lockstep/check/check.h"
+
+namespace lockstep::check::test {
+namespace {
+
+using V = std::vector<int32_t>;
+
+std::vector<RankBuilder> ranks(int n) {
+  std::vector<RankBuilder> v;
+  for (int i = 0; i < n; ++i) v.emplace_back(i, n);
+  return v;
+}
+
+Result run(std::vector<RankBuilder>& b, std::vector<EndState> ends = {}, std::string stopped = "") {
+  std::vector<Rank> rs;
+  for (size_t i = 0; i < b.size(); ++i)
+    rs.push_back(b[i].build(i < ends.size() ? ends[i] : EndState::kExited));
+  Job job = make_job(std::move(rs));
+  job.stopped_by_run = stopped;
+  return analyze(job);
+}
+
+const Finding* find(const Result& r, Kind k) {
+  for (auto& f : r.findings)
+    if (f.kind == k) return &f;
+  return nullptr;
+}
+
+std::string dump(const Result& r) {
+  std::string s;
+  for (auto& f : r.findings) {
+    s += std::string(kind_name(f.kind)) + ": " + f.explanation + "\n";
+    for (auto& n : f.notes) s += "  note: " + n + "\n";
+  }
+  return s;
+}
+
+constexpr int32_t kTag = 7;
+const std::vector<EndState> kAllKilled(4, EndState::kKilled);
+
+// One step of a halo-exchange loop: rank 0 sends to rank 1 (line 0x2000/0x2100), then every rank
+// reduces (line 0x1000).
+void step(std::vector<RankBuilder>& b, bool allreduce_too = true) {
+  b[0].p2p(kWorld, LST_OP_SEND, 1, kTag, LST_STATE_RETURNED, 0x2000);
+  b[1].p2p(kWorld, LST_OP_RECV, 0, kTag, LST_STATE_RETURNED, 0x2100);
+  if (allreduce_too)
+    for (auto& r : b) r.call(kWorld, allreduce());
+}
+
+TEST(P2P, MessagesAreNotPartOfTheCollectiveSequence) {
+  auto b = ranks(4);
+  for (int s = 0; s < 5; ++s) step(b);
+  b[2].p2p(kWorld, LST_OP_SEND, 3, 1).p2p(kWorld, LST_OP_PROBE, 3, 1);  // more messages on some ranks only
+  b[3].p2p(kWorld, LST_OP_RECV, 2, 1).p2p(kWorld, LST_OP_SEND, LST_PROC_NULL, 1);
+  for (auto& r : b) r.call(kWorld, allreduce()).finalize();
+  Result r = run(b);
+  EXPECT_TRUE(r.in_lockstep()) << dump(r);
+  EXPECT_EQ(r.summary.collectives, 6u);
+  EXPECT_FALSE(r.hung);
+}
+
+// Rank 1 skips the allreduce of step 3 and goes on to step 4's receive from rank 0; rank 0 (and 2, 3)
+// wait in that allreduce. Without messages in the picture rank 1 is merely "behind".
+TEST(P2P, SkippedCollectiveThenBlockedReceiveIsACycleThatBlamesTheRankThatSkipped) {
+  auto b = ranks(4);
+  for (int s = 0; s < 3; ++s) step(b);
+  b[0].p2p(kWorld, LST_OP_SEND, 1, kTag, LST_STATE_RETURNED, 0x2000);
+  b[1].p2p(kWorld, LST_OP_RECV, 0, kTag, LST_STATE_RETURNED, 0x2100);
+  Call in = allreduce();
+  in.state = LST_STATE_ENTERED;
+  for (int i : {0, 2, 3}) b[i].call(kWorld, in);
+  b[1].p2p(kWorld, LST_OP_RECV, 0, kTag, LST_STATE_ENTERED, 0x2100);  // step 4's receive: never sent
+  Result r = run(b, kAllKilled);
+  const Finding* cyc = find(r, Kind::kDeadlockCycle);
+  ASSERT_NE(cyc, nullptr) << dump(r);
+  EXPECT_EQ(cyc->ranks, (V{0, 1}));
+  EXPECT_EQ(cyc->culprits, V{1}) << dump(r);
+  bool mixed = false;
+  for (auto& e : cyc->edges) mixed |= e.message && e.from == 1 && e.to == 0 && e.operation == "MPI_Recv";
+  EXPECT_TRUE(mixed);
+  EXPECT_NE(std::find(r.look_here.begin(), r.look_here.end(), 1), r.look_here.end());
+  EXPECT_EQ(std::find(r.look_here.begin(), r.look_here.end(), 0), r.look_here.end());
+  ASSERT_EQ(r.findings.back().kind, Kind::kHang);
+  EXPECT_EQ(r.findings.back().culprits, V{1});
+  EXPECT_FALSE(r.in_lockstep());
+}
+
+TEST(P2P, AnySourceWaitsForEveryOtherMember) {
+  auto b = ranks(4);
+  for (int s = 0; s < 3; ++s) step(b);
+  Call in = allreduce();
+  in.state = LST_STATE_ENTERED;
+  for (int i : {0, 2, 3}) b[i].call(kWorld, in);
+  b[1].p2p(kWorld, LST_OP_RECV, LST_ANY_SOURCE, LST_ANY_TAG, LST_STATE_ENTERED, 0x2100);
+  Result r = run(b, kAllKilled);
+  ASSERT_EQ(r.states.size(), 4u);
+  EXPECT_EQ(r.states[1].waits_for, (V{0, 2, 3}));
+  const Finding* cyc = find(r, Kind::kDeadlockCycle);
+  ASSERT_NE(cyc, nullptr) << dump(r);
+  EXPECT_EQ(cyc->ranks, (V{0, 1, 2, 3}));
+  EXPECT_EQ(cyc->culprits, V{1}) << dump(r);
+}
+
+TEST(P2P, NonblockingReceiveWaitedForIsBlocked) {
+  auto b = ranks(2);
+  b[0].call(kWorld, allreduce())
+      .p2p(kWorld, LST_OP_RECV, 1, 0, LST_STATE_RETURNED, 0x2000, LST_F_NONBLOCKING);
+  uint64_t irecv0 = b[0].last_id();
+  b[0].wait_entered(irecv0);
+  b[1].call(kWorld, allreduce())
+      .p2p(kWorld, LST_OP_RECV, 0, 0, LST_STATE_RETURNED, 0x2000, LST_F_NONBLOCKING);
+  b[1].wait_entered(b[1].last_id());
+  Result r = run(b, {EndState::kKilled, EndState::kKilled});
+  EXPECT_EQ(r.states[0].waits_for, V{1});
+  EXPECT_EQ(r.states[1].waits_for, V{0});
+  const Finding* cyc = find(r, Kind::kDeadlockCycle);
+  ASSERT_NE(cyc, nullptr) << dump(r);
+  EXPECT_TRUE(cyc->culprits == (V{0, 1}));  // symmetric: no evidence either way
+  ASSERT_NE(find(r, Kind::kHang), nullptr);
+}
+
+// Both ranks wait in a receive from the other: no collective differs, and the job still must not pass.
+TEST(Hang, MessageDeadlockWithEqualCollectivesIsNeverInLockstep) {
+  auto b = ranks(2);
+  for (auto& x : b) x.calls(kWorld, allreduce(), 3);
+  b[0].p2p(kWorld, LST_OP_RECV, 1, 0, LST_STATE_ENTERED);
+  b[1].p2p(kWorld, LST_OP_RECV, 0, 0, LST_STATE_ENTERED);
+  Result r = run(b, {EndState::kKilled, EndState::kKilled});
+  EXPECT_FALSE(r.in_lockstep());
+  ASSERT_FALSE(r.findings.empty());
+  EXPECT_EQ(r.findings.back().kind, Kind::kHang);
+  EXPECT_NE(find(r, Kind::kDeadlockCycle), nullptr);
+}
+
+TEST(Hang, StoppedAtTimeoutIsAHangEvenWithNothingPending) {
+  auto b = ranks(2);
+  for (auto& x : b) x.calls(kWorld, allreduce(), 3);  // both computing (or in an untraced call) when stopped
+  Result r =
+      run(b, {EndState::kKilled, EndState::kKilled}, "lockstep run stopped the job at --timeout after 5.0 s");
+  ASSERT_EQ(r.findings.size(), 1u) << dump(r);
+  const Finding& f = r.findings.front();
+  EXPECT_EQ(f.kind, Kind::kHang);
+  EXPECT_NE(f.explanation.find("--timeout"), std::string::npos);
+  EXPECT_FALSE(r.in_lockstep());
+  // Without the note the same traces are a job that was merely stopped early.
+  auto c = ranks(2);
+  for (auto& x : c) x.calls(kWorld, allreduce(), 3);
+  EXPECT_TRUE(run(c, {EndState::kKilled, EndState::kKilled}).in_lockstep());
+}
+
+TEST(Hang, EveryLiveRankBlockedIsAHang) {
+  auto b = ranks(3);
+  Call in = allreduce();
+  in.state = LST_STATE_ENTERED;
+  b[0].calls(kWorld, allreduce(), 2).call(kWorld, in);
+  b[1].calls(kWorld, allreduce(), 2).call(kWorld, in);
+  b[2].calls(kWorld, allreduce(), 2)
+      .p2p(kWorld, LST_OP_SEND, 0, 3, LST_STATE_ENTERED);  // an Ssend nobody receives
+  Result r = run(b, {EndState::kKilled, EndState::kKilled, EndState::kKilled});
+  ASSERT_FALSE(r.findings.empty());
+  EXPECT_EQ(r.findings.back().kind, Kind::kHang) << dump(r);
+  const Finding* cyc = find(r, Kind::kDeadlockCycle);
+  ASSERT_NE(cyc, nullptr) << dump(r);
+  EXPECT_EQ(cyc->culprits, V{2});  // ranks 0 and 1 wait in the allreduce rank 2 never entered
+}
+
+// ----- two ranks: evidence instead of a majority -----
+
+// Each step: allreduce at line A, bcast at line B. Rank 1 leaves out step 3's bcast and goes on.
+TEST(TwoRanks, OwnPatternDecidesASkip) {
+  auto b = ranks(2);
+  Call bc{.op = LST_OP_BCAST, .redop = 0, .root = 0, .caller = 0x1200};
+  for (int s = 0; s < 6; ++s)
+    for (int i = 0; i < 2; ++i) {
+      b[i].call(kWorld, allreduce(256, 0x1100));
+      if (!(i == 1 && s == 3)) b[i].call(kWorld, bc);
+    }
+  for (auto& x : b) x.finalize();
+  Result r = run(b);
+  ASSERT_FALSE(r.findings.empty());
+  const Finding& f = r.findings.front();
+  EXPECT_EQ(f.kind, Kind::kMissingCollective) << dump(r);
+  EXPECT_FALSE(f.tie);
+  EXPECT_EQ(f.culprits, V{1});
+  EXPECT_EQ(f.seq, 7);
+  bool said = false;
+  for (auto& n : f.notes) said |= n.find("per-step pattern") != std::string::npos;
+  EXPECT_TRUE(said) << dump(r);
+}
+
+TEST(TwoRanks, OwnPatternDecidesWhenTheLowerRankIsTheOneThatDeparts) {
+  // The same bug on rank 0: numbering by the lowest rank must not make rank 1 the culprit.
+  auto b = ranks(2);
+  Call bc{.op = LST_OP_BCAST, .redop = 0, .root = 0, .caller = 0x1200};
+  for (int s = 0; s < 6; ++s)
+    for (int i = 0; i < 2; ++i) {
+      b[i].call(kWorld, allreduce(256, 0x1100));
+      if (!(i == 0 && s == 3)) b[i].call(kWorld, bc);
+    }
+  for (auto& x : b) x.finalize();
+  Result r = run(b);
+  ASSERT_FALSE(r.findings.empty());
+  EXPECT_EQ(r.findings.front().culprits, V{0}) << dump(r);
+}
+
+TEST(TwoRanks, FirstDeathDecides) {
+  auto b = ranks(2);
+  b[0].calls(kWorld, allreduce(), 2).finalize();
+  b[1].calls(kWorld, allreduce(), 1).marker(LST_MARK_SIGNAL, LST_STATE_RETURNED, 11);
+  Result r = run(b, {EndState::kExited, EndState::kCrashed});
+  ASSERT_FALSE(r.findings.empty());
+  const Finding& f = r.findings.front();
+  EXPECT_FALSE(f.tie) << dump(r);
+  EXPECT_EQ(f.culprits, V{1});
+  bool said = false;
+  for (auto& n : f.notes) said |= n.find("died first") != std::string::npos;
+  EXPECT_TRUE(said) << dump(r);
+}
+
+TEST(TwoRanks, RuntimeStallReportDecides) {
+  auto b = ranks(2);
+  Call a{.op = LST_OP_ALLREDUCE, .api = LST_API_RT, .name = "grad/w"};
+  Call c{.op = LST_OP_ALLREDUCE, .api = LST_API_RT, .name = "grad/b"};
+  b[0].call(kWorld, a)
+      .call(kWorld, c)
+      .annotate(LOCKSTEP_RT_ABORT_PREFIX
+                "stalled for 8 s (LOCKSTEP_RT_STALL_ABORT): rt.allreduce 'grad/b' "
+                "was never submitted by rank 1")
+      .process_end();
+  b[1].call(kWorld, a).annotate(LOCKSTEP_RT_ABORT_PREFIX "negotiation stopped by rank 0").process_end();
+  Result r = run(b);
+  ASSERT_FALSE(r.findings.empty());
+  const Finding& f = r.findings.front();
+  EXPECT_EQ(f.culprits, V{1}) << dump(r);
+  bool said = false;
+  for (auto& n : f.notes) said |= n.find("stall report") != std::string::npos;
+  EXPECT_TRUE(said) << dump(r);
+}
+
+TEST(TwoRanks, BlockedInACallTheOtherNeverReachesDecides) {
+  auto b = ranks(2);
+  Call extra{.op = LST_OP_BARRIER, .count = 0, .dtype = 0, .state = LST_STATE_ENTERED, .caller = 0x3000};
+  b[0].calls(kWorld, allreduce(), 3).call(kWorld, extra);
+  b[1].calls(kWorld, allreduce(), 3).finalize();
+  Result r = run(b, {EndState::kKilled, EndState::kExited});
+  ASSERT_FALSE(r.findings.empty());
+  const Finding& f = r.findings.front();
+  EXPECT_EQ(f.kind, Kind::kMissingCollective);
+  EXPECT_EQ(f.culprits, V{0}) << dump(r);
+  bool said = false;
+  for (auto& n : f.notes) said |= n.find("never reaches") != std::string::npos;
+  EXPECT_TRUE(said) << dump(r);
+}
+
+TEST(TwoRanks, NoEvidenceStaysATie) {
+  auto b = ranks(2);
+  b[0].call(kWorld, allreduce(100)).finalize();
+  b[1].call(kWorld, allreduce(200)).finalize();
+  Result r = run(b);
+  ASSERT_EQ(r.findings.size(), 1u);
+  EXPECT_TRUE(r.findings.front().tie);
+  EXPECT_TRUE(r.findings.front().culprits.empty());
+}
+
+// ----- same signature, other line -----
+
+Result run_opts(std::vector<RankBuilder>& b, const Options& o) {
+  std::vector<Rank> rs;
+  for (size_t i = 0; i < b.size(); ++i) rs.push_back(b[i].build(EndState::kExited));
+  Job job = make_job(std::move(rs));
+  return analyze(job, o);
+}
+
+// Every step: two allreduces of the same shape from lines 0x1100 and 0x1200. `odd` makes its step-3
+// second call from 0x1300 instead (a retry path that makes up for a skipped call).
+std::vector<RankBuilder> two_per_step(int n, int odd) {
+  auto b = ranks(n);
+  for (int s = 0; s < 6; ++s)
+    for (int i = 0; i < n; ++i) {
+      b[i].call(kWorld, allreduce(256, 0x1100));
+      b[i].call(kWorld, allreduce(256, i == odd && s == 3 ? 0x1300 : 0x1200));
+    }
+  for (auto& x : b) x.finalize();
+  return b;
+}
+
+TEST(Callsite, SameSignatureFromAnotherLineThanTheRanksOwnPatternIsReported) {
+  auto b = two_per_step(4, 2);
+  Result r = run_opts(b, {});
+  ASSERT_EQ(r.findings.size(), 1u) << dump(r);
+  const Finding& f = r.findings.front();
+  EXPECT_EQ(f.kind, Kind::kCallsiteMismatch);
+  EXPECT_EQ(f.severity, Severity::kWarning);
+  EXPECT_EQ(f.seq, 7);
+  EXPECT_EQ(f.culprits, V{2});
+  EXPECT_FALSE(r.in_lockstep());                                            // fails the gate by default
+  EXPECT_NE(f.explanation.find("#5"), std::string::npos) << f.explanation;  // the same call one step earlier
+
+  auto c = two_per_step(4, 2);
+  Options allow;
+  allow.allow_callsite_differences = true;
+  Result a = run_opts(c, allow);
+  EXPECT_TRUE(a.in_lockstep());
+  ASSERT_FALSE(a.warnings.empty());
+  EXPECT_NE(a.warnings.back().find("callsite_mismatch"), std::string::npos);
+}
+
+TEST(Callsite, RanksThatAlwaysUseTheirOwnHelperStayClean) {
+  // Rank 0 reaches the collective through one helper (alternating two lines), the others through another.
+  auto b = ranks(4);
+  for (int s = 0; s < 12; ++s)
+    for (int i = 0; i < 4; ++i)
+      b[i].call(kWorld, allreduce(256, i == 0 ? (s % 2 ? 0x1101 : 0x1100) : 0x1500));
+  for (auto& x : b) x.finalize();
+  Result r = run_opts(b, {});
+  EXPECT_TRUE(r.in_lockstep()) << dump(r);
+}
+
+TEST(Callsite, TwoRanksTheOneThatBreaksItsPatternIsNamed) {
+  auto b = two_per_step(2, 1);
+  Result r = run_opts(b, {});
+  ASSERT_EQ(r.findings.size(), 1u) << dump(r);
+  EXPECT_EQ(r.findings.front().kind, Kind::kCallsiteMismatch);
+  EXPECT_EQ(r.findings.front().culprits, V{1});
+  auto c = two_per_step(2, 0);
+  Result r0 = run_opts(c, {});
+  ASSERT_EQ(r0.findings.size(), 1u) << dump(r0);
+  EXPECT_EQ(r0.findings.front().culprits, V{0});
+}
+
+}  // namespace
+}  // namespace lockstep::check::test
