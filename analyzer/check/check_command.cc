@@ -58,8 +58,7 @@ int run_check(const CheckOptions& o) {
   report::StaticReasons reasons;
   if (o.lint) ctx.reasons = &(reasons = exporter::lint_reasons(a.result, *o.lint));
   cli::write_output(report::render(a.result, fmt, ctx), o.output);
-  for (const auto& e : skipped) std::fprintf(stderr, "lockstep: check: skipped %s
-", e.c_str());
+  for (const auto& e : skipped) std::fprintf(stderr, "lockstep: check: skipped %s\n", e.c_str());
   if (!a.result.in_lockstep()) return cli::kFindings;
   // The files left out might have shown a finding: "in lockstep" is not the verdict on the whole job.
   return skipped.empty() ? cli::kClean : cli::kBadInput;
