@@ -8,10 +8,10 @@
 #include <cstring>
 #include <memory>
 
-#include "check/check_cli.h"
 #include "chrome_trace.h"
 #include "cli/command.h"
-#include "lockstep/check/load.h"
+#include "cli/output.h"
+#include "lockstep/check/analyze_dir.h"
 #include "lockstep/report/html.h"
 #include "lockstep/version.h"
 #include "report_cli.h"
@@ -28,20 +28,16 @@ struct Checked {
 };
 
 Checked load_and_check(const std::string& dir, int jobs, bool no_symbolize, const char* cmd) {
-  Checked c;
-  check::LoadOptions lo;
-  lo.jobs = jobs;
-  auto sym = std::make_shared<symbolize::Symbolizer>();
-  if (!no_symbolize) lo.site_keys = check::make_site_keys(sym);
+  check::DirOptions d;
+  d.jobs = jobs;
+  d.symbolize = !no_symbolize;
+  check::Analysis a;
   try {
-    c.job = check::load_dir(dir, lo);
+    a = check::analyze_dir(dir, d);
   } catch (const check::LoadError& e) {
     throw cli::BadInput(fmt::format("{}: {}", cmd, e.what()));
   }
-  check::Options ao;
-  if (!no_symbolize) ao.symbolize = c.symbolize = check::make_symbolizer(sym);
-  c.result = check::analyze(c.job, ao);
-  return c;
+  return Checked{std::move(a.job), std::move(a.result), std::move(a.symbolize)};
 }
 
 int exit_code(const check::Result& r) { return r.in_lockstep() ? cli::kClean : cli::kFindings; }
@@ -116,7 +112,7 @@ int write_html_report(const HtmlJob& j) {
   to.device = false;  // the page draws host times only
   report::Timeline tl(c.job, to);
   report::Context ctx{j.dir, LOCKSTEP_VERSION};
-  check::write_output(report::html(c.job, c.result, tl, ctx, reasons), j.output);
+  cli::write_output(report::html(c.job, c.result, tl, ctx, reasons), j.output);
   return exit_code(c.result);
 }
 
