@@ -99,6 +99,10 @@ case $case in
     exec python3 "$here/check_dom.py" "$work/report.dom" --kind deadlock_cycle --culprits 0,1 --culprit-lane 0 \
       --cycle "0>1" --cycle "1>0" ;;
   tf24)
+    # The same page opened on the time axis.
+    timeout 120 "$chromium" "${flags[@]}" --dump-dom "file://$work/report.html#axis=time" > "$work/report-time.dom" \
+      2>> "$work/chromium.log" || fail "chromium --dump-dom (time axis) failed"
+    python3 "$here/check_dom.py" "$work/report-time.dom" --time-axis 2 || exit 1
     # The skipped gradient allreduce's line, read from the source rather than written down here.
     line=$(grep -n "BUG: skipped on overflow" "$2" | cut -d: -f1)
     exec python3 "$here/check_dom.py" "$work/report.dom" --kind missing_collective --kind name_mismatch \
