@@ -56,6 +56,11 @@ if [ "$step" = export ]; then
   [ "$rc" = "$want" ] || fail "export exited $rc, want $want"
   "$lockstep" export "$traces" --format chrome > "$work/trace-chrome.json" || [ $? = 1 ] || fail "export to stdout failed"
   cmp -s "$work/trace.json" "$work/trace-chrome.json" || fail "--format chrome and perfetto differ"
+  # Bad input: one line naming the problem, exit 2.
+  "$lockstep" export "$work/no-such-dir" -o "$work/x.json" 2> "$work/bad.err"
+  [ $? = 2 ] && grep -q "no-such-dir" "$work/bad.err" || fail "export of a missing directory: $(cat "$work/bad.err")"
+  "$lockstep" export "$traces" --format svg 2> "$work/bad.err"
+  [ $? = 2 ] && grep -q "unknown --format 'svg'" "$work/bad.err" || fail "export --format svg: $(cat "$work/bad.err")"
   exec python3 "$here/validate_trace.py" "$work/trace.json" --ranks $ranks --findings "$findings" --check "$work/check.json"
 fi
 
@@ -63,6 +68,8 @@ fi
 "$lockstep" report "$traces" -o "$work/report.html"
 rc=$?
 [ "$rc" -le 1 ] || fail "report exited $rc"
+"$lockstep" report "$traces" -o "$work/no-such-dir/report.html" 2> "$work/bad.err"
+[ $? = 2 ] && grep -q "cannot write" "$work/bad.err" || fail "report to an unwritable file: $(cat "$work/bad.err")"
 "$lockstep" check "$traces" --format html -o "$work/check.html"
 [ $? = "$rc" ] || fail "check --format html exited differently from report"
 cmp -s "$work/report.html" "$work/check.html" || fail "check --format html differs from lockstep report"
