@@ -61,6 +61,12 @@ if [ "$step" = export ]; then
   [ $? = 2 ] && grep -q "no-such-dir" "$work/bad.err" || fail "export of a missing directory: $(cat "$work/bad.err")"
   "$lockstep" export "$traces" --format svg 2> "$work/bad.err"
   [ $? = 2 ] && grep -q "unknown --format 'svg'" "$work/bad.err" || fail "export --format svg: $(cat "$work/bad.err")"
+  # A window of positions: still well formed, and nothing outside it.
+  "$lockstep" export "$traces" --seq 1:3 -o "$work/trace-window.json"
+  [ $? -le 1 ] || fail "export --seq 1:3 failed"
+  python3 "$here/validate_trace.py" "$work/trace-window.json" --ranks $ranks --seq 1:3 || exit 1
+  "$lockstep" export "$traces" --seq 3:1 2> "$work/bad.err"
+  [ $? = 2 ] && grep -q "TO must be above FROM" "$work/bad.err" || fail "export --seq 3:1: $(cat "$work/bad.err")"
   exec python3 "$here/validate_trace.py" "$work/trace.json" --ranks $ranks --findings "$findings" --check "$work/check.json"
 fi
 
