@@ -48,7 +48,8 @@ def fail(msg):
 ap = argparse.ArgumentParser()
 ap.add_argument("dom")
 ap.add_argument("--clean", action="store_true")
-ap.add_argument("--kind", action="append", default=[], help="the highlighted finding is of one of these kinds")
+ap.add_argument("--kind", action="append", default=[],
+                help="the highlighted finding is of one of these kinds")
 ap.add_argument("--culprits", help="the highlighted finding's culprits, comma separated")
 ap.add_argument("--culprit-lane", type=int, help="this rank's lane is marked as the culprit's")
 ap.add_argument("--gap-lane", type=int, help="this rank's lane shows a gap for the skipped call")
@@ -132,7 +133,8 @@ if a.look_here is not None:
 if a.source_line is not None:
     hits = [e for e in els if e["_tag"] == "span" and "hit" in e["_classes"]]
     if not any(e.get("data-line") == str(a.source_line) for e in hits):
-        fail("no finding shows source line %d (shown: %s)" % (a.source_line, [e.get("data-line") for e in hits]))
+        fail("no finding shows source line %d (shown: %s)" % (
+            a.source_line, [e.get("data-line") for e in hits]))
 if a.max_lanes is not None and not 0 < len(lanes) <= a.max_lanes:
     fail("%d lanes drawn, want 1..%d" % (len(lanes), a.max_lanes))
 if a.ranks is not None:
