@@ -117,7 +117,9 @@ uint64_t write_chrome_trace(const check::Job& job, const check::Result& result, 
       size_t index_in_comm = 0;
       while (index_in_comm < comm.ranks.size() && comm.ranks[index_in_comm] != r.world_rank) ++index_in_comm;
       const bool flows = opt.flows && comm.ranks.size() > 1;
-      for (size_t i = 0; i < lane.calls.size(); ++i) {
+      const size_t first = size_t(std::max<int64_t>(opt.from, 0));
+      const size_t last = std::min<size_t>(lane.calls.size(), size_t(std::max<int64_t>(opt.to, 0)));
+      for (size_t i = first; i < last; ++i) {
         const report::Call& c = lane.calls[i];
         const report::CallKind& k = tl.kinds[c.kind];
         const check::Site& site = tl.sites[k.site];
@@ -166,6 +168,7 @@ uint64_t write_chrome_trace(const check::Job& job, const check::Result& result, 
     auto fit = findings_of.find(r.world_rank);
     if (fit == findings_of.end()) continue;
     for (const check::Finding* f : fit->second) {
+      if (f->seq >= 0 && (f->seq < opt.from || f->seq >= opt.to)) continue;
       // At this rank's call at the finding's position; a rank with no call there: when the others made it.
       int64_t ts = rank_end;
       bool own = false;

@@ -3,6 +3,7 @@
 // instant events. docs/report.md describes the layout.
 #pragma once
 
+#include <cstdint>
 #include <cstdio>
 
 #include "lockstep/check/check.h"
@@ -12,6 +13,8 @@ namespace lockstep::exporter {
 
 struct ChromeOptions {
   bool flows = true;  // flow arrows joining each position of a communicator across its ranks
+  // Only positions [from, to) of each communicator (and the findings there): a window of a large job.
+  int64_t from = 0, to = INT64_MAX;
 };
 
 // Streams the trace to `out`, one rank at a time. Returns the number of events written.

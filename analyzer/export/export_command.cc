@@ -46,11 +46,37 @@ struct ExportOptions {
   std::string dir, format = "perfetto", output;
   int jobs = 0;
   bool no_symbolize = false, no_flows = false;
+  std::string seq;  // "FROM:TO"
 };
+
+// "FROM:TO", "FROM:" or ":TO": positions on each communicator, TO excluded.
+void parse_window(const std::string& text, ChromeOptions& co) {
+  size_t colon = text.find(':');
+  auto number = [&](const std::string& part, int64_t fallback) -> int64_t {
+    if (part.empty()) return fallback;
+    size_t used = 0;
+    long long v = -1;
+    try {
+      v = std::stoll(part, &used);
+    } catch (const std::exception&) {
+    }
+    if (used != part.size() || v < 0)
+      throw cli::BadInput(fmt::format("export: --seq '{}': want FROM:TO, two positions (0 or more)", text));
+    return v;
+  };
+  if (colon == std::string::npos)
+    throw cli::BadInput(fmt::format("export: --seq '{}': want FROM:TO, two positions (0 or more)", text));
+  co.from = number(text.substr(0, colon), 0);
+  co.to = number(text.substr(colon + 1), INT64_MAX);
+  if (co.to <= co.from) throw cli::BadInput(fmt::format("export: --seq '{}': TO must be above FROM", text));
+}
 
 int run_export(const ExportOptions& o) {
   if (o.format != "perfetto" && o.format != "chrome")
     throw cli::BadInput(fmt::format("export: unknown --format '{}' (perfetto or chrome)", o.format));
+  ChromeOptions co;
+  co.flows = !o.no_flows;
+  if (!o.seq.empty()) parse_window(o.seq, co);
   Checked c = load_and_check(o.dir, o.jobs, o.no_symbolize, "export");
   report::TimelineOptions to;
   to.symbolize = c.symbolize;
@@ -59,8 +85,6 @@ int run_export(const ExportOptions& o) {
   const bool to_stdout = o.output.empty() || o.output == "-";
   std::FILE* f = to_stdout ? stdout : std::fopen(o.output.c_str(), "w");
   if (!f) throw cli::BadInput(fmt::format("{}: cannot write: {}", o.output, std::strerror(errno)));
-  ChromeOptions co;
-  co.flows = !o.no_flows;
   try {
     write_chrome_trace(c.job, c.result, tl, f, co);
   } catch (const std::exception& e) {
@@ -131,6 +155,8 @@ LOCKSTEP_COMMAND(export, [](CLI::App& app) {
   sub->add_flag("--no-symbolize", o->no_symbolize,
                 "report call sites as module+offset (no llvm-symbolizer run)");
   sub->add_flag("--no-flows", o->no_flows, "leave out the flow arrows joining a collective across ranks");
+  sub->add_option("--seq", o->seq,
+                  "only positions FROM:TO (TO excluded) of each communicator: a window of a large job");
   sub->callback([o] { lockstep::cli::set_exit_code(lockstep::exporter::run_export(*o)); });
 });
 

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <unordered_map>
@@ -225,8 +226,13 @@ std::string html(const check::Job& job, const check::Result& r, Timeline& tl, co
     if (at) {
       int first = 0;
       std::vector<std::string> lines = source_lines(at->site.file, at->site.line, opt.source_context, &first);
+      // Shown relative to where the report was written from, when the file is under it.
+      std::error_code ec;
+      std::filesystem::path shown = std::filesystem::path(at->site.file).lexically_normal();
+      std::filesystem::path rel = shown.lexically_relative(std::filesystem::current_path(ec));
+      if (!ec && !rel.empty() && *rel.begin() != "..") shown = rel;
       if (!lines.empty())
-        fj["source"] = {{"file", at->site.file},
+        fj["source"] = {{"file", shown.string()},
                         {"line", at->site.line},
                         {"first", first},
                         {"lines", lines},

@@ -142,7 +142,11 @@ const longest = Math.max.apply(null, [1].concat(comms.map(function(c) {
   })));
 })));
 state.width = Math.max(8, Math.min(state.width, longest + 2));
-const LANE_H = 20, LABEL_W = 170, PLOT_W = 1100;
+// A link can open the page on the time axis: report.html#axis=time.
+if (/axis=time/.test(location.hash)) state.axis = 'time';
+// Lanes fill the window (within limits), so a screenshot or a narrow window shows them whole.
+const LANE_H = 20, LABEL_W = 170,
+      PLOT_W = Math.max(500, Math.min(1400, (window.innerWidth || 1300) - LABEL_W - 70));
 
 function laneLabel(c, l) {
   if (c.per_rank) return 'rank ' + l.rank;
@@ -507,7 +511,8 @@ function lanesSection() {
   const s = el('section', {id: 'swimlanes'});
   s.appendChild(el('h2', {}, 'Collectives per rank and communicator'));
   const ctl = el('div', {class: 'controls'});
-  const axis = el('button', {id: 'axis-toggle', 'data-axis': state.axis}, 'axis: call order');
+  const axis = el('button', {id: 'axis-toggle', 'data-axis': state.axis},
+                  state.axis === 'seq' ? 'axis: call order' : 'axis: time');
   axis.addEventListener('click', function() {
     state.axis = state.axis === 'seq' ? 'time' : 'seq';
     axis.setAttribute('data-axis', state.axis);

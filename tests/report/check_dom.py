@@ -48,7 +48,8 @@ def fail(msg):
 ap = argparse.ArgumentParser()
 ap.add_argument("dom")
 ap.add_argument("--clean", action="store_true")
-ap.add_argument("--kind", action="append", default=[], help="the highlighted finding is of one of these kinds")
+ap.add_argument("--kind", action="append", default=[],
+                help="the highlighted finding is of one of these kinds")
 ap.add_argument("--culprits", help="the highlighted finding's culprits, comma separated")
 ap.add_argument("--culprit-lane", type=int, help="this rank's lane is marked as the culprit's")
 ap.add_argument("--gap-lane", type=int, help="this rank's lane shows a gap for the skipped call")
@@ -57,6 +58,7 @@ ap.add_argument("--look-here", help="ranks marked 'look at rank N'")
 ap.add_argument("--source-line", type=int, help="a finding shows this source line highlighted")
 ap.add_argument("--max-lanes", type=int, help="lanes drawn, at most (aggregated lanes)")
 ap.add_argument("--ranks", type=int, help="every rank covered by the lanes of the first communicator")
+ap.add_argument("--time-axis", type=int, help="the page is on the time axis and this rank's lanes have calls")
 a = ap.parse_args()
 
 dom = Dom()
@@ -131,7 +133,8 @@ if a.look_here is not None:
 if a.source_line is not None:
     hits = [e for e in els if e["_tag"] == "span" and "hit" in e["_classes"]]
     if not any(e.get("data-line") == str(a.source_line) for e in hits):
-        fail("no finding shows source line %d (shown: %s)" % (a.source_line, [e.get("data-line") for e in hits]))
+        fail("no finding shows source line %d (shown: %s)" % (
+            a.source_line, [e.get("data-line") for e in hits]))
 if a.max_lanes is not None and not 0 < len(lanes) <= a.max_lanes:
     fail("%d lanes drawn, want 1..%d" % (len(lanes), a.max_lanes))
 if a.ranks is not None:
@@ -143,4 +146,13 @@ if a.ranks is not None:
             covered.update(range(int(lo), int(hi or lo) + 1))
     if covered != set(range(a.ranks)):
         fail("the first communicator's lanes cover %d ranks, want %d" % (len(covered), a.ranks))
+if a.time_axis is not None:
+    toggle = [e for e in els if e.get("id") == "axis-toggle"]
+    if not toggle or toggle[0].get("data-axis") != "time":
+        fail("the page is not on the time axis")
+    calls = [e for e in els if e["_tag"] == "rect" and "call" in e["_classes"] and e["_parents"]
+             and e["_parents"][-1].get("data-rank") == str(a.time_axis)]
+    if not calls:
+        fail("no calls drawn on the time axis in rank %d's lanes" % a.time_axis)
+    print("time axis: %d calls in rank %d's lanes" % (len(calls), a.time_axis))
 print("dom ok: %d lanes, %d findings" % (len(lanes), len(findings)))

@@ -38,7 +38,8 @@ python3 - "$work/lint.sarif" "$cond" <<'PY' || fail "SARIF has no lint related l
 import json, sys
 run = json.load(open(sys.argv[1]))["runs"][0]
 cond = int(sys.argv[2])
-rel = [l for r in run["results"] for l in r.get("relatedLocations", []) if l["message"]["text"].startswith("lint")]
+rel = [l for r in run["results"] for l in r.get("relatedLocations", [])
+       if l["message"]["text"].startswith("lint")]
 assert any(l["physicalLocation"]["region"]["startLine"] == cond for l in rel), rel
 assert all("static" in r["properties"] for r in run["results"] if any(
     l["message"]["text"].startswith("lint") for l in r.get("relatedLocations", [])))

@@ -19,18 +19,20 @@ if [ "$step" = traces ]; then
   case $case in
     cycle3|deadlock)
       # shellcheck disable=SC2086
-      "$lockstep" run -o "$traces" --report --timeout 5 --grace 1 -- "${MPIRUN:-mpirun}" ${MPIRUN_FLAGS:-} -np 4 "$1" \
-        > "$work/run.log" 2>&1
+      "$lockstep" run -o "$traces" --report --timeout 5 --grace 1 -- \
+        "${MPIRUN:-mpirun}" ${MPIRUN_FLAGS:-} -np 4 "$1" > "$work/run.log" 2>&1
       cat "$work/run.log"
       # `run --report` wrote the page next to the traces.
-      grep -q "report written to $traces/report.html" "$work/run.log" || fail "run --report did not say where the report is"
+      grep -q "report written to $traces/report.html" "$work/run.log" ||
+        fail "run --report did not say where the report is"
       grep -q 'id="lockstep-data"' "$traces/report.html" || fail "run --report wrote no report"
       ;;
     tf24)
       export LOCKSTEP_RT_STALL_WARN=2 LOCKSTEP_RT_STALL_ABORT=5
       # shellcheck disable=SC2086
-      "$lockstep" run -o "$traces" --timeout 60 -- "${MPIRUN:-mpirun}" ${MPIRUN_FLAGS:-} -x LOCKSTEP_RT_STALL_WARN \
-        -x LOCKSTEP_RT_STALL_ABORT -np 4 "$1" --variant=buggy --overflow-rank 2 --overflow-step 2 --steps 6 \
+      "$lockstep" run -o "$traces" --timeout 60 -- "${MPIRUN:-mpirun}" ${MPIRUN_FLAGS:-} \
+        -x LOCKSTEP_RT_STALL_WARN -x LOCKSTEP_RT_STALL_ABORT -np 4 "$1" \
+        --variant=buggy --overflow-rank 2 --overflow-step 2 --steps 6 \
         > "$work/run.log" 2>&1
       ;;
     synthetic) "$1" "$traces" 1024 120 || fail "could not write the synthetic job" ;;
@@ -46,7 +48,8 @@ fi
 [ -d "$traces" ] || fail "no traces in $work (the traces step did not run)"
 ranks=4
 [ "$case" = synthetic ] && ranks=1024
-findings=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["findings"]))' "$work/check.json")
+findings=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["findings"]))' \
+  "$work/check.json")
 
 if [ "$step" = export ]; then
   "$lockstep" export "$traces" --format perfetto -o "$work/trace.json"
@@ -54,20 +57,41 @@ if [ "$step" = export ]; then
   want=1
   [ "$findings" = 0 ] && want=0
   [ "$rc" = "$want" ] || fail "export exited $rc, want $want"
-  "$lockstep" export "$traces" --format chrome > "$work/trace-chrome.json" || [ $? = 1 ] || fail "export to stdout failed"
+  "$lockstep" export "$traces" --format chrome > "$work/trace-chrome.json" || [ $? = 1 ] ||
+    fail "export to stdout failed"
   cmp -s "$work/trace.json" "$work/trace-chrome.json" || fail "--format chrome and perfetto differ"
-  exec python3 "$here/validate_trace.py" "$work/trace.json" --ranks $ranks --findings "$findings" --check "$work/check.json"
+  # Bad input: one line naming the problem, exit 2.
+  "$lockstep" export "$work/no-such-dir" -o "$work/x.json" 2> "$work/bad.err"
+  [ $? = 2 ] && grep -q "no-such-dir" "$work/bad.err" ||
+    fail "export of a missing directory: $(cat "$work/bad.err")"
+  "$lockstep" export "$traces" --format svg 2> "$work/bad.err"
+  [ $? = 2 ] && grep -q "unknown --format 'svg'" "$work/bad.err" ||
+    fail "export --format svg: $(cat "$work/bad.err")"
+  # A window of positions: still well formed, and nothing outside it.
+  "$lockstep" export "$traces" --seq 1:3 -o "$work/trace-window.json"
+  [ $? -le 1 ] || fail "export --seq 1:3 failed"
+  python3 "$here/validate_trace.py" "$work/trace-window.json" --ranks $ranks --seq 1:3 || exit 1
+  "$lockstep" export "$traces" --seq 3:1 2> "$work/bad.err"
+  [ $? = 2 ] && grep -q "TO must be above FROM" "$work/bad.err" ||
+    fail "export --seq 3:1: $(cat "$work/bad.err")"
+  exec python3 "$here/validate_trace.py" "$work/trace.json" --ranks $ranks --findings "$findings" \
+    --check "$work/check.json"
 fi
 
 [ "$step" = html ] || fail "unknown step $step"
 "$lockstep" report "$traces" -o "$work/report.html"
 rc=$?
 [ "$rc" -le 1 ] || fail "report exited $rc"
+"$lockstep" report "$traces" -o "$work/no-such-dir/report.html" 2> "$work/bad.err"
+[ $? = 2 ] && grep -q "cannot write" "$work/bad.err" ||
+  fail "report to an unwritable file: $(cat "$work/bad.err")"
 "$lockstep" check "$traces" --format html -o "$work/check.html"
 [ $? = "$rc" ] || fail "check --format html exited differently from report"
 cmp -s "$work/report.html" "$work/check.html" || fail "check --format html differs from lockstep report"
 # Self-contained: nothing the page would fetch.
-if grep -Eq '<(script|link|img)[^>]+(src|href)=' "$work/report.html"; then fail "the report references outside files"; fi
+if grep -Eq '<(script|link|img)[^>]+(src|href)=' "$work/report.html"; then
+  fail "the report references outside files"
+fi
 # (The SVG namespace is a name, not a fetch.)
 urls=$(grep -Eo "https?://[^\"' )]+" "$work/report.html" | grep -vx 'http://www.w3.org/2000/svg' | sort -u)
 [ -z "$urls" ] || fail "the report contains URLs: $urls" 
@@ -80,9 +104,11 @@ if [ ! -x "$chromium" ]; then
 fi
 profile=$(mktemp -d)
 trap 'rm -rf "$profile"' EXIT
-flags=(--headless --no-sandbox --disable-gpu --no-first-run --disable-background-networking --disable-component-update
-       --disable-sync --hide-scrollbars "--user-data-dir=$profile" --virtual-time-budget=10000)
-timeout 120 "$chromium" "${flags[@]}" --dump-dom "file://$work/report.html" > "$work/report.dom" 2> "$work/chromium.log" ||
+flags=(--headless --no-sandbox --disable-gpu --no-first-run --disable-background-networking
+       --disable-component-update --disable-sync --hide-scrollbars "--user-data-dir=$profile"
+       --virtual-time-budget=10000)
+timeout 120 "$chromium" "${flags[@]}" --dump-dom "file://$work/report.html" \
+  > "$work/report.dom" 2> "$work/chromium.log" ||
   fail "chromium --dump-dom failed: $(tail -3 "$work/chromium.log")"
 height=1600
 [ "$case" = tf24 ] && height=2000
@@ -93,12 +119,18 @@ echo "screenshot: $work/report.png"
 
 case $case in
   cycle3)
-    exec python3 "$here/check_dom.py" "$work/report.dom" --kind deadlock_cycle --culprits 0,1,2 --culprit-lane 0 \
+    exec python3 "$here/check_dom.py" "$work/report.dom" --kind deadlock_cycle --culprits 0,1,2 \
+      --culprit-lane 0 \
       --cycle "0>1" --cycle "1>2" --cycle "2>0" ;;
   deadlock)
-    exec python3 "$here/check_dom.py" "$work/report.dom" --kind deadlock_cycle --culprits 0,1 --culprit-lane 0 \
+    exec python3 "$here/check_dom.py" "$work/report.dom" --kind deadlock_cycle --culprits 0,1 \
+      --culprit-lane 0 \
       --cycle "0>1" --cycle "1>0" ;;
   tf24)
+    # The same page opened on the time axis.
+    timeout 120 "$chromium" "${flags[@]}" --dump-dom "file://$work/report.html#axis=time" \
+      > "$work/report-time.dom" 2>> "$work/chromium.log" || fail "chromium --dump-dom (time axis) failed"
+    python3 "$here/check_dom.py" "$work/report-time.dom" --time-axis 2 || exit 1
     # The skipped gradient allreduce's line, read from the source rather than written down here.
     line=$(grep -n "BUG: skipped on overflow" "$2" | cut -d: -f1)
     exec python3 "$here/check_dom.py" "$work/report.dom" --kind missing_collective --kind name_mismatch \

@@ -19,6 +19,7 @@ ap.add_argument("trace")
 ap.add_argument("--ranks", type=int, required=True)
 ap.add_argument("--findings", type=int, default=0, help="instant events expected at least")
 ap.add_argument("--check", help="the check's JSON: every finding kind must appear as an instant event")
+ap.add_argument("--seq", help="FROM:TO: every collective slice is at a position in [FROM, TO)")
 a = ap.parse_args()
 
 doc = json.load(open(a.trace))
@@ -55,6 +56,10 @@ for i, e in enumerate(events):
         if not e.get("name"):
             fail("slice %d has no name" % i)
         slices[key].append((ts, ts + dur))
+        if a.seq and e.get("cat") == "collective":
+            lo, hi = (int(x) for x in a.seq.split(":"))
+            if not lo <= e["args"]["seq"] < hi:
+                fail("slice %d at position %s, outside --seq %s" % (i, e["args"]["seq"], a.seq))
     elif ph == "B":
         stacks[key].append(ts)
     elif ph == "E":
