@@ -20,8 +20,8 @@ double number(const char* name, const std::string& v, double min) {
   char* end = nullptr;
   const double d = std::strtod(v.c_str(), &end);
   if (end == v.c_str() || *end != '\0' || !(d >= min)) {
-    throw std::runtime_error(std::string("lockstep::rt: ") + name + "='" + v + "' is not a number >= " +
-                             std::to_string(static_cast<long long>(min)));
+    throw std::runtime_error(std::string("lockstep::rt: ") + name + "='" + v +
+                             "' is not a number >= " + std::to_string(static_cast<long long>(min)));
   }
   return d;
 }
@@ -51,7 +51,8 @@ Config load_config(const Options& options) {
     }
     if (c.backends.empty()) throw std::runtime_error("lockstep::rt: LOCKSTEP_RT_BACKEND is empty");
   }
-  if (env("LOCKSTEP_RT_FUSION_BYTES", &v)) c.fusion_bytes = static_cast<size_t>(number("LOCKSTEP_RT_FUSION_BYTES", v, 0));
+  if (env("LOCKSTEP_RT_FUSION_BYTES", &v))
+    c.fusion_bytes = static_cast<size_t>(number("LOCKSTEP_RT_FUSION_BYTES", v, 0));
   if (env("LOCKSTEP_RT_CYCLE_MS", &v)) c.cycle_ms = number("LOCKSTEP_RT_CYCLE_MS", v, 0);
   if (env("LOCKSTEP_RT_STALL_WARN", &v)) c.stall_warn_s = number("LOCKSTEP_RT_STALL_WARN", v, 0);
   if (env("LOCKSTEP_RT_STALL_ABORT", &v)) c.stall_abort_s = number("LOCKSTEP_RT_STALL_ABORT", v, 0);

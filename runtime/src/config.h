@@ -20,7 +20,7 @@ struct Config {
   double cycle_ms = 1.0;                     // LOCKSTEP_RT_CYCLE_MS: batching window while no rank waits
   double stall_warn_s = 60;                  // LOCKSTEP_RT_STALL_WARN
   double stall_abort_s = 300;                // LOCKSTEP_RT_STALL_ABORT (0: never abort)
-  double heartbeat_s = 30;                   // LOCKSTEP_RT_HEARTBEAT: control-plane silence that names a rank dead
+  double heartbeat_s = 30;  // LOCKSTEP_RT_HEARTBEAT: control-plane silence that names a rank dead
 };
 
 // Throws std::runtime_error naming the variable when a value does not parse.

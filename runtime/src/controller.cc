@@ -10,11 +10,16 @@ namespace lockstep::rt::internal {
 
 const char* op_name(Op op) {
   switch (op) {
-    case Op::allreduce: return "allreduce";
-    case Op::allgather: return "allgather";
-    case Op::broadcast: return "broadcast";
-    case Op::barrier: return "barrier";
-    case Op::create_set: return "add_process_set";
+    case Op::allreduce:
+      return "allreduce";
+    case Op::allgather:
+      return "allgather";
+    case Op::broadcast:
+      return "broadcast";
+    case Op::barrier:
+      return "barrier";
+    case Op::create_set:
+      return "add_process_set";
   }
   return "?";
 }
@@ -131,7 +136,8 @@ void Coordinator::add_set(uint64_t set_id, std::vector<int> members) {
 }
 
 void Coordinator::set_blocked(int world_rank, bool blocked) {
-  if (world_rank >= 0 && static_cast<size_t>(world_rank) < blocked_.size()) blocked_[static_cast<size_t>(world_rank)] = blocked;
+  if (world_rank >= 0 && static_cast<size_t>(world_rank) < blocked_.size())
+    blocked_[static_cast<size_t>(world_rank)] = blocked;
 }
 
 bool Coordinator::ready_set_blocked() const {
@@ -139,7 +145,8 @@ bool Coordinator::ready_set_blocked() const {
     auto set = sets_.find(key.first);
     if (set == sets_.end()) continue;
     const std::vector<int>& members = set->second.members;
-    if (std::all_of(members.begin(), members.end(), [&](int w) { return blocked_[static_cast<size_t>(w)]; })) return true;
+    if (std::all_of(members.begin(), members.end(), [&](int w) { return blocked_[static_cast<size_t>(w)]; }))
+      return true;
   }
   return false;
 }
@@ -173,20 +180,27 @@ void Coordinator::add(int world_rank, const Readiness& r, Clock::time_point now)
 std::string Coordinator::mismatch(const Key& key, const Entry& e) const {
   // The common case, every rank agreeing, without building any description.
   const RequestInfo& r0 = *e.by_rank[0];
-  const bool same = std::all_of(e.by_rank.begin() + 1, e.by_rank.end(), [&](const std::optional<RequestInfo>& r) {
-    return r->op == r0.op && r->dtype == r0.dtype && (r0.op != Op::allreduce || r->reduce == r0.reduce) &&
-           r->count == r0.count && (r0.op != Op::broadcast || r->root == r0.root) &&
-           (r0.op != Op::create_set || r->members == r0.members);
-  });
+  const bool same =
+      std::all_of(e.by_rank.begin() + 1, e.by_rank.end(), [&](const std::optional<RequestInfo>& r) {
+        return r->op == r0.op && r->dtype == r0.dtype && (r0.op != Op::allreduce || r->reduce == r0.reduce) &&
+               r->count == r0.count && (r0.op != Op::broadcast || r->root == r0.root) &&
+               (r0.op != Op::create_set || r->members == r0.members);
+      });
   if (same) return {};
   auto describe = [](const RequestInfo& r, int field) -> std::string {
     switch (field) {
-      case 0: return op_name(r.op);
-      case 1: return dtype_name(r.dtype);
-      case 2: return reduce_op_name(r.reduce);
-      case 3: return std::to_string(r.count) + " elements";
-      case 4: return "root " + std::to_string(r.root);
-      default: return "members [" + format_ranks(r.members) + "]";
+      case 0:
+        return op_name(r.op);
+      case 1:
+        return dtype_name(r.dtype);
+      case 2:
+        return reduce_op_name(r.reduce);
+      case 3:
+        return std::to_string(r.count) + " elements";
+      case 4:
+        return "root " + std::to_string(r.root);
+      default:
+        return "members [" + format_ranks(r.members) + "]";
     }
   };
   static const char* kField[] = {"operation", "dtype", "reduction", "shape", "root", "members"};
@@ -238,14 +252,16 @@ Plan Coordinator::plan(Clock::time_point now) {
     } else if (q.op == Op::allreduce) {
       const size_t bytes = q.count * dtype_size(q.dtype);
       auto o = std::find_if(open.begin(), open.end(), [&](const Open& x) {
-        return x.set == key.first && x.dtype == q.dtype && x.reduce == q.reduce && x.bytes + bytes <= fusion_bytes_;
+        return x.set == key.first && x.dtype == q.dtype && x.reduce == q.reduce &&
+               x.bytes + bytes <= fusion_bytes_;
       });
       if (bytes < fusion_bytes_ && o != open.end()) {
         plan.responses[o->response].names.push_back(key.second);
         o->bytes += bytes;
       } else {
         plan.responses.push_back({key.first, Response::kExecute, q.op, {key.second}, {}});
-        if (bytes < fusion_bytes_) open.push_back({key.first, q.dtype, q.reduce, bytes, plan.responses.size() - 1});
+        if (bytes < fusion_bytes_)
+          open.push_back({key.first, q.dtype, q.reduce, bytes, plan.responses.size() - 1});
       }
     } else {
       plan.responses.push_back({key.first, Response::kExecute, q.op, {key.second}, {}});
@@ -284,10 +300,13 @@ Plan Coordinator::plan(Clock::time_point now) {
       }
     }
     if (!finalized_missing.empty()) {
-      plan.responses.push_back({t.set, Response::kError, t.op, {t.name},
+      plan.responses.push_back({t.set,
+                                Response::kError,
+                                t.op,
+                                {t.name},
                                 std::string(op_name(t.op)) + " '" + t.name + "' was never submitted by rank" +
-                                    (finalized_missing.size() == 1 ? " " : "s ") + format_ranks(finalized_missing) +
-                                    ", which called finalize"});
+                                    (finalized_missing.size() == 1 ? " " : "s ") +
+                                    format_ranks(finalized_missing) + ", which called finalize"});
       it = table_.erase(it);
       continue;
     }

@@ -1,5 +1,6 @@
 // Element types: their sizes and names, and the host-side arithmetic of the MPI backend (f16/bf16
-// reduce through float, like Horovod's float16 sum, so a sum of halves loses no more than the final rounding).
+// reduce through float, like Horovod's float16 sum, so a sum of halves loses no more than the final
+// rounding).
 #include "dtype.h"
 
 #include <algorithm>
@@ -14,22 +15,32 @@ size_t dtype_size(DType d) {
 
 const char* dtype_name(DType d) {
   switch (d) {
-    case DType::f16: return "f16";
-    case DType::bf16: return "bf16";
-    case DType::f32: return "f32";
-    case DType::f64: return "f64";
-    case DType::i32: return "i32";
-    case DType::i64: return "i64";
+    case DType::f16:
+      return "f16";
+    case DType::bf16:
+      return "bf16";
+    case DType::f32:
+      return "f32";
+    case DType::f64:
+      return "f64";
+    case DType::i32:
+      return "i32";
+    case DType::i64:
+      return "i64";
   }
   return "?";
 }
 
 const char* reduce_op_name(ReduceOp op) {
   switch (op) {
-    case ReduceOp::sum: return "sum";
-    case ReduceOp::average: return "average";
-    case ReduceOp::min: return "min";
-    case ReduceOp::max: return "max";
+    case ReduceOp::sum:
+      return "sum";
+    case ReduceOp::average:
+      return "average";
+    case ReduceOp::min:
+      return "min";
+    case ReduceOp::max:
+      return "max";
   }
   return "?";
 }
@@ -128,9 +139,15 @@ void reduce_16(uint16_t* a, const uint16_t* b, size_t n, ReduceOp op) {
     const float x = ToF(a[i]), y = ToF(b[i]);
     float r;
     switch (op) {
-      case ReduceOp::min: r = std::isnan(x) || std::isnan(y) ? NAN : std::min(x, y); break;
-      case ReduceOp::max: r = std::isnan(x) || std::isnan(y) ? NAN : std::max(x, y); break;
-      default: r = x + y; break;
+      case ReduceOp::min:
+        r = std::isnan(x) || std::isnan(y) ? NAN : std::min(x, y);
+        break;
+      case ReduceOp::max:
+        r = std::isnan(x) || std::isnan(y) ? NAN : std::max(x, y);
+        break;
+      default:
+        r = x + y;
+        break;
     }
     a[i] = FromF(r);
   }
@@ -148,8 +165,12 @@ void reduce_into(void* inout, const void* in, size_t count, DType dtype, ReduceO
       reduce_16<bf16_to_float, float_to_bf16>(static_cast<uint16_t*>(inout), static_cast<const uint16_t*>(in),
                                               count, op);
       break;
-    case DType::f32: reduce_typed(static_cast<float*>(inout), static_cast<const float*>(in), count, op); break;
-    case DType::f64: reduce_typed(static_cast<double*>(inout), static_cast<const double*>(in), count, op); break;
+    case DType::f32:
+      reduce_typed(static_cast<float*>(inout), static_cast<const float*>(in), count, op);
+      break;
+    case DType::f64:
+      reduce_typed(static_cast<double*>(inout), static_cast<const double*>(in), count, op);
+      break;
     case DType::i32:
       reduce_typed(static_cast<int32_t*>(inout), static_cast<const int32_t*>(in), count, op);
       break;

@@ -25,7 +25,9 @@ int g_rank = -1;
 std::atomic<bool> g_quiet{false};
 struct sigaction g_previous;
 
-bool same_host(const Peer& p) { return std::strncmp(p.host, g_peers[static_cast<size_t>(g_rank)].host, 64) == 0; }
+bool same_host(const Peer& p) {
+  return std::strncmp(p.host, g_peers[static_cast<size_t>(g_rank)].host, 64) == 0;
+}
 
 bool gone(const Peer& p) { return same_host(p) && kill(p.pid, 0) == -1 && errno == ESRCH; }
 

@@ -192,21 +192,23 @@ void Background::check_silence() {
 // A collective still running after kSpin is most likely waiting for a peer rather than moving data:
 // the polls then space out by kNap, which costs a waiting rank a few percent of a core instead of all
 // of it, yet still lets a long transfer progress (each poll moves what arrived meanwhile). The control
-// plane is served every kKeepaliveEvery either way.
+// plane is served every kKeepaliveEvery from then on.
 void Background::between_polls(Clock::time_point started) {
   constexpr auto kSpin = std::chrono::milliseconds(100);
   constexpr auto kNap = std::chrono::microseconds(100);
   constexpr auto kKeepaliveEvery = std::chrono::milliseconds(5);
   const auto now = Clock::now();
+  if (now - started < kSpin) {
+    std::this_thread::yield();
+    return;
+  }
+  // Only a collective that outlived the spin window interleaves with control-plane traffic: the
+  // usual one finishes first, and a heartbeat period is seconds anyway.
   if (cfg_.matching == Matching::name && now - last_keepalive_ >= kKeepaliveEvery) {
     last_keepalive_ = now;
     keepalive();
   }
-  if (now - started < kSpin) {
-    std::this_thread::yield();
-  } else {
-    std::this_thread::sleep_for(kNap);
-  }
+  std::this_thread::sleep_for(kNap);
 }
 
 void Background::keepalive() {

@@ -38,8 +38,8 @@ std::string stall_report(const std::vector<StalledTensor>& stalled, size_t max_t
   return out;
 }
 
-std::optional<std::string> StallInspector::inspect(std::vector<StalledTensor> pending,
-                                                   Clock::time_point now, const std::vector<int>& finalized) {
+std::optional<std::string> StallInspector::inspect(std::vector<StalledTensor> pending, Clock::time_point now,
+                                                   const std::vector<int>& finalized) {
   std::vector<StalledTensor> stalled;
   for (auto& t : pending) {
     if (t.age_s >= warn_s_) stalled.push_back(std::move(t));
@@ -60,23 +60,24 @@ std::optional<std::string> StallInspector::inspect(std::vector<StalledTensor> pe
   }
   if (abort_s_ > 0 && oldest >= abort_s_) {
     const StalledTensor& t = stalled.front();
-    std::string reason = "stalled for " + std::to_string(static_cast<int>(abort_s_)) + " s (LOCKSTEP_RT_STALL_ABORT): " +
-                         op_name(t.op) + " '" + t.name + "' was never submitted by rank" +
-                         (t.missing.size() == 1 ? " " : "s ") + format_ranks(t.missing);
+    std::string reason = "stalled for " + std::to_string(static_cast<int>(abort_s_)) +
+                         " s (LOCKSTEP_RT_STALL_ABORT): " + op_name(t.op) + " '" + t.name +
+                         "' was never submitted by rank" + (t.missing.size() == 1 ? " " : "s ") +
+                         format_ranks(t.missing);
     if (stalled.size() > 1) reason += " (and " + std::to_string(stalled.size() - 1) + " more tensors)";
-    std::fprintf(stderr, "lockstep-rt: stall: %zu tensor(s) submitted by some ranks only\n%s%s", stalled.size(), stall_report(stalled, 5).c_str(),
-                 finalized_note.c_str());
+    std::fprintf(stderr, "lockstep-rt: stall: %zu tensor(s) submitted by some ranks only\n%s%s",
+                 stalled.size(), stall_report(stalled, 5).c_str(), finalized_note.c_str());
     return reason;
   }
-  const bool due = !last_warning_ ||
-                   std::chrono::duration<double>(now - *last_warning_).count() >= std::max(warn_s_, 1.0);
+  const bool due =
+      !last_warning_ || std::chrono::duration<double>(now - *last_warning_).count() >= std::max(warn_s_, 1.0);
   if (due) {
     last_warning_ = now;
-    std::fprintf(stderr,
-                 "lockstep-rt: stall warning: %zu tensor(s) submitted by some ranks only for more than %.0f s; "
-                 "aborting after %.0f s\n%s%s",
-                 stalled.size(), warn_s_, abort_s_,
-                 stall_report(stalled, 5).c_str(), finalized_note.c_str());
+    std::fprintf(
+        stderr,
+        "lockstep-rt: stall warning: %zu tensor(s) submitted by some ranks only for more than %.0f s; "
+        "aborting after %.0f s\n%s%s",
+        stalled.size(), warn_s_, abort_s_, stall_report(stalled, 5).c_str(), finalized_note.c_str());
     std::fflush(stderr);
   }
   return std::nullopt;

@@ -33,10 +33,26 @@ class WireWriter {
 class WireReader {
  public:
   WireReader(const uint8_t* p, size_t n) : p_(p), n_(n) {}
-  uint8_t u8() { uint8_t v; raw(&v, 1); return v; }
-  uint32_t u32() { uint32_t v; raw(&v, 4); return v; }
-  uint64_t u64() { uint64_t v; raw(&v, 8); return v; }
-  int32_t i32() { int32_t v; raw(&v, 4); return v; }
+  uint8_t u8() {
+    uint8_t v;
+    raw(&v, 1);
+    return v;
+  }
+  uint32_t u32() {
+    uint32_t v;
+    raw(&v, 4);
+    return v;
+  }
+  uint64_t u64() {
+    uint64_t v;
+    raw(&v, 8);
+    return v;
+  }
+  int32_t i32() {
+    int32_t v;
+    raw(&v, 4);
+    return v;
+  }
   std::string str() {
     const uint32_t len = u32();
     if (len > n_ - off_) throw std::runtime_error("control message truncated");

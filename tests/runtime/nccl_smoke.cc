@@ -57,7 +57,8 @@ int main(int argc, char** argv) {
   rt::init(&argc, &argv);
   const int rank = rt::rank(), n = rt::size();
   if (std::strcmp(rt::backend_name(), "nccl") != 0) {
-    std::fprintf(stderr, "rank %d: backend is '%s', not nccl (set LOCKSTEP_RT_BACKEND=nccl)\n", rank, rt::backend_name());
+    std::fprintf(stderr, "rank %d: backend is '%s', not nccl (set LOCKSTEP_RT_BACKEND=nccl)\n", rank,
+                 rt::backend_name());
     return 1;
   }
 
@@ -67,7 +68,8 @@ int main(int argc, char** argv) {
   for (size_t i = 0; i < big; ++i) host[i] = static_cast<float>((rank + 1) * (i % 13));
   void* d_big = buffer(big * 4);
   put(d_big, host.data(), big * 4);
-  expect(rt::allreduce("smoke/big", d_big, d_big, big, rt::DType::f32, rt::ReduceOp::sum).wait().ok(), "big allreduce");
+  expect(rt::allreduce("smoke/big", d_big, d_big, big, rt::DType::f32, rt::ReduceOp::sum).wait().ok(),
+         "big allreduce");
   get(host.data(), d_big, big * 4);
   for (size_t i = 0; i < big; ++i) {
     if (host[i] != static_cast<float>(n * (n + 1) / 2 * (i % 13))) {
@@ -102,7 +104,8 @@ int main(int argc, char** argv) {
   expect(rt::allgather("smoke/gather", d_one, d_all, 1, rt::DType::i32).wait().ok(), "allgather");
   std::vector<int32_t> all(static_cast<size_t>(n));
   get(all.data(), d_all, 4 * static_cast<size_t>(n));
-  for (int r = 0; r < n; ++r) expect(all[static_cast<size_t>(r)] == 100 + r, "allgather slot " + std::to_string(r));
+  for (int r = 0; r < n; ++r)
+    expect(all[static_cast<size_t>(r)] == 100 + r, "allgather slot " + std::to_string(r));
   float value = rank == n - 1 ? 42.5f : -1.0f;
   void* d_b = buffer(4);
   put(d_b, &value, 4);

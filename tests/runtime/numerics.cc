@@ -36,10 +36,18 @@ void store(void* buf, size_t i, DType t, double v) {
       std::memcpy(static_cast<char*>(buf) + 2 * i, &b, 2);
       break;
     }
-    case DType::f32: static_cast<float*>(buf)[i] = static_cast<float>(v); break;
-    case DType::f64: static_cast<double*>(buf)[i] = v; break;
-    case DType::i32: static_cast<int32_t*>(buf)[i] = static_cast<int32_t>(v); break;
-    case DType::i64: static_cast<int64_t*>(buf)[i] = static_cast<int64_t>(v); break;
+    case DType::f32:
+      static_cast<float*>(buf)[i] = static_cast<float>(v);
+      break;
+    case DType::f64:
+      static_cast<double*>(buf)[i] = v;
+      break;
+    case DType::i32:
+      static_cast<int32_t*>(buf)[i] = static_cast<int32_t>(v);
+      break;
+    case DType::i64:
+      static_cast<int64_t*>(buf)[i] = static_cast<int64_t>(v);
+      break;
   }
 }
 
@@ -58,20 +66,28 @@ double load(const void* buf, size_t i, DType t) {
       std::memcpy(&f, &bits, 4);
       return f;
     }
-    case DType::f32: return static_cast<const float*>(buf)[i];
-    case DType::f64: return static_cast<const double*>(buf)[i];
-    case DType::i32: return static_cast<const int32_t*>(buf)[i];
-    case DType::i64: return static_cast<double>(static_cast<const int64_t*>(buf)[i]);
+    case DType::f32:
+      return static_cast<const float*>(buf)[i];
+    case DType::f64:
+      return static_cast<const double*>(buf)[i];
+    case DType::i32:
+      return static_cast<const int32_t*>(buf)[i];
+    case DType::i64:
+      return static_cast<double>(static_cast<const int64_t*>(buf)[i]);
   }
   return NAN;
 }
 
 double tolerance(DType t) {
   switch (t) {
-    case DType::f16: return 1e-3;
-    case DType::bf16: return 8e-3;
-    case DType::f32: return 1e-6;
-    default: return 1e-12;
+    case DType::f16:
+      return 1e-3;
+    case DType::bf16:
+      return 8e-3;
+    case DType::f32:
+      return 1e-6;
+    default:
+      return 1e-12;
   }
 }
 
@@ -105,11 +121,13 @@ void verify(Case& c) {
       if (c.op == ReduceOp::sum || c.op == ReduceOp::average) {
         long sum = 0;
         for (int r = 0; r < n; ++r) sum += value(r, i);
-        want = c.op == ReduceOp::sum ? sum : (is_int(c.dtype) ? static_cast<double>(sum / n) : double(sum) / n);
+        want =
+            c.op == ReduceOp::sum ? sum : (is_int(c.dtype) ? static_cast<double>(sum / n) : double(sum) / n);
       } else {
         want = value(0, i);
         for (int r = 1; r < n; ++r) {
-          want = c.op == ReduceOp::min ? std::min<double>(want, value(r, i)) : std::max<double>(want, value(r, i));
+          want = c.op == ReduceOp::min ? std::min<double>(want, value(r, i))
+                                       : std::max<double>(want, value(r, i));
         }
       }
       const double got = load(c.out.data(), i, c.dtype);
@@ -140,18 +158,40 @@ std::vector<Case> make_cases(const std::string& tag) {
     for (size_t count : kCounts) {
       const size_t esz = dtype_size(t);
       for (ReduceOp op : kOps) {
-        Case c{tag + "/allreduce/" + dtype_name(t) + "/" + reduce_op_name(op) + "/" + std::to_string(count), 0, t, op,
-               count, -1, std::vector<char>(count * esz), std::vector<char>(count * esz), {}};
+        Case c{tag + "/allreduce/" + dtype_name(t) + "/" + reduce_op_name(op) + "/" + std::to_string(count),
+               0,
+               t,
+               op,
+               count,
+               -1,
+               std::vector<char>(count * esz),
+               std::vector<char>(count * esz),
+               {}};
         for (size_t i = 0; i < count; ++i) store(c.in.data(), i, t, value(rank(), i));
         cases.push_back(std::move(c));
       }
-      Case g{tag + "/allgather/" + dtype_name(t) + "/" + std::to_string(count), 1, t, ReduceOp::sum, count, -1,
-             std::vector<char>(count * esz), std::vector<char>(count * esz * n), {}};
+      Case g{tag + "/allgather/" + dtype_name(t) + "/" + std::to_string(count),
+             1,
+             t,
+             ReduceOp::sum,
+             count,
+             -1,
+             std::vector<char>(count * esz),
+             std::vector<char>(count * esz * n),
+             {}};
       for (size_t i = 0; i < count; ++i) store(g.in.data(), i, t, value(rank(), i));
       cases.push_back(std::move(g));
       for (int root : {0, n - 1}) {
-        Case b{tag + "/broadcast/" + dtype_name(t) + "/" + std::to_string(count) + "/root" + std::to_string(root), 2, t,
-               ReduceOp::sum, count, root, {}, std::vector<char>(count * esz), {}};
+        Case b{tag + "/broadcast/" + dtype_name(t) + "/" + std::to_string(count) + "/root" +
+                   std::to_string(root),
+               2,
+               t,
+               ReduceOp::sum,
+               count,
+               root,
+               {},
+               std::vector<char>(count * esz),
+               {}};
         for (size_t i = 0; i < count; ++i) store(b.out.data(), i, t, rank() == root ? value(rank(), i) : 99);
         cases.push_back(std::move(b));
       }
@@ -187,7 +227,8 @@ int main(int argc, char** argv) {
   // In place.
   std::vector<float> inplace(100);
   for (size_t i = 0; i < inplace.size(); ++i) inplace[i] = static_cast<float>(value(rank(), i));
-  Status s = allreduce("inplace", inplace.data(), inplace.data(), inplace.size(), DType::f32, ReduceOp::sum).wait();
+  Status s =
+      allreduce("inplace", inplace.data(), inplace.data(), inplace.size(), DType::f32, ReduceOp::sum).wait();
   for (size_t i = 0; i < inplace.size() && s.ok(); ++i) {
     long sum = 0;
     for (int r = 0; r < size(); ++r) sum += value(r, i);
