@@ -119,7 +119,9 @@ std::string Location::site(bool basename) const {
       size_t s = f.rfind('/');
       if (s != std::string::npos) f = f.substr(s + 1);
     }
-    return f + ":" + std::to_string(line);
+    std::string text = f + ":" + std::to_string(line);
+    if (python && !function.empty()) text += " in " + function + "()";
+    return text;
   }
   if (!module.empty()) {
     std::string m = module;
@@ -250,6 +252,17 @@ std::vector<Location> Symbolizer::call_sites(const std::vector<format::Module>& 
     }
     // PIE executables and shared objects: file addresses are run-time addresses minus the load base.
     keys[i] = {mod->path, addr - mod->base};
+    if (mod->lo >= LST_PY_ADDR_BASE) {
+      // A Python function (format 1.2): the offset is the line; the trace itself names file and function.
+      Location& loc = cache_[keys[i]];
+      loc.module = mod->path;
+      loc.offset = keys[i].second;
+      loc.file = mod->path;
+      loc.line = uint32_t(keys[i].second);
+      loc.python = true;
+      if (!mod->function.empty()) loc.function = mod->function;
+      continue;
+    }
     // A path from a damaged or hostile trace may name a FIFO or a device: reading it would block.
     auto reg = regular.find(mod->path);
     if (reg == regular.end()) {

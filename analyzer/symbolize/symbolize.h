@@ -21,9 +21,11 @@ struct Location {
   uint32_t line = 0;
   uint32_t column = 0;
   std::string problem;   // why it could not be resolved, when it could not ("module changed since the trace")
+  bool python = false;   // a Python frame (format 1.2): file, line and function come from the trace
 
   bool has_line() const { return !file.empty() && line != 0; }
-  // "file:line", or "module+0xoffset" without line information, or "0xaddr".
+  // "file:line" ("train.py:88 in step()" for a Python frame), or "module+0xoffset" without line
+  // information, or "0xaddr".
   std::string site(bool basename = false) const;
 };
 

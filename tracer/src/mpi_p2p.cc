@@ -9,6 +9,10 @@
 namespace lockstep::trace::mpi {
 namespace {
 
+// The runtime's own control-plane messages (lockstep_control_plane) are its protocol, not the
+// application's communication: only its collectives are recorded (with LST_F_CONTROL).
+inline bool recording_p2p() noexcept { return g_trace_p2p && thread_state().control == 0; }
+
 int32_t peer_of(int rank) noexcept {
   if (rank == MPI_ANY_SOURCE) return LST_ANY_SOURCE;
   if (rank == MPI_PROC_NULL) return LST_PROC_NULL;
@@ -110,9 +114,9 @@ CollectiveArgs mrecv_args(int count, MPI_Datatype dt, MPI_Message m) noexcept {
 }  // namespace lockstep::trace::mpi
 
 // A point-to-point wrapper: PASSTHROUGH, then straight through too when LOCKSTEP_TRACE_P2P=0.
-#define P2P_PASSTHROUGH(fn, ...)                 \
-  PASSTHROUGH(fn, __VA_ARGS__);                  \
-  if (!g_trace_p2p) return FORWARD(__VA_ARGS__); \
+#define P2P_PASSTHROUGH(fn, ...)                     \
+  PASSTHROUGH(fn, __VA_ARGS__);                      \
+  if (!recording_p2p()) return FORWARD(__VA_ARGS__); \
   end_polling()
 
 // ---- blocking sends and receives -------------------------------------------------------------------
@@ -213,7 +217,7 @@ WRAP_EXPORT int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* st) {
 
 WRAP_EXPORT int MPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* st) {
   PASSTHROUGH(MPI_Iprobe, source, tag, comm, flag, st);
-  if (!g_trace_p2p) return FORWARD(source, tag, comm, flag, st);
+  if (!recording_p2p()) return FORWARD(source, tag, comm, flag, st);
   int rc = FORWARD(source, tag, comm, flag, st);
   if (rc == MPI_SUCCESS && flag) polled(source, tag, comm, *flag != 0, caller);
   return rc;
@@ -230,7 +234,7 @@ WRAP_EXPORT int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message* msg,
 
 WRAP_EXPORT int MPI_Improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* msg, MPI_Status* st) {
   PASSTHROUGH(MPI_Improbe, source, tag, comm, flag, msg, st);
-  if (!g_trace_p2p) return FORWARD(source, tag, comm, flag, msg, st);
+  if (!recording_p2p()) return FORWARD(source, tag, comm, flag, msg, st);
   int rc = FORWARD(source, tag, comm, flag, msg, st);
   if (rc == MPI_SUCCESS && flag) {
     polled(source, tag, comm, *flag != 0, caller);

@@ -2,6 +2,7 @@
 // communicator registry, turns one intercepted call into one record, and marks how the process ended.
 #include "session.h"
 
+#include "python.h"
 #include "signals.h"
 
 #include <fcntl.h>
@@ -28,6 +29,8 @@ namespace lockstep::trace {
 namespace {
 
 // ---- configuration from the environment -------------------------------------------------------
+
+constexpr int kMaxFrames = 64;  // LOCKSTEP_TRACE_STACK's ceiling
 
 struct Config {
   const char* dir = nullptr;
@@ -72,7 +75,7 @@ void load_config() {
   }
   c.ring = static_cast<uint64_t>(env_int("LOCKSTEP_TRACE_RING", 0));
   c.stack_frames = env_int("LOCKSTEP_TRACE_STACK", 0);
-  if (c.stack_frames > 64) c.stack_frames = 64;
+  if (c.stack_frames > kMaxFrames) c.stack_frames = kMaxFrames;
   const char* job = nullptr;
   for (const char* name : {"LOCKSTEP_JOB_ID", "PMIX_NAMESPACE", "OMPI_MCA_ess_base_jobid", "SLURM_JOB_ID"}) {
     const char* v = std::getenv(name);
@@ -531,6 +534,8 @@ CommEntry* comm_add(uint8_t api, uintptr_t handle, uint8_t comm_op, uint64_t id,
   uint32_t members_id = 0;
   if (members && size > 0) members_id = w->intern(members, static_cast<size_t>(size) * sizeof(int32_t), LST_STR_MEMBERS);
   uint32_t name_id = (name && *name) ? w->intern(name, std::strlen(name)) : 0;
+  uint64_t py[1];
+  if (caller && python_frames(w, py, 1) > 0) caller = py[0];
   if (caller) w->note_module(caller);
   emit(w, LST_WORD(LST_KIND_COMM, 0, 0), [&](lst_record& r, uint64_t) {
     r.op = comm_op;
@@ -589,6 +594,11 @@ Pending collective_enter(const CollectiveArgs& a, uint64_t caller) noexcept {
   uint8_t flags = a.flags;
   if (ts.nccl_group_depth > 0) flags |= LST_F_IN_GROUP;
   if (ts.control > 0) flags |= LST_F_CONTROL;
+  // Called from Python: the Python frames are the call site (and the extra frames), before the slot
+  // is reserved, since reading them may intern strings.
+  uint64_t py[kMaxFrames];
+  const int npy = python_frames(w, py, g_config.stack_frames > 1 ? g_config.stack_frames : 1);
+  if (npy > 0) caller = py[0];
   uint64_t id = 0;
   lst_record* r = w->reserve(&id);
   if (!r) return p;
@@ -609,7 +619,10 @@ Pending collective_enter(const CollectiveArgs& a, uint64_t caller) noexcept {
   r->aux = a.name;
   w->note_module(caller);
   format::Writer::publish(r, LST_WORD(LST_KIND_COLLECTIVE, LST_STATE_ENTERED, flags));
-  if (g_config.stack_frames > 1) record_stack(w, id, caller, t0.ns);
+  if (npy > 1)
+    write_stack(w, id, py + 1, npy - 1, t0.ns);
+  else if (g_config.stack_frames > 1 && npy == 0)
+    record_stack(w, id, caller, t0.ns);
   p.rec = r;
   p.id = id;
   p.t0 = t0.ns;
@@ -673,6 +686,8 @@ Pending wait_enter(uint8_t wait_op, uint64_t first_ref, uint32_t nrequests, uint
   format::Writer* w = writer();
   if (!w) return p;
   InTracer in;
+  uint64_t py[1];
+  if (python_frames(w, py, 1) > 0) caller = py[0];
   w->note_module(caller);
   const Stamp t0 = stamp();
   Emitted e = emit(w, LST_WORD(LST_KIND_WAIT, LST_STATE_ENTERED, 0), [&](lst_record& r, uint64_t id) {

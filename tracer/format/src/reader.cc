@@ -231,6 +231,13 @@ TraceFile TraceFile::open(const std::string& path) {
     out.base = mod->base;
     out.lo = mod->lo;
     out.hi = mod->hi;
+    if (LST_WORD_FLAGS(mod->word) & LST_MOD_PYTHON) {
+      t.check_string_id(mod->function, at + offsetof(lst_meta_module, function), "module function", UINT64_MAX);
+      if (mod->lo < LST_PY_ADDR_BASE)
+        throw fail(at + offsetof(lst_meta_module, lo), "Python code module below the Python address range");
+      out.function = std::string(t.string(mod->function));
+      out.build_id.clear();
+    }
     t.modules_.push_back(std::move(out));
   }
   return t;

@@ -617,7 +617,8 @@ uint32_t Writer::intern(const void* bytes, size_t len, uint8_t subkind) {
 }
 
 void Writer::note_module(uint64_t addr) {
-  if (!header_ || addr == 0) return;
+  // Python call sites are entered by add_python_module(), never found by walking the loaded objects.
+  if (!header_ || addr == 0 || addr >= LST_PY_ADDR_BASE) return;
   auto* im = static_cast<Impl*>(impl_);
   const uint32_t n = im->nmodules.load(std::memory_order_acquire);
   for (uint32_t i = 0; i < n; ++i)
@@ -652,6 +653,30 @@ void Writer::note_module(uint64_t addr) {
     im->nmodules.store(m + 1, std::memory_order_release);
   }
   unlock(im->meta_lock);
+}
+
+bool Writer::add_python_module(const char* file, size_t file_len, const char* function, size_t function_len,
+                               uint64_t lo) {
+  if (!header_) return false;
+  auto* im = static_cast<Impl*>(impl_);
+  if (!try_lock(im->meta_lock)) return false;
+  bool ok = false;
+  const uint32_t path = intern_locked(header_, base_, im, file, file_len, LST_STR_TEXT);
+  const uint32_t fn = intern_locked(header_, base_, im, function, function_len, LST_STR_TEXT);
+  uint32_t first;
+  if (path && fn)
+    if (uint8_t* p = meta_alloc(header_, base_, 1, &first)) {
+      auto* mod = reinterpret_cast<lst_meta_module*>(p);
+      mod->path = path;
+      mod->base = lo;
+      mod->lo = lo;
+      mod->hi = lo + LST_PY_LINE_SPAN;
+      mod->function = fn;
+      __atomic_store_n(&mod->word, LST_WORD(LST_KIND_MODULE, 0, LST_MOD_PYTHON), __ATOMIC_RELEASE);
+      ok = true;
+    }
+  unlock(im->meta_lock);
+  return ok;
 }
 
 void Writer::set_world(int32_t rank, int32_t size) {

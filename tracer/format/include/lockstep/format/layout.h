@@ -12,7 +12,7 @@ extern "C" {
 
 #define LST_MAGIC "LSTRACE\x01"     /* 8 bytes at offset 0 */
 #define LST_VERSION_MAJOR 1          /* bumped when a field changes meaning or place */
-#define LST_VERSION_MINOR 1          /* bumped when a field, kind or enum value is added */
+#define LST_VERSION_MINOR 2          /* bumped when a field, kind or enum value is added */
 #define LST_HEADER_SIZE 4096u        /* the header page */
 #define LST_SLOT_SIZE 64u            /* every record and metadata slot: one cache line */
 #define LST_SLOT_MAGIC 0xC5u         /* low byte of a published slot's word */
@@ -247,14 +247,24 @@ typedef struct lst_meta_string {
 enum lst_string_subkind { LST_STR_TEXT = 0, LST_STR_MEMBERS = 1 /* int32 world ranks */, LST_STR_BUILD_ID = 2 };
 
 typedef struct lst_meta_module {
-  uint32_t word;                 /* LST_WORD(LST_KIND_MODULE, 0, 0) */
-  uint32_t path;                 /* string id of the module's path */
-  uint64_t base;                 /* load address (dlpi_addr) */
-  uint64_t lo, hi;               /* address range of its executable segments */
+  uint32_t word;                 /* LST_WORD(LST_KIND_MODULE, 0, flags): LST_MOD_* */
+  uint32_t path;                 /* string id of the module's path (Python: the source file) */
+  uint64_t base;                 /* load address (dlpi_addr; Python: lo) */
+  uint64_t lo, hi;               /* address range of its executable segments (Python: below) */
   uint32_t build_id;             /* string id of the GNU build id bytes, 0 if none */
-  uint32_t reserved;
+  uint32_t function;             /* (1.2) LST_MOD_PYTHON: string id of the function's qualified name */
   uint8_t pad[24];
 } lst_meta_module;
+
+/* Python call sites (1.2). A Python function (one code object) is a module entry with flag
+ * LST_MOD_PYTHON: path = its source file, function = its qualified name, base = lo = a synthetic
+ * address at or above LST_PY_ADDR_BASE (never a user-space address), hi = lo + LST_PY_LINE_SPAN. A
+ * record made from line L of that function has caller = lo + L + 1, so that, as for a native return
+ * address, caller - 1 - base is the line. STACK frames of such a record are outer Python frames,
+ * encoded alike. */
+#define LST_MOD_PYTHON 0x01u
+#define LST_PY_ADDR_BASE 0xFF00000000000000ull
+#define LST_PY_LINE_SPAN (1ull << 24)
 
 #ifdef __cplusplus
 }

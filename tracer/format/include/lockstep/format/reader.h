@@ -30,6 +30,7 @@ struct Module {
   std::string build_id;  // hex, empty if none
   uint64_t base = 0;     // load address
   uint64_t lo = 0, hi = 0;
+  std::string function;  // Python code (lo >= LST_PY_ADDR_BASE): the function's qualified name
 };
 
 class TraceFile {

@@ -53,6 +53,9 @@ class Writer {
   uint32_t intern(const void* bytes, size_t len, uint8_t subkind = LST_STR_TEXT);
   // Makes sure the module containing `addr` is in the module table (dl_iterate_phdr on a miss).
   void note_module(uint64_t addr);
+  // Adds a Python code object's module entry (layout.h, LST_MOD_PYTHON) for [lo, lo + LST_PY_LINE_SPAN).
+  // Returns false when the metadata region is full or busy.
+  bool add_python_module(const char* file, size_t file_len, const char* function, size_t function_len, uint64_t lo);
 
   // Once MPI (or NCCL) tells the world rank and size; renames a rank-less file to its final name.
   void set_world(int32_t rank, int32_t size);

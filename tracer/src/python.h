@@ -1,0 +1,24 @@
+// Python call sites: when an intercepted call comes from Python code (mpi4py), the innermost Python
+// frames of the calling thread become its call site, as synthetic addresses the trace's module table
+// names (format 1.2, LST_MOD_PYTHON in layout.h). CPython is found at run time; no Python headers.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "lockstep/format/writer.h"
+
+namespace lockstep::trace {
+
+// 0: not looked for yet, 1: CPython is in the process, 2: it is not (the only cost is this load).
+extern std::atomic<int> g_python_state;
+
+// Up to `max` Python frames of the calling thread, innermost first, as call-site addresses; 0 when the
+// thread is not running Python code or does not hold the GIL (the native caller stands then).
+int python_frames_slow(format::Writer* w, uint64_t* out, int max) noexcept;
+inline int python_frames(format::Writer* w, uint64_t* out, int max) noexcept {
+  if (__builtin_expect(g_python_state.load(std::memory_order_relaxed) == 2, 1)) return 0;
+  return python_frames_slow(w, out, max);
+}
+
+}  // namespace lockstep::trace
