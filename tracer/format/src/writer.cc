@@ -665,7 +665,7 @@ bool Writer::add_python_module(const char* file, size_t file_len, const char* fu
   const uint32_t fn = intern_locked(header_, base_, im, function, function_len, LST_STR_TEXT);
   uint32_t first;
   if (path && fn)
-    if (uint8_t* p = meta_alloc(header_, base_, 1, &first)) {
+    if (uint8_t* p = meta_alloc(im, header_, base_, 1, &first)) {
       auto* mod = reinterpret_cast<lst_meta_module*>(p);
       mod->path = path;
       mod->base = lo;
