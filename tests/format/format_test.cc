@@ -24,6 +24,7 @@
 
 #include "lockstep/format/reader.h"
 #include "lockstep/format/writer.h"
+#include "../../tracer/format/src/checks.h"
 #include "sample_trace.h"
 
 namespace lockstep::format {
@@ -214,6 +215,8 @@ TEST(Metadata, EmptyMemberBlobReadsAsNoMembers) {
   }
   std::string b = read_all(p);
   std::memset(&b[at], 0, 4);
+  // With its check byte, as a writer would have stored it.
+  b[at - offsetof(lst_meta_string, len) + 2] = char(lockstep::format::string_check(0, nullptr));
   write_all(p, b);
   TraceFile t = TraceFile::open(p);
   t.validate();
@@ -518,18 +521,36 @@ TEST(Reader, TargetedCorruptionNamesTheByte) {
     }
   };
   expect_error(0, 'X', 0, "bad magic");
-  expect_error(8, 2, 8, "format version 2.0");
+  expect_error(8, 2, 8, "format version 2.");
   expect_error(rec + 64 + 1, 77, rec + 64, "record 1 has unknown kind 77");
   expect_error(rec + 2 * 64 + 6, 99, rec + 2 * 64 + 6, "record 2 has unknown datatype 99");
   expect_error(rec + 2 * 64 + 7, 99, rec + 2 * 64 + 7, "record 2 has unknown reduction op 99");
   expect_error(rec + 2 * 64 + 2, 9, rec + 2 * 64, "record 2 has invalid state 9");
   expect_error(rec + 1 * 64 + 60, 0xEE, rec + 64 + 60, "record 1 name refers to string");
   expect_error(offsetof(lst_header, records_offset) + 7, 0x40, offsetof(lst_header, records_offset), "records offset");
+  // Integrity checks (LST_HDR_CHECKED): a fixed header field, a string's payload, a module's range.
+  expect_error(offsetof(lst_header, cmdline) + 3, 0x7f, offsetof(lst_header, header_check), "header does not match");
+  expect_error(offsetof(lst_header, pid), 0x55, offsetof(lst_header, header_check), "header does not match");
+  {
+    const uint64_t meta = t0.header().meta_offset;
+    const uint32_t w = *reinterpret_cast<const uint32_t*>(good.data() + meta);
+    ASSERT_EQ(LST_WORD_KIND(w), LST_KIND_STRING) << "the sample's first metadata entry is a string";
+    expect_error(meta + 8, uint8_t(good[meta + 8] ^ 0x20), meta, "does not match its check byte");
+  }
+  for (uint64_t i = 0; i < t0.header().meta_next; ++i) {
+    const uint64_t at = t0.header().meta_offset + i * 64;
+    if (LST_WORD_KIND(*reinterpret_cast<const uint32_t*>(good.data() + at)) != LST_KIND_MODULE) continue;
+    expect_error(at + offsetof(lst_meta_module, lo) + 1, uint8_t(good[at + offsetof(lst_meta_module, lo) + 1] ^ 1), at,
+                 "module entry at metadata slot");
+    break;
+  }
 
   // A higher minor version is read; an unknown kind it may add is skipped, not an error.
   std::string newer = good;
   newer[10] = 9;
   newer[rec + 64 + 1] = 77;
+  const uint32_t check = lockstep::format::header_check(reinterpret_cast<const lst_header*>(newer.data()));
+  std::memcpy(&newer[offsetof(lst_header, header_check)], &check, 4);
   write_all(bad, newer);
   EXPECT_NO_THROW(load(bad));
 }

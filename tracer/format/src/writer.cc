@@ -5,6 +5,8 @@
 #endif
 #include "lockstep/format/writer.h"
 
+#include "checks.h"
+
 #include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
@@ -430,7 +432,7 @@ bool Writer::open(const WriterConfig& config, char* err, size_t err_len) {
   h->version_minor = LST_VERSION_MINOR;
   h->header_size = LST_HEADER_SIZE;
   h->slot_size = LST_SLOT_SIZE;
-  h->flags = ring ? LST_HDR_RING : 0;
+  h->flags = (ring ? LST_HDR_RING : 0) | LST_HDR_CHECKED;
   h->meta_offset = meta_offset;
   h->meta_slots = meta_slots;
   h->records_offset = records_offset;
@@ -450,6 +452,7 @@ bool Writer::open(const WriterConfig& config, char* err, size_t err_len) {
   copy_str(h->host, sizeof h->host, im->host);
   copy_str(h->cmdline, sizeof h->cmdline, config.cmdline);
   copy_str(h->tracer_version, sizeof h->tracer_version, LOCKSTEP_TRACER_VERSION);
+  h->header_check = header_check(h);
   // The magic goes last: a reader that sees it sees a complete header.
   uint64_t magic;
   memcpy(&magic, LST_MAGIC, 8);
@@ -596,7 +599,7 @@ static uint32_t intern_locked(lst_header* h, uint8_t* base, Impl* im, const void
   auto* s = reinterpret_cast<lst_meta_string*>(p);
   s->len = uint32_t(len);
   memcpy(p + sizeof(lst_meta_string), bytes, len);
-  __atomic_store_n(&s->word, LST_WORD(LST_KIND_STRING, 0, subkind), __ATOMIC_RELEASE);
+  __atomic_store_n(&s->word, LST_WORD(LST_KIND_STRING, string_check(uint32_t(len), bytes), subkind), __ATOMIC_RELEASE);
   const uint32_t id = first + 1;
   // Remember it in the first free probe position; a crowded neighbourhood just means no dedup.
   pos = uint32_t(hash) & (kInternSlots - 1);
@@ -650,6 +653,7 @@ void Writer::note_module(uint64_t addr) {
       mod->lo = s.lo;
       mod->hi = s.hi;
       mod->build_id = build;
+      mod->reserved = module_check(mod);
       __atomic_store_n(&mod->word, LST_WORD(LST_KIND_MODULE, 0, 0), __ATOMIC_RELEASE);
     }
     // Known even when the table entry could not be written, so a full region is not searched again.
