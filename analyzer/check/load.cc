@@ -118,7 +118,11 @@ Rank load_one(const std::string& path, const LoadOptions& options, const std::st
   } catch (const format::FormatError&) {
     throw;
   } catch (const std::exception& e) {
-    throw LoadError(fmt::format("{}: {}", path, e.what()));
+    // Ingest names the record ("record ID: ..."); the error names its byte, as the reader's do.
+    unsigned long long id = 0;
+    if (std::sscanf(e.what(), "record %llu:", &id) == 1 && id >= f.first_id() && id < f.end_id())
+      throw LoadError(fmt::format("{}: byte {}: {}", format::printable(path), f.offset_of(id), format::printable(e.what())));
+    throw LoadError(fmt::format("{}: {}", format::printable(path), format::printable(e.what())));
   }
   classify_end(r, host);
   check_world(r);
