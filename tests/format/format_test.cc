@@ -62,6 +62,12 @@ WriterConfig small_config(const std::string& dir) {
   return c;
 }
 
+// Blocks a file holds on disk (its apparent size includes the metadata hole).
+uint64_t disk_bytes(const std::string& p) {
+  struct stat st;
+  return stat(p.c_str(), &st) == 0 ? uint64_t(st.st_blocks) * 512 : 0;
+}
+
 __attribute__((noinline)) void call_site_anchor() { asm volatile(""); }
 uint64_t anchor() { return reinterpret_cast<uint64_t>(&call_site_anchor) + 4; }
 
@@ -754,6 +760,52 @@ TEST(Fork, AbandonedChildLeavesTheParentsTraceAlone) {
   w.close();
   TraceFile t = TraceFile::open(p);
   EXPECT_EQ(t.end_id(), 2u);
+}
+
+}  // namespace
+}  // namespace lockstep::format
+
+namespace lockstep::format {
+namespace {
+
+// A trace with the defaults the tracer uses starts at 264 KiB of disk (header page, one metadata
+// page, 4,096 records) instead of 8 MiB, grows by doubling up to 4 MiB chunks, and the metadata region
+// gets blocks as strings arrive: every page a store reaches is backed first (no SIGBUS on a full disk).
+TEST(Writer, StartsSmallAndGrowsByDoubling) {
+  TempDir d;
+  Writer w;
+  char err[256];
+  WriterConfig c;
+  c.dir = d.path().c_str();
+  ASSERT_TRUE(w.open(c, err, sizeof err)) << err;
+  EXPECT_EQ(w.header()->record_capacity, 4096u);
+  EXPECT_LE(disk_bytes(w.path()), 264u * 1024 + 8192) << "a new trace holds more than 264 KiB of disk";
+  EXPECT_TRUE(w.header()->flags & LST_HDR_CHECKED);
+  std::vector<uint64_t> caps{w.header()->record_capacity};
+  for (uint64_t i = 0; i < 70000; ++i) {
+    uint64_t id;
+    lst_record* r = w.reserve(&id);
+    ASSERT_NE(r, nullptr) << "record " << i << " dropped";
+    r->op = LST_MARK_PROCESS_START;
+    Writer::publish(r, LST_WORD(LST_KIND_MARKER, 0, 0));
+    const uint64_t cap = __atomic_load_n(&w.header()->record_capacity, __ATOMIC_ACQUIRE);
+    if (cap != caps.back()) caps.push_back(cap);
+  }
+  // The helper may grow one step ahead of the writer; each step is the doubling or one whole chunk.
+  for (size_t i = 1; i < caps.size(); ++i) {
+    const uint64_t prev = caps[i - 1], step = caps[i] - prev;
+    EXPECT_EQ(step, std::min<uint64_t>(prev, 65536)) << "growth from " << prev << " to " << caps[i];
+  }
+  EXPECT_GE(caps.back(), 70000u);
+  // Strings larger than the first metadata page land on backed pages and read back intact.
+  const std::string big(20000, 'x');
+  const uint32_t id = w.intern(big.data(), big.size());
+  ASSERT_NE(id, 0u);
+  const std::string p = w.path();
+  w.close();
+  TraceFile t = TraceFile::open(p);
+  EXPECT_EQ(t.string(id), big);
+  EXPECT_EQ(t.header().dropped_meta, 0u);
 }
 
 }  // namespace
