@@ -158,7 +158,8 @@ LOCKSTEP_COMMAND(check, [](CLI::App& app) {
   sub->add_option("-j,--jobs", o->jobs, "threads loading trace files (default: one per core)")->check(CLI::NonNegativeNumber);
   sub->add_flag("--no-symbolize", o->no_symbolize, "report call sites as module+offset (no llvm-symbolizer run)");
   sub->add_flag("--validate", o->validate, "also validate every field of every record first (a second pass)");
-  sub->add_flag("--skip-bad", o->skip_bad,
-                "analyze the readable files, naming each skipped one (exit 2 if any was skipped and no finding)");
+  sub->add_flag(
+      "--skip-bad", o->skip_bad,
+      "analyze the readable files, naming each skipped one (exit 2 if any was skipped and no finding)");
   sub->callback([o] { lockstep::cli::set_exit_code(lockstep::check::run_check(*o)); });
 });

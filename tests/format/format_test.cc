@@ -22,9 +22,9 @@
 #include <thread>
 #include <vector>
 
+#include "../../tracer/format/src/checks.h"
 #include "lockstep/format/reader.h"
 #include "lockstep/format/writer.h"
-#include "../../tracer/format/src/checks.h"
 #include "sample_trace.h"
 
 namespace lockstep::format {
@@ -535,7 +535,8 @@ TEST(Reader, TargetedCorruptionNamesTheByte) {
   expect_error(rec + 1 * 64 + 60, 0xEE, rec + 64 + 60, "record 1 name refers to string");
   expect_error(offsetof(lst_header, records_offset) + 7, 0x40, offsetof(lst_header, records_offset), "records offset");
   // Integrity checks (LST_HDR_CHECKED): a fixed header field, a string's payload, a module's range.
-  expect_error(offsetof(lst_header, cmdline) + 3, 0x7f, offsetof(lst_header, header_check), "header does not match");
+  expect_error(offsetof(lst_header, cmdline) + 3, 0x7f, offsetof(lst_header, header_check),
+               "header does not match");
   expect_error(offsetof(lst_header, pid), 0x55, offsetof(lst_header, header_check), "header does not match");
   {
     const uint64_t meta = t0.header().meta_offset;
@@ -546,7 +547,8 @@ TEST(Reader, TargetedCorruptionNamesTheByte) {
   for (uint64_t i = 0; i < t0.header().meta_next; ++i) {
     const uint64_t at = t0.header().meta_offset + i * 64;
     if (LST_WORD_KIND(*reinterpret_cast<const uint32_t*>(good.data() + at)) != LST_KIND_MODULE) continue;
-    expect_error(at + offsetof(lst_meta_module, lo) + 1, uint8_t(good[at + offsetof(lst_meta_module, lo) + 1] ^ 1), at,
+    expect_error(at + offsetof(lst_meta_module, lo) + 1,
+                 uint8_t(good[at + offsetof(lst_meta_module, lo) + 1] ^ 1), at,
                  "module entry at metadata slot");
     break;
   }

@@ -34,6 +34,8 @@ inline uint8_t string_check(uint32_t len, const void* bytes) {
 }
 
 // Bytes [4, 36) of a module entry (path, base, lo, hi, build id), stored in its `reserved` field.
-inline uint32_t module_check(const lst_meta_module* m) { return fnv32(reinterpret_cast<const uint8_t*>(m) + 4, 32); }
+inline uint32_t module_check(const lst_meta_module* m) {
+  return fnv32(reinterpret_cast<const uint8_t*>(m) + 4, 32);
+}
 
 }  // namespace lockstep::format

@@ -176,8 +176,8 @@ TraceFile TraceFile::open(const std::string& path) {
   const bool checked = h->flags & LST_HDR_CHECKED;
   if (checked && h->header_check != header_check(h))
     throw fail(offsetof(lst_header, header_check),
-               format("header does not match its check 0x%08x (damaged between bytes 8 and %zu)", h->header_check,
-                      sizeof(lst_header)));
+               format("header does not match its check 0x%08x (damaged between bytes 8 and %zu)",
+                      h->header_check, sizeof(lst_header)));
   const uint64_t next = load_acq(&h->record_next);
   if (h->flags & LST_HDR_RING) {
     if (capacity == 0) throw fail(offsetof(lst_header, record_capacity), "ring of 0 records");
@@ -212,7 +212,8 @@ TraceFile TraceFile::open(const std::string& path) {
       if (sub > kMaxSubkind && !newer)
         throw fail(at, format("string at metadata slot %" PRIu64 " has unknown subkind %u", i, sub));
       if (checked && LST_WORD_STATE(w) != string_check(s->len, t.base_ + at + sizeof(lst_meta_string)))
-        throw fail(at, format("string at metadata slot %" PRIu64 " does not match its check byte (damaged somewhere in "
+        throw fail(at, format("string at metadata slot %" PRIu64
+                              " does not match its check byte (damaged somewhere in "
                               "bytes %" PRIu64 "..%" PRIu64 ")",
                               i, at, at + sizeof(lst_meta_string) + s->len));
       t.string_start_[i] = uint8_t(sub + 1);
@@ -220,7 +221,8 @@ TraceFile TraceFile::open(const std::string& path) {
     } else if (kind == LST_KIND_MODULE) {
       const auto* mod = reinterpret_cast<const lst_meta_module*>(t.base_ + at);
       if (checked && mod->reserved != module_check(mod))
-        throw fail(at, format("module entry at metadata slot %" PRIu64 " does not match its check (damaged somewhere in "
+        throw fail(at, format("module entry at metadata slot %" PRIu64
+                              " does not match its check (damaged somewhere in "
                               "bytes %" PRIu64 "..%" PRIu64 ")",
                               i, at, at + 36));
       mods.emplace_back(at, mod);
