@@ -9,11 +9,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
-#include <cstddef>
-#include <atomic>
 #include <filesystem>
 #include <map>
 #include <thread>
@@ -89,9 +89,10 @@ void check_world(const Rank& r) {
   for (const CommView& v : r.comms)
     if (v.api == LST_API_MPI && v.create_op == LST_COMM_WORLD && v.size > 1 &&
         (v.size != r.world_size || v.rank != r.world_rank))
-      throw bad(offsetof(lst_header, world_size),
-                fmt::format("world_size: the header says rank {} of {}, its MPI_COMM_WORLD record rank {} of {}", r.world_rank,
-                            r.world_size, v.rank, v.size));
+      throw bad(
+          offsetof(lst_header, world_size),
+          fmt::format("world_size: the header says rank {} of {}, its MPI_COMM_WORLD record rank {} of {}",
+                      r.world_rank, r.world_size, v.rank, v.size));
 }
 
 Rank load_one(const std::string& path, const LoadOptions& options, const std::string& host) {
@@ -119,7 +120,12 @@ Rank load_one(const std::string& path, const LoadOptions& options, const std::st
   } catch (const format::FormatError&) {
     throw;
   } catch (const std::exception& e) {
-    throw LoadError(fmt::format("{}: {}", path, e.what()));
+    // Ingest names the record ("record ID: ..."); the error names its byte, as the reader's do.
+    unsigned long long id = 0;
+    if (std::sscanf(e.what(), "record %llu:", &id) == 1 && id >= f.first_id() && id < f.end_id())
+      throw LoadError(fmt::format("{}: byte {}: {}", format::printable(path), f.offset_of(id),
+                                  format::printable(e.what())));
+    throw LoadError(fmt::format("{}: {}", format::printable(path), format::printable(e.what())));
   }
   classify_end(r, host);
   check_world(r);
@@ -238,7 +244,9 @@ Job load_paths(const std::vector<std::string>& inputs, const LoadOptions& option
     for (size_t i = 0; i < ranks.size(); ++i)
       if (errors[i].empty()) readable.push_back(std::move(ranks[i]));
     ranks.swap(readable);
-    if (ranks.empty()) throw LoadError(fmt::format("{}: no readable trace file ({} skipped)", format::printable(dir), bad.size()));
+    if (ranks.empty())
+      throw LoadError(
+          fmt::format("{}: no readable trace file ({} skipped)", format::printable(dir), bad.size()));
   }
   // Serial: the symbolizer runs one external process per batch and keeps one cache for every rank.
   for (auto& r : ranks) resolve(r, options);
@@ -258,7 +266,8 @@ Job load_paths(const std::vector<std::string>& inputs, const LoadOptions& option
     }
     if (r.world_size != first.world_size && r.world_size > 0 && first.world_size > 0)
       throw LoadError(fmt::format("{}: byte {}: world_size {} contradicts world_size {} of {}", r.file,
-                                  offsetof(lst_header, world_size), r.world_size, first.world_size, first.file));
+                                  offsetof(lst_header, world_size), r.world_size, first.world_size,
+                                  first.file));
     auto [it, fresh] = by_rank.emplace(r.world_rank, &r);
     if (!fresh)
       throw LoadError(fmt::format("two trace files for rank {}: {} and {}", r.world_rank, it->second->file, r.file));
@@ -289,8 +298,7 @@ Job load_paths(const std::vector<std::string>& inputs, const LoadOptions& option
   for (const auto& path : bad_paths) {
     const std::string name = path.substr(path.rfind('/') + 1);
     int32_t rank = -1;
-    if (std::sscanf(name.c_str(), "rank-%d.", &rank) == 1)
-      std::erase(job.missing, rank);
+    if (std::sscanf(name.c_str(), "rank-%d.", &rank) == 1) std::erase(job.missing, rank);
   }
   return job;
 }

@@ -428,7 +428,8 @@ void trim_cut_ends(Job& job) {
     // A communicator the cut rank belongs to but never recorded was created after its trace ended.
     for (auto& r : job.ranks)
       for (auto& v : r.comms)
-        if (!c->sequence(v.id) && std::find(v.members.begin(), v.members.end(), c->world_rank) != v.members.end())
+        if (!c->sequence(v.id) &&
+            std::find(v.members.begin(), v.members.end(), c->world_rank) != v.members.end())
           window[v.id] = 0;
   }
   uint64_t skipped = 0;
@@ -461,13 +462,15 @@ void trim_cut_ends(Job& job) {
   }
   // The end of a cut trace is lost with its records: that it exited says nothing about MPI_Finalize.
   for (auto& r : job.ranks)
-    if (r.dropped && !r.ring && r.end == EndState::kExited && !r.finalize_returned) r.end = EndState::kUnknown;
+    if (r.dropped && !r.ring && r.end == EndState::kExited && !r.finalize_returned)
+      r.end = EndState::kUnknown;
   std::vector<int32_t> who;
   for (const Rank* c : cut) who.push_back(c->world_rank);
   std::string list;
   for (size_t i = 0; i < who.size(); ++i) list += (i ? "," : "") + std::to_string(who[i]);
   job.warnings.push_back(fmt::format(
-      "the trace{} of rank{} {} end{} early (the tracer dropped records: its file could not grow); only what every "
+      "the trace{} of rank{} {} end{} early (the tracer dropped records: its file could not grow); only what "
+      "every "
       "rank recorded was compared, {} later call(s) of other ranks could not be checked",
       who.size() == 1 ? "" : "s", who.size() == 1 ? "" : "s", list, who.size() == 1 ? "s" : "", skipped));
 }

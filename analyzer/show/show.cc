@@ -3,6 +3,7 @@
 // the file and the byte.
 #include <fmt/format.h>
 
+#include <sys/stat.h>
 #include <algorithm>
 #include <array>
 #include <cerrno>
@@ -12,7 +13,6 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
-#include <sys/stat.h>
 #include <vector>
 
 #include "cli/command.h"
@@ -317,13 +317,15 @@ int run(const Options& o) {
   size_t bad_files = 0;
   std::vector<std::string> paths;
   struct stat st;
-  if (stat(o.path.c_str(), &st) != 0) throw cli::BadInput(format::printable(o.path) + ": " + std::strerror(errno));
+  if (stat(o.path.c_str(), &st) != 0)
+    throw cli::BadInput(format::printable(o.path) + ": " + std::strerror(errno));
   try {
     if (S_ISDIR(st.st_mode)) {
       std::vector<std::string> skipped;
       paths = format::find_traces(o.path, &skipped);
       for (const auto& sk : skipped) fmt::print(stderr, "lockstep: warning: {}\n", format::printable(sk));
-      if (paths.empty()) throw cli::BadInput(format::printable(o.path) + ": no .lstrace files in this directory");
+      if (paths.empty())
+        throw cli::BadInput(format::printable(o.path) + ": no .lstrace files in this directory");
     } else {
       paths.push_back(o.path);
     }
@@ -341,7 +343,8 @@ int run(const Options& o) {
         ++skipped;
       }
     }
-    if (files.empty()) throw cli::BadInput(fmt::format("{}: no readable trace file", format::printable(o.path)));
+    if (files.empty())
+      throw cli::BadInput(fmt::format("{}: no readable trace file", format::printable(o.path)));
     std::unique_ptr<symbolize::Symbolizer> sym;
     if (!o.no_symbolize) sym = std::make_unique<symbolize::Symbolizer>();
     json all = json::array();
@@ -355,7 +358,8 @@ int run(const Options& o) {
       }
     }
     bad_files = skipped;
-    if (o.format == "json") fmt::print("{}\n", json{{"traces", all}}.dump(2, ' ', false, json::error_handler_t::replace));
+    if (o.format == "json")
+      fmt::print("{}\n", json{{"traces", all}}.dump(2, ' ', false, json::error_handler_t::replace));
   } catch (const format::FormatError& e) {
     throw cli::BadInput(e.what());
   }
@@ -371,6 +375,7 @@ LOCKSTEP_COMMAND(show, [](CLI::App& app) {
   cmd->add_option("path", opts->path, "a trace directory or one .lstrace file")->required();
   lockstep::cli::add_format_option(cmd, opts->format, {"table", "json"});
   cmd->add_flag("--no-symbolize", opts->no_symbolize, "print call sites as module+offset");
-  cmd->add_flag("--skip-bad", opts->skip_bad, "show the readable files, naming each skipped one (then exit 2)");
+  cmd->add_flag("--skip-bad", opts->skip_bad,
+                "show the readable files, naming each skipped one (then exit 2)");
   cmd->callback([opts] { lockstep::cli::set_exit_code(lockstep::show::run(*opts)); });
 });

@@ -207,6 +207,13 @@ case "$mode" in
     expect 2 "no .lstrace files" "$lockstep" show "$work/adir.lstrace"
     one_line show dir
     ;;
+  damage)
+    # Single random overwrites of real traces: corruption where the integrity checks cover the bytes.
+    "${mpirun[@]}" -np 4 -x LD_PRELOAD="$tracer" -x LOCKSTEP_TRACE_DIR="$work/good" "$program" 300 >/dev/null ||
+      fail "the job failed"
+    "$lockstep" check --no-symbolize "$work/good" >/dev/null || fail "check rejects the undamaged traces"
+    python3 "$(dirname "$0")/damage_rate.py" "$lockstep" "$work/good" "$work" 200 20261203 || fail "detection rate"
+    ;;
   *) fail "unknown mode" ;;
 esac
 echo "run_faults.sh $mode: ok"

@@ -22,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "../../tracer/format/src/checks.h"
 #include "lockstep/format/reader.h"
 #include "lockstep/format/writer.h"
 #include "sample_trace.h"
@@ -59,6 +60,12 @@ WriterConfig small_config(const std::string& dir) {
   c.job_id = "job-42";
   c.cmdline = "./app --steps 3";
   return c;
+}
+
+// Blocks a file holds on disk (its apparent size includes the metadata hole).
+uint64_t disk_bytes(const std::string& p) {
+  struct stat st;
+  return stat(p.c_str(), &st) == 0 ? uint64_t(st.st_blocks) * 512 : 0;
 }
 
 __attribute__((noinline)) void call_site_anchor() { asm volatile(""); }
@@ -214,6 +221,8 @@ TEST(Metadata, EmptyMemberBlobReadsAsNoMembers) {
   }
   std::string b = read_all(p);
   std::memset(&b[at], 0, 4);
+  // With its check byte, as a writer would have stored it.
+  b[at - offsetof(lst_meta_string, len) + 2] = char(lockstep::format::string_check(0, nullptr));
   write_all(p, b);
   TraceFile t = TraceFile::open(p);
   t.validate();
@@ -525,11 +534,31 @@ TEST(Reader, TargetedCorruptionNamesTheByte) {
   expect_error(rec + 2 * 64 + 2, 9, rec + 2 * 64, "record 2 has invalid state 9");
   expect_error(rec + 1 * 64 + 60, 0xEE, rec + 64 + 60, "record 1 name refers to string");
   expect_error(offsetof(lst_header, records_offset) + 7, 0x40, offsetof(lst_header, records_offset), "records offset");
+  // Integrity checks (LST_HDR_CHECKED): a fixed header field, a string's payload, a module's range.
+  expect_error(offsetof(lst_header, cmdline) + 3, 0x7f, offsetof(lst_header, header_check),
+               "header does not match");
+  expect_error(offsetof(lst_header, pid), 0x55, offsetof(lst_header, header_check), "header does not match");
+  {
+    const uint64_t meta = t0.header().meta_offset;
+    const uint32_t w = *reinterpret_cast<const uint32_t*>(good.data() + meta);
+    ASSERT_EQ(LST_WORD_KIND(w), LST_KIND_STRING) << "the sample's first metadata entry is a string";
+    expect_error(meta + 8, uint8_t(good[meta + 8] ^ 0x20), meta, "does not match its check byte");
+  }
+  for (uint64_t i = 0; i < t0.header().meta_next; ++i) {
+    const uint64_t at = t0.header().meta_offset + i * 64;
+    if (LST_WORD_KIND(*reinterpret_cast<const uint32_t*>(good.data() + at)) != LST_KIND_MODULE) continue;
+    expect_error(at + offsetof(lst_meta_module, lo) + 1,
+                 uint8_t(good[at + offsetof(lst_meta_module, lo) + 1] ^ 1), at,
+                 "module entry at metadata slot");
+    break;
+  }
 
   // A higher minor version is read; an unknown kind it may add is skipped, not an error.
   std::string newer = good;
   newer[10] = 9;
   newer[rec + 64 + 1] = 77;
+  const uint32_t check = lockstep::format::header_check(reinterpret_cast<const lst_header*>(newer.data()));
+  std::memcpy(&newer[offsetof(lst_header, header_check)], &check, 4);
   write_all(bad, newer);
   EXPECT_NO_THROW(load(bad));
 }
@@ -733,6 +762,52 @@ TEST(Fork, AbandonedChildLeavesTheParentsTraceAlone) {
   w.close();
   TraceFile t = TraceFile::open(p);
   EXPECT_EQ(t.end_id(), 2u);
+}
+
+}  // namespace
+}  // namespace lockstep::format
+
+namespace lockstep::format {
+namespace {
+
+// A trace with the defaults the tracer uses starts at 264 KiB of disk (header page, one metadata
+// page, 4,096 records) instead of 8 MiB, grows by doubling up to 4 MiB chunks, and the metadata region
+// gets blocks as strings arrive: every page a store reaches is backed first (no SIGBUS on a full disk).
+TEST(Writer, StartsSmallAndGrowsByDoubling) {
+  TempDir d;
+  Writer w;
+  char err[256];
+  WriterConfig c;
+  c.dir = d.path().c_str();
+  ASSERT_TRUE(w.open(c, err, sizeof err)) << err;
+  EXPECT_EQ(w.header()->record_capacity, 4096u);
+  EXPECT_LE(disk_bytes(w.path()), 264u * 1024 + 8192) << "a new trace holds more than 264 KiB of disk";
+  EXPECT_TRUE(w.header()->flags & LST_HDR_CHECKED);
+  std::vector<uint64_t> caps{w.header()->record_capacity};
+  for (uint64_t i = 0; i < 70000; ++i) {
+    uint64_t id;
+    lst_record* r = w.reserve(&id);
+    ASSERT_NE(r, nullptr) << "record " << i << " dropped";
+    r->op = LST_MARK_PROCESS_START;
+    Writer::publish(r, LST_WORD(LST_KIND_MARKER, 0, 0));
+    const uint64_t cap = __atomic_load_n(&w.header()->record_capacity, __ATOMIC_ACQUIRE);
+    if (cap != caps.back()) caps.push_back(cap);
+  }
+  // The helper may grow one step ahead of the writer; each step is the doubling or one whole chunk.
+  for (size_t i = 1; i < caps.size(); ++i) {
+    const uint64_t prev = caps[i - 1], step = caps[i] - prev;
+    EXPECT_EQ(step, std::min<uint64_t>(prev, 65536)) << "growth from " << prev << " to " << caps[i];
+  }
+  EXPECT_GE(caps.back(), 70000u);
+  // Strings larger than the first metadata page land on backed pages and read back intact.
+  const std::string big(20000, 'x');
+  const uint32_t id = w.intern(big.data(), big.size());
+  ASSERT_NE(id, 0u);
+  const std::string p = w.path();
+  w.close();
+  TraceFile t = TraceFile::open(p);
+  EXPECT_EQ(t.string(id), big);
+  EXPECT_EQ(t.header().dropped_meta, 0u);
 }
 
 }  // namespace

@@ -5,6 +5,8 @@
 
 #include "lockstep/format/escape.h"
 
+#include "checks.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -136,7 +138,7 @@ TraceFile TraceFile::open(const std::string& path) {
       throw fail(offsetof(lst_header, header_size), format("header size %u, expected %u", h->header_size, LST_HEADER_SIZE));
     if (h->slot_size != LST_SLOT_SIZE)
       throw fail(offsetof(lst_header, slot_size), format("slot size %u, expected %u", h->slot_size, LST_SLOT_SIZE));
-    if (!newer && (h->flags & ~uint32_t(LST_HDR_RING | LST_HDR_NOSPACE)))
+    if (!newer && (h->flags & ~uint32_t(LST_HDR_RING | LST_HDR_NOSPACE | LST_HDR_CHECKED)))
       throw fail(offsetof(lst_header, flags), format("unknown header flags 0x%x", h->flags));
     if (h->end_state > LST_END_ABORT && !newer)
       throw fail(offsetof(lst_header, end_state), format("unknown end state %u", h->end_state));
@@ -171,6 +173,11 @@ TraceFile TraceFile::open(const std::string& path) {
     break;
   }
 
+  const bool checked = h->flags & LST_HDR_CHECKED;
+  if (checked && h->header_check != header_check(h))
+    throw fail(offsetof(lst_header, header_check),
+               format("header does not match its check 0x%08x (damaged between bytes 8 and %zu)",
+                      h->header_check, sizeof(lst_header)));
   const uint64_t next = load_acq(&h->record_next);
   if (h->flags & LST_HDR_RING) {
     if (capacity == 0) throw fail(offsetof(lst_header, record_capacity), "ring of 0 records");
@@ -204,10 +211,21 @@ TraceFile TraceFile::open(const std::string& path) {
       const uint8_t sub = LST_WORD_FLAGS(w);
       if (sub > kMaxSubkind && !newer)
         throw fail(at, format("string at metadata slot %" PRIu64 " has unknown subkind %u", i, sub));
+      if (checked && LST_WORD_STATE(w) != string_check(s->len, t.base_ + at + sizeof(lst_meta_string)))
+        throw fail(at, format("string at metadata slot %" PRIu64
+                              " does not match its check byte (damaged somewhere in "
+                              "bytes %" PRIu64 "..%" PRIu64 ")",
+                              i, at, at + sizeof(lst_meta_string) + s->len));
       t.string_start_[i] = uint8_t(sub + 1);
       i += nslots;
     } else if (kind == LST_KIND_MODULE) {
-      mods.emplace_back(at, reinterpret_cast<const lst_meta_module*>(t.base_ + at));
+      const auto* mod = reinterpret_cast<const lst_meta_module*>(t.base_ + at);
+      if (checked && mod->check != module_check(mod))
+        throw fail(at, format("module entry at metadata slot %" PRIu64
+                              " does not match its check (damaged somewhere in "
+                              "bytes %" PRIu64 "..%" PRIu64 ")",
+                              i, at, at + 40));
+      mods.emplace_back(at, mod);
       i += 1;
     } else {
       // An entry of an unknown kind has an unknown length, so even a newer file cannot be walked past it.

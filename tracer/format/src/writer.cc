@@ -6,6 +6,8 @@
 #include "lockstep/format/writer.h"
 #include "lockstep/format/fnv.h"
 
+#include "checks.h"
+
 #include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
@@ -56,10 +58,10 @@ struct Impl {
   std::atomic<long> grow_owner{0};  // thread id of the growing thread, so its own signal handler does not wait on it
   std::atomic<bool> grow_failed{false};
   std::atomic<bool> full_reported{false};  // the one "no space" line was printed
-  bool meta_full = false;     // the metadata region could not get more blocks (under meta_lock)
-  uint64_t meta_backed = 0;   // metadata slots with file blocks behind them (under meta_lock)
+  bool meta_full = false;                  // the metadata region could not get more blocks (under meta_lock)
+  uint64_t meta_backed = 0;                // metadata slots with file blocks behind them (under meta_lock)
   uint64_t initial_records = 0;
-  const char* path = "";      // the Writer's path_, for the one "no space" line
+  const char* path = "";              // the Writer's path_, for the one "no space" line
   std::atomic<uint64_t> capacity{0};  // record slots mapped and backed by the file
   uint64_t max_records = 0;
   uint64_t chunk_records = 0;
@@ -186,7 +188,8 @@ void note_growth_failure(Impl* im, int err) {
   int k = sizeof pid;
   pid[--k] = '\0';
   uint32_t v = im->pid;
-  do pid[--k] = char('0' + v % 10); while ((v /= 10) && k > 0);
+  do pid[--k] = char('0' + v % 10);
+  while ((v /= 10) && k > 0);
   put("lockstep: no space left for the trace of pid ");
   put(pid + k);
   put(" (");
@@ -251,7 +254,8 @@ void* ahead_main(void* arg) {
     while (im->grow_lock.exchange(true, std::memory_order_acquire)) sched_yield();
     const uint64_t cap = im->capacity.load(std::memory_order_relaxed);
     bool grown = false;
-    if (cap < im->max_records && !im->grow_failed.load(std::memory_order_relaxed)) grown = grow_chunk(im, cap);
+    if (cap < im->max_records && !im->grow_failed.load(std::memory_order_relaxed))
+      grown = grow_chunk(im, cap);
     im->grow_lock.store(false, std::memory_order_release);
     if (!grown) continue;
     const uint64_t new_cap = im->capacity.load(std::memory_order_relaxed);
@@ -425,7 +429,7 @@ bool Writer::open(const WriterConfig& config, char* err, size_t err_len) {
   h->version_minor = LST_VERSION_MINOR;
   h->header_size = LST_HEADER_SIZE;
   h->slot_size = LST_SLOT_SIZE;
-  h->flags = ring ? LST_HDR_RING : 0;
+  h->flags = (ring ? LST_HDR_RING : 0) | LST_HDR_CHECKED;
   h->meta_offset = meta_offset;
   h->meta_slots = meta_slots;
   h->records_offset = records_offset;
@@ -445,6 +449,7 @@ bool Writer::open(const WriterConfig& config, char* err, size_t err_len) {
   copy_str(h->host, sizeof h->host, im->host);
   copy_str(h->cmdline, sizeof h->cmdline, config.cmdline);
   copy_str(h->tracer_version, sizeof h->tracer_version, LOCKSTEP_TRACER_VERSION);
+  h->header_check = header_check(h);
   // The magic goes last: a reader that sees it sees a complete header.
   uint64_t magic;
   memcpy(&magic, LST_MAGIC, 8);
@@ -559,7 +564,8 @@ static uint8_t* meta_alloc(Impl* im, lst_header* h, uint8_t* base, uint64_t nslo
     // The region is a hole past meta_backed: a store there with the disk full would be SIGBUS.
     uint64_t want = round_up(next + nslots, kMetaStep);
     if (want > h->meta_slots) want = h->meta_slots;
-    if (!back_range(im->fd, h->meta_offset + im->meta_backed * LST_SLOT_SIZE, (want - im->meta_backed) * LST_SLOT_SIZE)) {
+    if (!back_range(im->fd, h->meta_offset + im->meta_backed * LST_SLOT_SIZE,
+                    (want - im->meta_backed) * LST_SLOT_SIZE)) {
       note_growth_failure(im, errno);
       im->meta_full = true;
       __atomic_fetch_add(&h->dropped_meta, 1, __ATOMIC_RELAXED);
@@ -586,12 +592,14 @@ static uint32_t intern_locked(lst_header* h, uint8_t* base, Impl* im, const void
       return e.id;
   }
   uint32_t first;
-  uint8_t* p = meta_alloc(im, h, base, (sizeof(lst_meta_string) + len + LST_SLOT_SIZE - 1) / LST_SLOT_SIZE, &first);
+  uint8_t* p =
+      meta_alloc(im, h, base, (sizeof(lst_meta_string) + len + LST_SLOT_SIZE - 1) / LST_SLOT_SIZE, &first);
   if (!p) return 0;
   auto* s = reinterpret_cast<lst_meta_string*>(p);
   s->len = uint32_t(len);
   memcpy(p + sizeof(lst_meta_string), bytes, len);
-  __atomic_store_n(&s->word, LST_WORD(LST_KIND_STRING, 0, subkind), __ATOMIC_RELEASE);
+  __atomic_store_n(&s->word, LST_WORD(LST_KIND_STRING, string_check(uint32_t(len), bytes), subkind),
+                   __ATOMIC_RELEASE);
   const uint32_t id = first + 1;
   // Remember it in the first free probe position; a crowded neighbourhood just means no dedup.
   pos = uint32_t(hash) & (kInternSlots - 1);
@@ -646,6 +654,7 @@ void Writer::note_module(uint64_t addr) {
       mod->lo = s.lo;
       mod->hi = s.hi;
       mod->build_id = build;
+      mod->check = module_check(mod);
       __atomic_store_n(&mod->word, LST_WORD(LST_KIND_MODULE, 0, 0), __ATOMIC_RELEASE);
     }
     // Known even when the table entry could not be written, so a full region is not searched again.
@@ -672,6 +681,7 @@ bool Writer::add_python_module(const char* file, size_t file_len, const char* fu
       mod->lo = lo;
       mod->hi = lo + LST_PY_LINE_SPAN;
       mod->function = fn;
+      mod->check = module_check(mod);
       __atomic_store_n(&mod->word, LST_WORD(LST_KIND_MODULE, 0, LST_MOD_PYTHON), __ATOMIC_RELEASE);
       ok = true;
     }

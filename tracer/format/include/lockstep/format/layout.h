@@ -26,9 +26,11 @@ extern "C" {
 
 /* Header flags. */
 #define LST_HDR_RING 0x1u            /* records region is a ring of record_capacity slots */
-#define LST_HDR_NOSPACE 0x2u         /* (1.1) the file system refused to back more of the file (ENOSPC,
-                                      * EDQUOT): recording stopped there; what follows is counted in
-                                      * dropped_records / dropped_meta */
+/* (1.1) The file system refused to back more of the file (ENOSPC, EDQUOT): recording stopped there;
+ * what follows is counted in dropped_records / dropped_meta. */
+#define LST_HDR_NOSPACE 0x2u
+/* (1.1) header_check, the string check bytes and the module checks are set; a reader verifies them. */
+#define LST_HDR_CHECKED 0x4u
 
 typedef struct lst_header {
   char magic[8];                 /* LST_MAGIC */
@@ -53,7 +55,7 @@ typedef struct lst_header {
   uint32_t dropped_records;      /* atomic: records not written (file could not grow) */
   uint32_t dropped_meta;         /* atomic: strings/modules not written (metadata region full) */
   uint32_t end_state;            /* LST_END_*: how the process ended, as far as it could say */
-  uint32_t reserved0;
+  uint32_t header_check;         /* (1.1, LST_HDR_CHECKED) FNV-1a 32 of the fields fixed at creation */
   char job_id[64];               /* LOCKSTEP_JOB_ID, else the launcher's job id, NUL padded */
   char host[64];                 /* gethostname(), NUL padded */
   char cmdline[1024];            /* argv joined by spaces, NUL padded, truncated */
@@ -236,10 +238,12 @@ typedef struct lst_record {
 } lst_record;
 
 /* Metadata: a string or blob occupies ceil((8 + len) / 64) consecutive metadata slots; its id is the
- * index of its first slot + 1 (0 means "no string"). For COMM records, `aux` is the communicator name
- * and `members` the blob of its members' world ranks (LST_STR_MEMBERS). */
+ * index of its first slot + 1 (0 means "no string"). With LST_HDR_CHECKED the state byte of a string's
+ * word holds a check byte of its length and payload, and a module's `reserved` a check of its fields.
+ * For COMM records, `aux` is the communicator name and `members` the blob of its members' world ranks
+ * (LST_STR_MEMBERS). */
 typedef struct lst_meta_string {
-  uint32_t word;                 /* LST_WORD(LST_KIND_STRING, 0, subkind) */
+  uint32_t word;                 /* LST_WORD(LST_KIND_STRING, check byte, subkind) */
   uint32_t len;                  /* payload bytes (not NUL terminated) */
   /* uint8_t bytes[len] follow */
 } lst_meta_string;
@@ -253,7 +257,8 @@ typedef struct lst_meta_module {
   uint64_t lo, hi;               /* address range of its executable segments (Python: below) */
   uint32_t build_id;             /* string id of the GNU build id bytes, 0 if none */
   uint32_t function;             /* (1.2) LST_MOD_PYTHON: string id of the function's qualified name */
-  uint8_t pad[24];
+  uint32_t check;                /* (1.1, LST_HDR_CHECKED) FNV-1a 32 of bytes 4..40 */
+  uint8_t pad[20];
 } lst_meta_module;
 
 /* Python call sites (1.2). A Python function (one code object) is a module entry with flag

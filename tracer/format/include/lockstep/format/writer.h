@@ -15,7 +15,7 @@ struct WriterConfig {
   const char* dir = nullptr;          // trace directory; created 0700 when missing
   int32_t rank_hint = LST_NONE;       // world rank known from the launcher's environment, if any
   uint64_t ring_records = 0;          // 0: growing file; N: keep the last N records
-  uint64_t initial_records = 1u << 12;  // growing file: records it holds at first (256 KiB)
+  uint64_t initial_records = 4096;    // growing file: records it holds at first (256 KiB)
   uint64_t chunk_records = 1u << 16;  // largest growth step (records); steps double up to it
   uint64_t meta_slots = 1u << 16;     // metadata region size (slots; blocks allocated as it fills)
   uint64_t max_records = 1u << 26;    // growing file: records it may hold at most (address range reserved once)
