@@ -10,11 +10,17 @@
 
 namespace clang {
 class ASTConsumer;
-}
+class FunctionDecl;
+}  // namespace clang
 
 namespace lockstep::lint {
 
 // An AST consumer that analyzes one translation unit and appends its findings to `out`.
 std::unique_ptr<clang::ASTConsumer> make_lint_consumer(const Catalog& catalog, std::vector<Finding>& out);
+
+class TuContext;
+// The functions of `tu`'s AST that are analyzed, in declaration order (registered in `tu.infos`), and
+// which of them are referenced (`tu.called`).
+std::vector<const clang::FunctionDecl*> collect_functions(TuContext& tu);
 
 }  // namespace lockstep::lint
