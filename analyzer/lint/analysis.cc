@@ -68,15 +68,17 @@ class FunctionCollector : public RecursiveASTVisitor<FunctionCollector> {
 
 class LintConsumer : public ASTConsumer {
  public:
-  LintConsumer(const Catalog& catalog, std::vector<Finding>& out) : catalog_(catalog), out_(out) {}
+  LintConsumer(const Catalog& catalog, const AnalysisOptions& opts, std::vector<Finding>& out)
+      : catalog_(catalog), opts_(opts), out_(out) {}
   void HandleTranslationUnit(ASTContext& ctx) override {
     if (ctx.getDiagnostics().hasErrorOccurred()) return;  // reported by the driver; exit code 2
-    TuContext tu(ctx, catalog_);
+    TuContext tu(ctx, catalog_, opts_);
     analyze_functions(tu, collect_functions(tu), out_);
   }
 
  private:
   const Catalog& catalog_;
+  AnalysisOptions opts_;
   std::vector<Finding>& out_;
 };
 
@@ -88,8 +90,9 @@ std::vector<const FunctionDecl*> collect_functions(TuContext& tu) {
   return std::move(collector.functions);
 }
 
-std::unique_ptr<ASTConsumer> make_lint_consumer(const Catalog& catalog, std::vector<Finding>& out) {
-  return std::make_unique<LintConsumer>(catalog, out);
+std::unique_ptr<ASTConsumer> make_lint_consumer(const Catalog& catalog, const AnalysisOptions& opts,
+                                                std::vector<Finding>& out) {
+  return std::make_unique<LintConsumer>(catalog, opts, out);
 }
 
 }  // namespace lockstep::lint

@@ -41,7 +41,7 @@ State FunctionAnalysis::entry_state(const FunctionInfo& fi) {
   for (unsigned i = 0; i < f->getNumParams(); ++i) {
     const ParmVarDecl* p = f->getParamDecl(i);
     if (is_main) {
-      if (tu_.catalog.argv_is_local()) {
+      if (tu_.opts.assume.argv_local) {
         Taint t = tu_.local_at(p->getLocation(),
                                "command-line argument '" + p->getNameAsString() + "' declared here");
         s.val[p] = t;

@@ -42,6 +42,12 @@ Taint TuContext::local_at(SourceLocation loc, const std::string& what, int cause
   return t;
 }
 
+namespace {
+bool is_environment_read(const std::string& name) {
+  return name == "getenv" || name == "std::getenv" || name == "secure_getenv";
+}
+}  // namespace
+
 Taint Evaluator::fresh_buffer(const ValueDecl* vd) {
   if (!holds_data(vd->getType())) return Taint{};
   return tu_.local_at(vd->getLocation(),
@@ -331,6 +337,15 @@ Taint Evaluator::eval_call(const CallExpr* call, BlockContext& c, bool apply) {
 
   if (ci.kind == CalleeKind::kSource) {
     const ValueSource* src = ci.source;
+    if (is_environment_read(ci.name)) {
+      // The same environment on every rank (an SPMD launch), except the variables launchers set per rank.
+      std::string var;
+      if (!args.empty())
+        if (const auto* lit = dyn_cast<StringLiteral>(args[0]->IgnoreParenImpCasts())) var = lit->getString().str();
+      if (!var.empty() && tu_.catalog.is_rank_environment(var))
+        return tu_.local_at(loc, "rank-dependent environment variable '" + var + "' read here");
+      if (!tu_.opts.assume.env_local) return {};
+    }
     Taint t;
     switch (src->kind) {
       case ValueSource::Kind::kUniform:
@@ -385,8 +400,11 @@ Taint Evaluator::eval_call(const CallExpr* call, BlockContext& c, bool apply) {
     write_through(args[1], tu_.local_at(loc, "file input read here"), true, true, c);
 
   if (ci.kind == CalleeKind::kUser) {
-    FunctionInfo& fi = tu_.infos[callee->getDefinition()];
-    if (c.fn) c.fn->callees.insert(callee->getDefinition());
+    // The definition's parameters, not the called declaration's: in C, `int f();` declares no
+    // parameters and may be called with any, and the summary is indexed by the definition's.
+    const FunctionDecl* def = callee->getDefinition();
+    FunctionInfo& fi = tu_.infos[def];
+    if (c.fn) c.fn->callees.insert(def);
     if (!fi.has_summary) return {};
     const Summary& sum = fi.summary;
     std::vector<const Expr*> full = args;
@@ -399,7 +417,8 @@ Taint Evaluator::eval_call(const CallExpr* call, BlockContext& c, bool apply) {
       for (size_t i = 0; i < full.size() && i < sum.out_val.size(); ++i)
         writes.push_back({i, {substitute(sum.out_val[i], full, c), substitute(sum.out_mem[i], full, c)}});
       for (auto& [i, w] : writes) {
-        QualType pt = callee->getParamDecl(i)->getType();
+        if (i >= def->getNumParams()) break;
+        QualType pt = def->getParamDecl(i)->getType();
         if (pt->isReferenceType() && !pt.getNonReferenceType().isConstQualified()) {
           write(storage_of(full[i], false), w.first, true, c);
           auto st = storage_of(full[i], false);

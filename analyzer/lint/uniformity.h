@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "lint/analysis.h"
 #include "lint/ast_queries.h"
 #include "lint/catalog.h"
 #include "lint/control_dependence.h"
@@ -50,17 +51,11 @@ struct CalleeInfo {
   std::string name;
 };
 
-// Which inputs of the program are assumed to differ between ranks (`--assume-local`).
-struct Assumptions {
-  bool argv_local = false;
-  bool env_local = false;
-};
-
 // What every function of one translation unit shares.
 class TuContext {
  public:
-  TuContext(clang::ASTContext& context, const Catalog& apis, Assumptions assumptions = {})
-      : ast(context), catalog(apis), assume(assumptions) {}
+  TuContext(clang::ASTContext& context, const Catalog& apis, AnalysisOptions options = {})
+      : ast(context), catalog(apis), opts(options) {}
 
   // How a call to `f` is treated: a catalogued collective or value source, a function of this TU, or unknown.
   const CalleeInfo& callee_info(const clang::FunctionDecl* f);
@@ -70,7 +65,7 @@ class TuContext {
 
   clang::ASTContext& ast;
   const Catalog& catalog;
-  Assumptions assume;
+  AnalysisOptions opts;
   TypeQueries types;
   std::map<const clang::FunctionDecl*, FunctionInfo> infos;  // the functions analyzed, by definition
   std::set<const clang::FunctionDecl*>

@@ -26,7 +26,7 @@ const char* const kMpiPrelude =
     "extern \"C\" int printf(const char*, ...); extern \"C\" char* getenv(const char*);\n"
     "extern \"C\" int atoi(const char*);\n";
 
-Analyzed analyze(const std::string& code, Assumptions assume, bool mpi) {
+Analyzed analyze(const std::string& code, AnalysisOptions opts, bool mpi) {
   Analyzed a;
   a.catalog = std::make_unique<Catalog>();
   a.catalog->load_dir(LOCKSTEP_RULES_DIR);
@@ -34,7 +34,7 @@ Analyzed analyze(const std::string& code, Assumptions assume, bool mpi) {
                                             {"-std=c++17", "-resource-dir=" LOCKSTEP_CLANG_RESOURCE_DIR},
                                             "input.cc");
   if (!a.ast) ADD_FAILURE() << "the code does not parse";
-  a.tu = std::make_unique<TuContext>(a.ast->getASTContext(), *a.catalog, assume);
+  a.tu = std::make_unique<TuContext>(a.ast->getASTContext(), *a.catalog, opts);
   analyze_functions(*a.tu, collect_functions(*a.tu), a.findings);
   return a;
 }

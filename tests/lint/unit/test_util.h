@@ -31,7 +31,7 @@ struct Analyzed {
 };
 
 // Parses `code` (C++17, with kMpiPrelude in front when `mpi`) and analyzes every function.
-Analyzed analyze(const std::string& code, Assumptions assume = {}, bool mpi = true);
+Analyzed analyze(const std::string& code, AnalysisOptions opts = {}, bool mpi = true);
 
 // Lines of `code` (1-based, counting the prelude) holding `needle`.
 unsigned line_of(const Analyzed& a, const std::string& needle);
