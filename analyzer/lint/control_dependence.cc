@@ -8,6 +8,8 @@
 // unit tests compare the result with ControlDependencyCalculator when no edge is left out.
 #include "lint/control_dependence.h"
 
+#include "lint/ast_queries.h"
+
 #include <clang/Analysis/CFG.h>
 #include <llvm/ADT/SmallPtrSet.h>
 
@@ -64,6 +66,9 @@ std::vector<char> exit_edges_to_drop(const CFG& cfg, const std::vector<const CFG
   std::vector<char> dropped(cfg.getNumBlockIDs() * 2, 0);
   for (const CFGBlock* b : rpo) {
     if (b->succ_size() != 2 || varies[b->getBlockID()] || !b->getTerminatorStmt()) continue;
+    // A loop's way out is not an error exit: without it the loop would never reach the function's exit,
+    // post-dominate nothing, and every branch inside it would seem to control the loop's increment.
+    if (is_loop(b->getTerminatorStmt())) continue;
     const CFGBlock* s0 = b->succ_begin()->getReachableBlock();
     const CFGBlock* s1 = (b->succ_begin() + 1)->getReachableBlock();
     if (!s0 || !s1) continue;

@@ -87,8 +87,22 @@ void Diagnostics::add_origin_note(Finding& f, int origin) const {
     f.notes.push_back({point(tu_.origins[origin].loc), tu_.origins[origin].what});
 }
 
-void Diagnostics::conditional(FunctionInfo& fi, const Event& ev, const CFGBlock* a, const Taint& t,
+void Diagnostics::error_exit(FunctionInfo& fi, const Event& ev, const CFGBlock* a, const Taint& t,
+                             const Expr* cond_expr) {
+  Finding f;
+  f.rule = "collective-after-error-exit";
+  std::string what = ev.via ? "call to '" + callee_name(ev) + "' (performs collective '" + ev.collective + "')"
+                            : "collective '" + ev.collective + "'";
+  f.message = what + " is skipped by ranks where a local API call failed and the error path left early; "
+                     "agree on the failure across ranks (e.g. allreduce the status) or abort the whole job";
+  f.notes.push_back({point(cond_loc(a, cond_expr)), "error status tested here"});
+  add_origin_note(f, t.origin);
+  emit(fi, std::move(f), ev.site);
+}
+
+void Diagnostics::conditional(FunctionInfo& fi, const std::vector<Event>& evs, const CFGBlock* a, const Taint& t,
                               const Expr* cond_expr) {
+  const Event& ev = evs.front();
   const Stmt* term = a->getTerminatorStmt();
   // Walk up from a short-circuit operand to the statement that owns the condition.
   const Stmt* owner = term;
@@ -131,6 +145,13 @@ void Diagnostics::conditional(FunctionInfo& fi, const Event& ev, const CFGBlock*
   f.notes.push_back({point(cond_loc(a, cond_expr)), cond_note});
   add_origin_note(f, t.origin);
   if (ev.via) f.notes.push_back({point(ev.loc), "collective '" + ev.collective + "' called here"});
+  if (evs.size() > 1) {
+    f.message += " (" + std::to_string(evs.size() - 1) + " more under the same condition)";
+    for (size_t i = 1; i < evs.size(); ++i)
+      f.notes.push_back({point(evs[i].site), (evs[i].via ? "call to '" + callee_name(evs[i]) + "'"
+                                                         : "collective '" + evs[i].collective + "'") +
+                                                 " under the same condition here"});
+  }
   emit(fi, std::move(f), ev.site);
 }
 

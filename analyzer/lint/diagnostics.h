@@ -27,9 +27,13 @@ class Diagnostics {
  public:
   explicit Diagnostics(TuContext& tu);
 
-  // `ev` runs only where the branch at `a` (condition `cond_expr`, taint `t`) goes one way.
-  void conditional(FunctionInfo& fi, const Event& ev, const clang::CFGBlock* a, const Taint& t,
+  // `evs` (in source order, at least one) run only where the branch at `a` (condition `cond_expr`,
+  // taint `t`) goes one way: one finding, at the first, with the others as notes.
+  void conditional(FunctionInfo& fi, const std::vector<Event>& evs, const clang::CFGBlock* a, const Taint& t,
                    const clang::Expr* cond_expr);
+  // Ranks where a local API call failed leave at `a` before `ev` (collective-after-error-exit).
+  void error_exit(FunctionInfo& fi, const Event& ev, const clang::CFGBlock* a, const Taint& t,
+                  const clang::Expr* cond_expr);
   // `ev` is performed by a callee under a condition the caller's rank-local argument decides.
   void callee_condition(FunctionInfo& fi, const Event& ev);
   // An argument that must agree across ranks is rank-local.

@@ -3,10 +3,13 @@
 
 #include <clang/AST/ASTContext.h>
 #include <clang/AST/StmtCXX.h>
+#include <clang/Basic/SourceManager.h>
 #include <clang/Analysis/CFG.h>
 #include <llvm/ADT/SmallPtrSet.h>
 
+#include <algorithm>
 #include <functional>
+#include <map>
 #include <set>
 
 #include "lint/control_dependence.h"
@@ -16,6 +19,78 @@ namespace lockstep::lint {
 namespace {
 
 using namespace clang;
+
+// A local variable every write of which stores the result of `is_status_call` (a status variable).
+bool is_status_var(const VarDecl* v, const FunctionDecl* f, TuContext& tu);
+
+// A call to an API outside this translation unit that returns a status (an integer or an enum): the
+// result of cudaSetDevice, ncclCommInitRank, MPI_File_open. Functions defined here and catalogued rank
+// or data sources are not status calls.
+bool is_status_call(const Expr* e, TuContext& tu) {
+  const auto* call = dyn_cast<CallExpr>(e->IgnoreParenImpCasts());
+  const FunctionDecl* callee = call ? call->getDirectCallee() : nullptr;
+  if (!callee) return false;
+  // A status type: an enum (cudaError_t, ncclResult_t, CUresult) or MPI's int error codes; atoi's int is data.
+  QualType rt = callee->getReturnType().getCanonicalType();
+  bool mpi = callee->getIdentifier() && callee->getName().starts_with("MPI_");
+  if (!rt->isEnumeralType() && !(mpi && rt->isIntegerType())) return false;
+  const CalleeInfo& ci = tu.callee_info(callee);
+  if (ci.kind == CalleeKind::kUser) return false;
+  if (ci.kind == CalleeKind::kSource && ci.source->kind != ValueSource::Kind::kUniform && ci.source->out_arg < 0)
+    return false;
+  return true;
+}
+
+// `if (err != MPI_SUCCESS)`, `if (cudaSetDevice(d))`, `if (r != ncclSuccess)`: a test of an API's status.
+bool is_error_check(const Expr* cond, const FunctionDecl* f, TuContext& tu) {
+  if (!cond) return false;
+  const Expr* e = cond->IgnoreParenImpCasts();
+  while (const auto* uo = dyn_cast<UnaryOperator>(e)) {
+    if (uo->getOpcode() != UO_LNot) break;
+    e = uo->getSubExpr()->IgnoreParenImpCasts();
+  }
+  if (const auto* bo = dyn_cast<BinaryOperator>(e); bo && bo->isComparisonOp()) {
+    auto constant = [&](const Expr* x) {
+      x = x->IgnoreParenImpCasts();
+      if (const auto* dre = dyn_cast<DeclRefExpr>(x); dre && isa<EnumConstantDecl>(dre->getDecl())) return true;
+      return x->isIntegerConstantExpr(tu.ast);
+    };
+    if (constant(bo->getRHS())) e = bo->getLHS()->IgnoreParenImpCasts();
+    else if (constant(bo->getLHS())) e = bo->getRHS()->IgnoreParenImpCasts();
+    else return false;
+  }
+  if (is_status_call(e, tu)) return true;
+  const auto* dre = dyn_cast<DeclRefExpr>(e);
+  const auto* v = dre ? dyn_cast<VarDecl>(dre->getDecl()) : nullptr;
+  return v && v->hasLocalStorage() && is_status_var(v, f, tu);
+}
+
+bool is_status_var(const VarDecl* v, const FunctionDecl* f, TuContext& tu) {
+  bool any = false, all = true;
+  if (const Expr* init = v->getInit()) {
+    any = true;
+    all = is_status_call(init, tu);
+  }
+  std::vector<const Stmt*> work{f->getBody()};
+  while (all && !work.empty()) {
+    const Stmt* s = work.back();
+    work.pop_back();
+    if (!s) continue;
+    if (const auto* bo = dyn_cast<BinaryOperator>(s); bo && bo->isAssignmentOp()) {
+      const auto* lhs = dyn_cast<DeclRefExpr>(bo->getLHS()->IgnoreParenImpCasts());
+      if (lhs && lhs->getDecl() == v) {
+        any = true;
+        all &= !bo->isCompoundAssignmentOp() && is_status_call(bo->getRHS(), tu);
+      }
+    } else if (const auto* uo = dyn_cast<UnaryOperator>(s);
+               uo && (uo->getOpcode() == UO_AddrOf || uo->isIncrementDecrementOp())) {
+      if (const auto* x = dyn_cast<DeclRefExpr>(uo->getSubExpr()->IgnoreParenImpCasts()); x && x->getDecl() == v)
+        all = false;
+    }
+    for (const Stmt* child : s->children()) work.push_back(child);
+  }
+  return any && all;
+}
 
 class FunctionAnalysis {
  public:
@@ -27,6 +102,9 @@ class FunctionAnalysis {
  private:
   State entry_state(const FunctionInfo& fi);
   bool balanced(const FunctionInfo& fi, const CFGBlock* a, const std::vector<std::vector<Event>>& events);
+  void report_error_exits(FunctionInfo& fi, const std::vector<const CFGBlock*>& rpo,
+                          const std::vector<std::vector<Event>>& events, const std::vector<Taint>& cond,
+                          const std::vector<const Expr*>& cond_expr, const std::vector<char>& error_check);
 
   TuContext& tu_;
   Evaluator eval_;
@@ -75,12 +153,21 @@ bool FunctionAnalysis::analyze(FunctionInfo& fi) {
   std::vector<const CFGBlock*> rpo = reverse_post_order(cfg);
 
   std::vector<Taint> cond(n);
+  // Branches on an API's status: leaving on a local API failure is collective-after-error-exit (off by
+  // default), not conditional-collective, and does not make the rest of the function conditional.
+  std::vector<char> error_check(n, 0);
+  for (const CFGBlock* b : rpo) {
+    const Stmt* term = b->getTerminatorStmt();
+    if (!term || is_loop(term) || b->succ_size() != 2) continue;
+    const auto* ce = dyn_cast_or_null<Expr>(const_cast<CFGBlock*>(b)->getTerminatorCondition(false));
+    error_check[b->getBlockID()] = is_error_check(ce, fi.decl, tu_);
+  }
   std::vector<std::vector<const CFGBlock*>> controllers(n);
   std::vector<char> dropped_now;
   bool have_controllers = false;
   auto refresh_controllers = [&] {
     std::vector<char> varies(n, 0);
-    for (unsigned i = 0; i < n; ++i) varies[i] = cond[i].any();
+    for (unsigned i = 0; i < n; ++i) varies[i] = cond[i].any() && !error_check[i];
     std::vector<char> dropped = exit_edges_to_drop(cfg, rpo, varies);
     if (have_controllers && dropped == dropped_now) return false;
     have_controllers = true;
@@ -162,6 +249,8 @@ bool FunctionAnalysis::analyze(FunctionInfo& fi) {
     sum.out_mem.push_back(m);
   }
 
+  // One finding per controlling branch (the root cause), at its first collective; the others are notes.
+  std::map<const CFGBlock*, std::vector<Event>> grouped;
   for (const CFGBlock* b : rpo) {
     auto& evs = events[b->getBlockID()];
     if (evs.empty()) continue;
@@ -174,7 +263,7 @@ bool FunctionAnalysis::analyze(FunctionInfo& fi) {
       const CFGBlock* param_ctrl = nullptr;
       for (const CFGBlock* a : ctrl) {
         const Taint& t = cond[a->getBlockID()];
-        if (!t.any() || balanced(fi, a, events)) continue;
+        if (!t.any() || error_check[a->getBlockID()] || balanced(fi, a, events)) continue;
         // A rank-local branch (an early exit inside a loop) explains more than the loop header whose
         // condition it made rank-local.
         if (t.local &&
@@ -194,8 +283,7 @@ bool FunctionAnalysis::analyze(FunctionInfo& fi) {
       unsigned site_key = ev.site.getRawEncoding();
       if (local_ctrl && !reported_sites.count(site_key)) {
         reported_sites.insert(site_key);
-        diag_.conditional(fi, ev, local_ctrl, cond[local_ctrl->getBlockID()],
-                          cond_expr[local_ctrl->getBlockID()]);
+        grouped[local_ctrl].push_back(ev);
       } else if (ev.control.local && !reported_sites.count(site_key)) {
         reported_sites.insert(site_key);
         diag_.callee_condition(fi, ev);
@@ -205,10 +293,66 @@ bool FunctionAnalysis::analyze(FunctionInfo& fi) {
     }
   }
 
+  for (auto& [a, evs] : grouped) {
+    std::stable_sort(evs.begin(), evs.end(), [&](const Event& x, const Event& y) {
+      return tu_.ast.getSourceManager().isBeforeInTranslationUnit(x.site, y.site);
+    });
+    diag_.conditional(fi, evs, a, cond[a->getBlockID()], cond_expr[a->getBlockID()]);
+  }
+
+  if (tu_.opts.error_exit_rule) report_error_exits(fi, rpo, events, cond, cond_expr, error_check);
+
   bool changed = !fi.has_summary || !fi.summary.same(sum);
   fi.summary = std::move(sum);
   fi.has_summary = true;
   return changed;
+}
+
+// Rank-local status checks that leave the function before collectives: one finding per check, at the
+// first collective the leaving ranks skip.
+void FunctionAnalysis::report_error_exits(FunctionInfo& fi, const std::vector<const CFGBlock*>& rpo,
+                                          const std::vector<std::vector<Event>>& events,
+                                          const std::vector<Taint>& cond, const std::vector<const Expr*>& cond_expr,
+                                          const std::vector<char>& error_check) {
+  const CFG& cfg = *fi.cfg;
+  std::vector<int> position(cfg.getNumBlockIDs(), -1);
+  for (size_t i = 0; i < rpo.size(); ++i) position[rpo[i]->getBlockID()] = static_cast<int>(i);
+  for (const CFGBlock* a : rpo) {
+    unsigned id = a->getBlockID();
+    if (!error_check[id] || !cond[id].local) continue;
+    const CFGBlock* s0 = a->succ_begin()->getReachableBlock();
+    const CFGBlock* s1 = (a->succ_begin() + 1)->getReachableBlock();
+    if (!s0 || !s1) continue;
+    // The first collective (in block order) reachable from `from`.
+    auto first_after = [&](const CFGBlock* from) -> const Event* {
+      std::vector<char> seen(cfg.getNumBlockIDs(), 0);
+      std::vector<const CFGBlock*> work{from};
+      seen[from->getBlockID()] = 1;
+      const Event* first = nullptr;
+      int first_pos = 0;
+      while (!work.empty()) {
+        const CFGBlock* x = work.back();
+        work.pop_back();
+        if (!events[x->getBlockID()].empty() && (!first || position[x->getBlockID()] < first_pos)) {
+          first = &events[x->getBlockID()].front();
+          first_pos = position[x->getBlockID()];
+        }
+        for (const CFGBlock* y : x->succs())
+          if (y && !seen[y->getBlockID()]) {
+            seen[y->getBlockID()] = 1;
+            work.push_back(y);
+          }
+      }
+      return first;
+    };
+    // The error side leads out without a collective; the way on has one.
+    const Event* e0 = first_after(s0);
+    const Event* e1 = first_after(s1);
+    const Event* skipped = nullptr;
+    if (e0 && !e1 && exit_bound(cfg, s1)) skipped = e0;
+    if (e1 && !e0 && exit_bound(cfg, s0)) skipped = e1;
+    if (skipped) diag_.error_exit(fi, *skipped, a, cond[id], cond_expr[id]);
+  }
 }
 
 // Both (all) sides of the branch at `a` perform the same sequence of collectives before they meet again.

@@ -46,6 +46,9 @@ std::string cuda_shim_dir() {
     fs::create_directories(d, ec);
     for (const char* name : {"texture_fetch_functions.h", "texture_indirect_functions.h"})
       if (!fs::exists(d / name)) std::ofstream(d / name) << "/* intentionally empty: see lockstep lint */\n";
+    // Clang defines __CUDACC__ empty; NCCL 2.2x headers test it with `#if __CUDACC__`, as nvcc's 1 allows.
+    if (!fs::exists(d / "lockstep_cuda_host.h"))
+      std::ofstream(d / "lockstep_cuda_host.h") << "#undef __CUDACC__\n#define __CUDACC__ 1\n";
     return d.string();
   }();
   return dir;
@@ -189,6 +192,8 @@ ArgumentsAdjuster lint_adjuster(const std::string& cuda) {
       out.push_back("--cuda-host-only");
       out.push_back("-Wno-unknown-cuda-version");
       out.push_back("-I" + cuda_shim_dir());
+      out.push_back("-include");
+      out.push_back(cuda_shim_dir() + "/lockstep_cuda_host.h");
       if (!cuda.empty()) out.push_back("--cuda-path=" + cuda);
       else out.push_back("-nocudainc");
     }

@@ -5,6 +5,8 @@
 #include <clang/AST/ExprCXX.h>
 #include <clang/AST/StmtCXX.h>
 
+#include <set>
+
 namespace lockstep::lint {
 
 using namespace clang;
@@ -66,6 +68,110 @@ Taint Evaluator::var_mem(const ValueDecl* d, const State& s) {
   return Taint{};
 }
 
+namespace {
+
+// The same expression, structurally (`MPI_COMM_WORLD` twice, `comm` twice).
+bool same_expr(const Expr* a, const Expr* b, const ASTContext& ctx) {
+  llvm::FoldingSetNodeID ia, ib;
+  a->IgnoreParenImpCasts()->Profile(ia, ctx, /*Canonical=*/true);
+  b->IgnoreParenImpCasts()->Profile(ib, ctx, /*Canonical=*/true);
+  return ia == ib;
+}
+
+const VarDecl* local_var(const Expr* e) {
+  const auto* dre = e ? dyn_cast<DeclRefExpr>(e->IgnoreParenImpCasts()) : nullptr;
+  const auto* vd = dre ? dyn_cast<VarDecl>(dre->getDecl()) : nullptr;
+  return vd && vd->hasLocalStorage() && !isa<ParmVarDecl>(vd) ? vd : nullptr;
+}
+
+// Which variables of a function hold exactly a communicator's rank or size (see FunctionInfo::RankFact).
+void collect_rank_facts(const FunctionDecl* f, std::map<const VarDecl*, FunctionInfo::RankFact>& facts) {
+  std::set<const VarDecl*> spoiled;
+  std::set<const Expr*> fact_writes;  // the `&v` arguments that establish a fact
+  std::vector<const Stmt*> work{f->getBody()};
+  std::vector<const Stmt*> all;
+  while (!work.empty()) {
+    const Stmt* s = work.back();
+    work.pop_back();
+    if (!s) continue;
+    all.push_back(s);
+    for (const Stmt* child : s->children()) work.push_back(child);
+  }
+  for (const Stmt* s : all) {
+    const auto* call = dyn_cast<CallExpr>(s);
+    const FunctionDecl* callee = call ? call->getDirectCallee() : nullptr;
+    if (!callee || !callee->getIdentifier() || call->getNumArgs() != 2) continue;
+    llvm::StringRef name = callee->getName();
+    bool rank = name == "MPI_Comm_rank" || name == "ncclCommUserRank";
+    bool size = name == "MPI_Comm_size" || name == "ncclCommCount";
+    if (!rank && !size) continue;
+    const auto* addr = dyn_cast<UnaryOperator>(call->getArg(1)->IgnoreParenImpCasts());
+    const VarDecl* v = addr && addr->getOpcode() == UO_AddrOf ? local_var(addr->getSubExpr()) : nullptr;
+    if (!v) continue;
+    auto [it, inserted] = facts.try_emplace(v, FunctionInfo::RankFact{rank, call->getArg(0)});
+    if (!inserted && (it->second.is_rank != rank ||
+                      !same_expr(it->second.comm, call->getArg(0), f->getASTContext())))
+      spoiled.insert(v);
+    fact_writes.insert(addr);
+  }
+  for (const Stmt* s : all) {
+    if (const auto* bo = dyn_cast<BinaryOperator>(s); bo && bo->isAssignmentOp()) {
+      if (const VarDecl* v = local_var(bo->getLHS())) spoiled.insert(v);
+    } else if (const auto* uo = dyn_cast<UnaryOperator>(s)) {
+      if (uo->isIncrementDecrementOp() || (uo->getOpcode() == UO_AddrOf && !fact_writes.count(uo)))
+        if (const VarDecl* v = local_var(uo->getSubExpr())) spoiled.insert(v);
+    } else if (const auto* ds = dyn_cast<DeclStmt>(s)) {
+      for (const Decl* d : ds->decls())
+        if (const auto* vd = dyn_cast<VarDecl>(d); vd && vd->getInit() &&
+            !vd->getInit()->IgnoreParenImpCasts()->isIntegerConstantExpr(vd->getASTContext()))
+          spoiled.insert(vd);
+    }
+  }
+  for (const VarDecl* v : spoiled) facts.erase(v);
+}
+
+}  // namespace
+
+bool Evaluator::decided_by_range(const BinaryOperator* bo, FunctionInfo* fn) {
+  if (!fn || !bo->isComparisonOp() || !fn->decl->getBody()) return false;
+  if (!fn->rank_facts_ready) {
+    collect_rank_facts(fn->decl, fn->rank_facts);
+    fn->rank_facts_ready = true;
+  }
+  auto fact = [&](const Expr* e) -> const FunctionInfo::RankFact* {
+    const VarDecl* v = local_var(e);
+    auto it = v ? fn->rank_facts.find(v) : fn->rank_facts.end();
+    return it == fn->rank_facts.end() ? nullptr : &it->second;
+  };
+  auto zero = [&](const Expr* e) {
+    Expr::EvalResult r;
+    return e->EvaluateAsInt(r, tu_.ast) && r.Val.getInt() == 0;
+  };
+  BinaryOperatorKind op = bo->getOpcode();
+  const Expr* l = bo->getLHS();
+  const Expr* r = bo->getRHS();
+  // Put the rank on the left.
+  const FunctionInfo::RankFact* fl = fact(l);
+  if (!fl || !fl->is_rank) {
+    std::swap(l, r);
+    fl = fact(l);
+    switch (op) {
+      case BO_LT: op = BO_GT; break;
+      case BO_GT: op = BO_LT; break;
+      case BO_LE: op = BO_GE; break;
+      case BO_GE: op = BO_LE; break;
+      default: break;
+    }
+  }
+  if (!fl || !fl->is_rank) return false;
+  if (const FunctionInfo::RankFact* fr = fact(r); fr && !fr->is_rank) {
+    // rank < size, rank >= size (same communicator).
+    return same_expr(fl->comm, fr->comm, tu_.ast) && (op == BO_LT || op == BO_GE);
+  }
+  // rank >= 0, rank < 0.
+  return zero(r) && (op == BO_GE || op == BO_LT);
+}
+
 Taint Evaluator::eval(const Expr* e, BlockContext& c) {
   if (!e) return {};
   e = e->IgnoreParens();
@@ -88,6 +194,7 @@ Taint Evaluator::eval(const Expr* e, BlockContext& c) {
     return eval(uo->getSubExpr(), c);
   }
   if (const auto* bo = dyn_cast<BinaryOperator>(e)) {
+    if (decided_by_range(bo, c.fn)) return {};
     if (bo->isAssignmentOp() || bo->getOpcode() == BO_Comma) {
       if (bo->isCompoundAssignmentOp()) return joined(eval(bo->getLHS(), c), eval(bo->getRHS(), c));
       return eval(bo->getRHS(), c);

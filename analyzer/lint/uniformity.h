@@ -23,6 +23,8 @@
 
 namespace clang {
 class ASTContext;
+class BinaryOperator;
+class VarDecl;
 class CallExpr;
 class Expr;
 class Stmt;
@@ -40,6 +42,14 @@ struct FunctionInfo {
   unsigned analyzed_at = 0;                      // logical clock of the last analysis
   unsigned changed_at = 0;                       // ... and of the last summary change
   std::vector<Finding> findings;                 // from the last analysis
+  // Local variables that hold exactly the rank (or the size) of a communicator, and which one: written
+  // only by MPI_Comm_rank/ncclCommUserRank (MPI_Comm_size/ncclCommCount) and constant initializers.
+  struct RankFact {
+    bool is_rank = false;
+    const clang::Expr* comm = nullptr;
+  };
+  std::map<const clang::VarDecl*, RankFact> rank_facts;
+  bool rank_facts_ready = false;
 };
 
 enum class CalleeKind { kUnknown, kCollective, kSource, kUser };
@@ -119,6 +129,10 @@ class Evaluator {
                    const clang::CallExpr* call = nullptr);
   const clang::FunctionDecl* getUserCallee(const clang::CallExpr* call);
   void assign(const clang::Expr* lhs, const clang::Expr* rhs, const Taint& t, BlockContext& c);
+
+  // A comparison of a communicator's rank with its size or with 0 that every rank decides alike
+  // (rank < size, rank >= 0: always true; rank < 0, rank >= size: always false).
+  bool decided_by_range(const clang::BinaryOperator* bo, FunctionInfo* fn);
 
   TuContext& tu_;
 };
