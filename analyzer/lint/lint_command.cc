@@ -195,6 +195,8 @@ ArgumentsAdjuster lint_adjuster(const std::string& cuda) {
       out.push_back("-include");
       out.push_back(cuda_shim_dir() + "/lockstep_cuda_host.h");
       if (!cuda.empty()) out.push_back("--cuda-path=" + cuda);
+      // CUDA 13 moved libcu++ (cuda/atomic, cuda/std/...) under include/cccl, which nvcc searches itself.
+      if (!cuda.empty() && fs::exists(fs::path(cuda) / "include" / "cccl")) out.push_back("-isystem" + cuda + "/include/cccl");
       else out.push_back("-nocudainc");
     }
     for (size_t i = 1; i < args.size(); ++i) {
