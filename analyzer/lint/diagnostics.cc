@@ -91,17 +91,19 @@ void Diagnostics::error_exit(FunctionInfo& fi, const Event& ev, const CFGBlock* 
                              const Expr* cond_expr) {
   Finding f;
   f.rule = "collective-after-error-exit";
-  std::string what = ev.via ? "call to '" + callee_name(ev) + "' (performs collective '" + ev.collective + "')"
-                            : "collective '" + ev.collective + "'";
-  f.message = what + " is skipped by ranks where a local API call failed and the error path left early; "
-                     "agree on the failure across ranks (e.g. allreduce the status) or abort the whole job";
+  std::string what = ev.via
+                         ? "call to '" + callee_name(ev) + "' (performs collective '" + ev.collective + "')"
+                         : "collective '" + ev.collective + "'";
+  f.message = what +
+              " is skipped by ranks where a local API call failed and the error path left early; "
+              "agree on the failure across ranks (e.g. allreduce the status) or abort the whole job";
   f.notes.push_back({point(cond_loc(a, cond_expr)), "error status tested here"});
   add_origin_note(f, t.origin);
   emit(fi, std::move(f), ev.site);
 }
 
-void Diagnostics::conditional(FunctionInfo& fi, const std::vector<Event>& evs, const CFGBlock* a, const Taint& t,
-                              const Expr* cond_expr) {
+void Diagnostics::conditional(FunctionInfo& fi, const std::vector<Event>& evs, const CFGBlock* a,
+                              const Taint& t, const Expr* cond_expr) {
   const Event& ev = evs.front();
   const Stmt* term = a->getTerminatorStmt();
   // Walk up from a short-circuit operand to the statement that owns the condition.

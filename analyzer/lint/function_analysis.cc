@@ -3,8 +3,8 @@
 
 #include <clang/AST/ASTContext.h>
 #include <clang/AST/StmtCXX.h>
-#include <clang/Basic/SourceManager.h>
 #include <clang/Analysis/CFG.h>
+#include <clang/Basic/SourceManager.h>
 #include <llvm/ADT/SmallPtrSet.h>
 
 #include <algorithm>
@@ -30,13 +30,15 @@ bool is_status_call(const Expr* e, TuContext& tu) {
   const auto* call = dyn_cast<CallExpr>(e->IgnoreParenImpCasts());
   const FunctionDecl* callee = call ? call->getDirectCallee() : nullptr;
   if (!callee) return false;
-  // A status type: an enum (cudaError_t, ncclResult_t, CUresult) or MPI's int error codes; atoi's int is data.
+  // A status type: an enum (cudaError_t, ncclResult_t, CUresult) or MPI's int error codes; atoi's int is
+  // data.
   QualType rt = callee->getReturnType().getCanonicalType();
   bool mpi = callee->getIdentifier() && callee->getName().starts_with("MPI_");
   if (!rt->isEnumeralType() && !(mpi && rt->isIntegerType())) return false;
   const CalleeInfo& ci = tu.callee_info(callee);
   if (ci.kind == CalleeKind::kUser) return false;
-  if (ci.kind == CalleeKind::kSource && ci.source->kind != ValueSource::Kind::kUniform && ci.source->out_arg < 0)
+  if (ci.kind == CalleeKind::kSource && ci.source->kind != ValueSource::Kind::kUniform &&
+      ci.source->out_arg < 0)
     return false;
   return true;
 }
@@ -52,12 +54,16 @@ bool is_error_check(const Expr* cond, const FunctionDecl* f, TuContext& tu) {
   if (const auto* bo = dyn_cast<BinaryOperator>(e); bo && bo->isComparisonOp()) {
     auto constant = [&](const Expr* x) {
       x = x->IgnoreParenImpCasts();
-      if (const auto* dre = dyn_cast<DeclRefExpr>(x); dre && isa<EnumConstantDecl>(dre->getDecl())) return true;
+      if (const auto* dre = dyn_cast<DeclRefExpr>(x); dre && isa<EnumConstantDecl>(dre->getDecl()))
+        return true;
       return x->isIntegerConstantExpr(tu.ast);
     };
-    if (constant(bo->getRHS())) e = bo->getLHS()->IgnoreParenImpCasts();
-    else if (constant(bo->getLHS())) e = bo->getRHS()->IgnoreParenImpCasts();
-    else return false;
+    if (constant(bo->getRHS()))
+      e = bo->getLHS()->IgnoreParenImpCasts();
+    else if (constant(bo->getLHS()))
+      e = bo->getRHS()->IgnoreParenImpCasts();
+    else
+      return false;
   }
   if (is_status_call(e, tu)) return true;
   const auto* dre = dyn_cast<DeclRefExpr>(e);
@@ -84,7 +90,8 @@ bool is_status_var(const VarDecl* v, const FunctionDecl* f, TuContext& tu) {
       }
     } else if (const auto* uo = dyn_cast<UnaryOperator>(s);
                uo && (uo->getOpcode() == UO_AddrOf || uo->isIncrementDecrementOp())) {
-      if (const auto* x = dyn_cast<DeclRefExpr>(uo->getSubExpr()->IgnoreParenImpCasts()); x && x->getDecl() == v)
+      if (const auto* x = dyn_cast<DeclRefExpr>(uo->getSubExpr()->IgnoreParenImpCasts());
+          x && x->getDecl() == v)
         all = false;
     }
     for (const Stmt* child : s->children()) work.push_back(child);
@@ -312,7 +319,8 @@ bool FunctionAnalysis::analyze(FunctionInfo& fi) {
 // first collective the leaving ranks skip.
 void FunctionAnalysis::report_error_exits(FunctionInfo& fi, const std::vector<const CFGBlock*>& rpo,
                                           const std::vector<std::vector<Event>>& events,
-                                          const std::vector<Taint>& cond, const std::vector<const Expr*>& cond_expr,
+                                          const std::vector<Taint>& cond,
+                                          const std::vector<const Expr*>& cond_expr,
                                           const std::vector<char>& error_check) {
   const CFG& cfg = *fi.cfg;
   std::vector<int> position(cfg.getNumBlockIDs(), -1);

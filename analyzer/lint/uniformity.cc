@@ -109,8 +109,8 @@ void collect_rank_facts(const FunctionDecl* f, std::map<const VarDecl*, Function
     const VarDecl* v = addr && addr->getOpcode() == UO_AddrOf ? local_var(addr->getSubExpr()) : nullptr;
     if (!v) continue;
     auto [it, inserted] = facts.try_emplace(v, FunctionInfo::RankFact{rank, call->getArg(0)});
-    if (!inserted && (it->second.is_rank != rank ||
-                      !same_expr(it->second.comm, call->getArg(0), f->getASTContext())))
+    if (!inserted &&
+        (it->second.is_rank != rank || !same_expr(it->second.comm, call->getArg(0), f->getASTContext())))
       spoiled.insert(v);
     fact_writes.insert(addr);
   }
@@ -122,7 +122,8 @@ void collect_rank_facts(const FunctionDecl* f, std::map<const VarDecl*, Function
         if (const VarDecl* v = local_var(uo->getSubExpr())) spoiled.insert(v);
     } else if (const auto* ds = dyn_cast<DeclStmt>(s)) {
       for (const Decl* d : ds->decls())
-        if (const auto* vd = dyn_cast<VarDecl>(d); vd && vd->getInit() &&
+        if (const auto* vd = dyn_cast<VarDecl>(d);
+            vd && vd->getInit() &&
             !vd->getInit()->IgnoreParenImpCasts()->isIntegerConstantExpr(vd->getASTContext()))
           spoiled.insert(vd);
     }
@@ -156,11 +157,20 @@ bool Evaluator::decided_by_range(const BinaryOperator* bo, FunctionInfo* fn) {
     std::swap(l, r);
     fl = fact(l);
     switch (op) {
-      case BO_LT: op = BO_GT; break;
-      case BO_GT: op = BO_LT; break;
-      case BO_LE: op = BO_GE; break;
-      case BO_GE: op = BO_LE; break;
-      default: break;
+      case BO_LT:
+        op = BO_GT;
+        break;
+      case BO_GT:
+        op = BO_LT;
+        break;
+      case BO_LE:
+        op = BO_GE;
+        break;
+      case BO_GE:
+        op = BO_LE;
+        break;
+      default:
+        break;
     }
   }
   if (!fl || !fl->is_rank) return false;
@@ -448,7 +458,8 @@ Taint Evaluator::eval_call(const CallExpr* call, BlockContext& c, bool apply) {
       // The same environment on every rank (an SPMD launch), except the variables launchers set per rank.
       std::string var;
       if (!args.empty())
-        if (const auto* lit = dyn_cast<StringLiteral>(args[0]->IgnoreParenImpCasts())) var = lit->getString().str();
+        if (const auto* lit = dyn_cast<StringLiteral>(args[0]->IgnoreParenImpCasts()))
+          var = lit->getString().str();
       if (!var.empty() && tu_.catalog.is_rank_environment(var))
         return tu_.local_at(loc, "rank-dependent environment variable '" + var + "' read here");
       if (!tu_.opts.assume.env_local) return {};
