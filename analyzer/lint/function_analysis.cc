@@ -258,6 +258,7 @@ bool FunctionAnalysis::analyze(FunctionInfo& fi) {
 
   // One finding per controlling branch (the root cause), at its first collective; the others are notes.
   std::map<const CFGBlock*, std::vector<Event>> grouped;
+  std::vector<signed char> balanced_memo(n, -1);
   for (const CFGBlock* b : rpo) {
     auto& evs = events[b->getBlockID()];
     if (evs.empty()) continue;
@@ -270,7 +271,12 @@ bool FunctionAnalysis::analyze(FunctionInfo& fi) {
       const CFGBlock* param_ctrl = nullptr;
       for (const CFGBlock* a : ctrl) {
         const Taint& t = cond[a->getBlockID()];
-        if (!t.any() || error_check[a->getBlockID()] || balanced(fi, a, events)) continue;
+        if (!t.any() || error_check[a->getBlockID()]) continue;
+        // Whether a branch is balanced depends only on the branch: decide it once per analysis, not
+        // once per collective it controls (a long else-if chain would make that cubic).
+        signed char& memo = balanced_memo[a->getBlockID()];
+        if (memo < 0) memo = balanced(fi, a, events) ? 1 : 0;
+        if (memo) continue;
         // A rank-local branch (an early exit inside a loop) explains more than the loop header whose
         // condition it made rank-local.
         if (t.local &&
