@@ -82,6 +82,10 @@ void Catalog::load_file(const std::string& path) {
         argv_local_ = v == "local";
       }
     }
+    if (auto list = root["rank_environment"]) {
+      if (!list.IsSequence()) fail(path, list, "'rank_environment' must be a list of variable names");
+      for (const auto& item : list) rank_env_.insert(item.as<std::string>());
+    }
     if (auto list = root["collectives"]) {
       if (!list.IsSequence()) fail(path, list, "'collectives' must be a list");
       for (const auto& item : list) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -53,12 +54,15 @@ class Catalog {
   const Collective* find_collective(const std::string& qualified_name) const;
   const ValueSource* find_source(const std::string& qualified_name) const;
   bool argv_is_local() const { return argv_local_; }
+  // An environment variable the launcher sets differently on each rank (OMPI_COMM_WORLD_RANK, ...).
+  bool is_rank_environment(const std::string& name) const { return rank_env_.count(name) != 0; }
   size_t collective_count() const { return collectives_.size(); }
 
  private:
   std::multimap<std::string, Collective> collectives_;  // keyed by last name component
   std::multimap<std::string, ValueSource> sources_;
-  bool argv_local_ = true;
+  bool argv_local_ = false;
+  std::set<std::string> rank_env_;
 };
 
 // "a::b::c" matches "b::c" and "a::b::c"; a pattern without "::" ("rand") matches only "rand" and "std::rand".

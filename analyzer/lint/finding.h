@@ -18,7 +18,7 @@ struct Note {
 };
 
 struct Finding {
-  std::string rule;     // stable id: conditional-collective, rank-dependent-argument
+  std::string rule;     // stable id: conditional-collective, rank-dependent-argument, collective-after-error-exit
   SourcePoint at;
   std::string message;  // "<problem>; <remedy>"
   std::vector<Note> notes;
@@ -34,7 +34,7 @@ struct RuleInfo {
   const char* id;
   const char* summary;
 };
-extern const RuleInfo kRules[2];
+extern const RuleInfo kRules[3];
 
 // Renderers; `findings` are sorted and free of duplicates.
 std::string render_text(const std::vector<Finding>& findings);

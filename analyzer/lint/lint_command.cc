@@ -8,6 +8,7 @@
 #include <clang/Tooling/CompilationDatabase.h>
 #include <clang/Tooling/JSONCompilationDatabase.h>
 #include <clang/Tooling/Tooling.h>
+#include <llvm/Support/CrashRecoveryContext.h>
 #include <llvm/Support/raw_ostream.h>
 
 #include <algorithm>
@@ -16,6 +17,8 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <regex>
+#include <stdexcept>
 #include <set>
 #include <thread>
 
@@ -44,6 +47,9 @@ std::string cuda_shim_dir() {
     fs::create_directories(d, ec);
     for (const char* name : {"texture_fetch_functions.h", "texture_indirect_functions.h"})
       if (!fs::exists(d / name)) std::ofstream(d / name) << "/* intentionally empty: see lockstep lint */\n";
+    // Clang defines __CUDACC__ empty; NCCL 2.2x headers test it with `#if __CUDACC__`, as nvcc's 1 allows.
+    if (!fs::exists(d / "lockstep_cuda_host.h"))
+      std::ofstream(d / "lockstep_cuda_host.h") << "#undef __CUDACC__\n#define __CUDACC__ 1\n";
     return d.string();
   }();
   return dir;
@@ -58,6 +64,8 @@ struct Options {
   std::vector<std::string> rules;
   std::string format = "text";
   std::string output;
+  std::vector<std::string> assume_local;  // argv, env
+  std::vector<std::string> enable;        // rules off by default
 };
 
 bool is_cuda(const std::string& file) { return fs::path(file).extension() == ".cu"; }
@@ -121,25 +129,55 @@ class LintDatabase : public CompilationDatabase {
 
 class LintAction : public ASTFrontendAction {
  public:
-  LintAction(const Catalog& c, std::vector<Finding>& out) : catalog_(c), out_(out) {}
+  LintAction(const Catalog& c, const AnalysisOptions& o, std::vector<Finding>& out)
+      : catalog_(c), opts_(o), out_(out) {}
   std::unique_ptr<ASTConsumer> CreateASTConsumer(CompilerInstance&, StringRef) override {
-    return make_lint_consumer(catalog_, out_);
+    return make_lint_consumer(catalog_, opts_, out_);
   }
 
  private:
   const Catalog& catalog_;
+  const AnalysisOptions& opts_;
   std::vector<Finding>& out_;
 };
 
 class LintActionFactory : public FrontendActionFactory {
  public:
-  LintActionFactory(const Catalog& c, std::vector<Finding>& out) : catalog_(c), out_(out) {}
-  std::unique_ptr<FrontendAction> create() override { return std::make_unique<LintAction>(catalog_, out_); }
+  LintActionFactory(const Catalog& c, const AnalysisOptions& o, std::vector<Finding>& out)
+      : catalog_(c), opts_(o), out_(out) {}
+  std::unique_ptr<FrontendAction> create() override { return std::make_unique<LintAction>(catalog_, opts_, out_); }
 
  private:
   const Catalog& catalog_;
+  const AnalysisOptions& opts_;
   std::vector<Finding>& out_;
 };
+
+// Fault injection for the isolation tests: LOCKSTEP_LINT_FAULT=crash:NAME or throw:NAME makes the
+// analysis of files whose path contains NAME crash (SIGSEGV) or throw, as an analyzer bug would.
+void inject_fault(const std::string& file) {
+  const char* spec = std::getenv("LOCKSTEP_LINT_FAULT");
+  if (!spec) return;
+  std::string s = spec;
+  auto colon = s.find(':');
+  if (colon == std::string::npos || file.find(s.substr(colon + 1)) == std::string::npos) return;
+  if (s.compare(0, colon, "throw") == 0) throw std::runtime_error("injected fault");
+  if (s.compare(0, colon, "crash") == 0) {
+    volatile int* volatile p = nullptr;
+    *p = 1;
+  }
+}
+
+// The one-line reason a file could not be analyzed, from its compiler diagnostics: a missing header
+// is named, with what to do about it.
+std::string parse_failure(const std::string& diagnostics) {
+  static const std::regex missing(R"(fatal error: '([^']+)' file not found)");
+  std::smatch m;
+  if (std::regex_search(diagnostics, m, missing))
+    return "header '" + m[1].str() + "' not found; add its include directory to the compile command (after "
+           "`--`, or in compile_commands.json) or install it";
+  return "could not be parsed (errors above)";
+}
 
 ArgumentsAdjuster lint_adjuster(const std::string& cuda) {
   return [cuda](const CommandLineArguments& args, StringRef file) {
@@ -155,7 +193,11 @@ ArgumentsAdjuster lint_adjuster(const std::string& cuda) {
       out.push_back("--cuda-host-only");
       out.push_back("-Wno-unknown-cuda-version");
       out.push_back("-I" + cuda_shim_dir());
+      out.push_back("-include");
+      out.push_back(cuda_shim_dir() + "/lockstep_cuda_host.h");
       if (!cuda.empty()) out.push_back("--cuda-path=" + cuda);
+      // CUDA 13 moved libcu++ (cuda/atomic, cuda/std/...) under include/cccl, which nvcc searches itself.
+      if (!cuda.empty() && fs::exists(fs::path(cuda) / "include" / "cccl")) out.push_back("-isystem" + cuda + "/include/cccl");
       else out.push_back("-nocudainc");
     }
     for (size_t i = 1; i < args.size(); ++i) {
@@ -190,6 +232,18 @@ int run_lint(Options opts) {
   }
   if (opts.format != "text" && opts.format != "json" && opts.format != "sarif")
     throw cli::BadInput("lint: --format must be text, json or sarif, not '" + opts.format + "'");
+  AnalysisOptions analysis;
+  analysis.assume.argv_local = catalog.argv_is_local();
+  for (const auto& what : opts.assume_local) {
+    if (what == "argv") analysis.assume.argv_local = true;
+    else if (what == "env") analysis.assume.env_local = true;
+    else throw cli::BadInput("lint: --assume-local takes argv and/or env, not '" + what + "'");
+  }
+  for (const auto& rule : opts.enable) {
+    if (rule == "collective-after-error-exit") analysis.error_exit_rule = true;
+    else if (rule != "conditional-collective" && rule != "rank-dependent-argument")
+      throw cli::BadInput("lint: --enable: unknown rule '" + rule + "'");
+  }
 
   std::unique_ptr<CompilationDatabase> base;
   std::string error;
@@ -228,6 +282,7 @@ int run_lint(Options opts) {
     }
   }
 
+  llvm::CrashRecoveryContext::Enable();
   unsigned jobs = opts.jobs ? opts.jobs : std::max(1u, std::thread::hardware_concurrency());
   jobs = std::min<unsigned>(jobs, std::max<size_t>(1, files.size()));
   std::string cuda = cuda_root();
@@ -235,7 +290,7 @@ int run_lint(Options opts) {
   std::atomic<size_t> next{0};
   std::mutex mu;
   std::vector<Finding> findings;
-  bool failed = false;
+  std::vector<std::string> failures;  // one line per file that could not be analyzed, printed last
   auto worker = [&] {
     for (size_t i; (i = next.fetch_add(1)) < files.size();) {
       std::vector<Finding> local;
@@ -251,14 +306,32 @@ int run_lint(Options opts) {
       tool.appendArgumentsAdjuster(lint_adjuster(cuda));
       tool.setDiagnosticConsumer(&printer);
       tool.setPrintErrorMessage(false);
-      LintActionFactory factory(catalog, local);
-      int rc = tool.run(&factory);
+      LintActionFactory factory(catalog, analysis, local);
+      // A crash or an exception inside Clang or the analysis loses this file only: the others' findings
+      // are still reported.
+      int rc = 0;
+      std::string internal;
+      llvm::CrashRecoveryContext recovery;
+      bool survived = recovery.RunSafely([&] {
+        try {
+          inject_fault(files[i]);
+          rc = tool.run(&factory);
+        } catch (const std::exception& e) {
+          internal = e.what();
+        }
+      });
       diag_stream.flush();
       std::lock_guard<std::mutex> lock(mu);
       if (!diag_text.empty()) std::fputs(diag_text.c_str(), stderr);
-      if (rc != 0) {
-        failed = true;
-        std::fprintf(stderr, "lockstep lint: %s: could not be parsed (errors above)\n", files[i].c_str());
+      if (!survived || !internal.empty()) {
+        local.clear();  // a half-finished analysis may have missed what it had not reached
+        std::string msg = "internal error analyzing " + files[i] + (internal.empty() ? "" : ": " + internal);
+        failures.push_back("lockstep: " + msg);
+        tool_notes.push_back({files[i], msg});
+      } else if (rc != 0) {
+        std::string msg = parse_failure(diag_text);
+        failures.push_back("lockstep lint: " + files[i] + ": " + msg);
+        tool_notes.push_back({files[i], "not analyzed: " + msg});
       }
       for (auto& f : local) findings.push_back(std::move(f));
     }
@@ -282,8 +355,12 @@ int run_lint(Options opts) {
   } catch (const cli::BadInput& e) {
     throw cli::BadInput(std::string("lint: ") + e.what());
   }
-  if (failed) return cli::kBadInput;
-  return findings.empty() ? cli::kClean : cli::kFindings;
+  // Every finding first, then what could not be analyzed: findings decide the exit code, so that a CI
+  // gate sees them even when some files failed; 2 only when nothing was found and something failed.
+  std::sort(failures.begin(), failures.end());
+  for (const auto& line : failures) std::fprintf(stderr, "%s\n", line.c_str());
+  if (!findings.empty()) return cli::kFindings;
+  return failures.empty() ? cli::kClean : cli::kBadInput;
 }
 
 
@@ -321,6 +398,13 @@ LOCKSTEP_COMMAND(lint, [](CLI::App& app) {
   cmd->add_option("-j,--jobs", opts->jobs, "Translation units analyzed in parallel (default: CPU count)");
   cmd->add_option("--rules", opts->rules, "Extra API catalog (YAML) with your own collective wrappers")->allow_extra_args(false);
   lockstep::cli::add_output_options(cmd, opts->format, opts->output, {"text", "json", "sarif"});
+  cmd->add_option("--assume-local", opts->assume_local,
+                  "Inputs that differ between ranks under your launcher: argv, env (default: neither)")
+      ->delimiter(',')
+      ->allow_extra_args(false);
+  cmd->add_option("--enable", opts->enable, "Rules off by default to turn on: collective-after-error-exit")
+      ->delimiter(',')
+      ->allow_extra_args(false);
   cmd->footer("Compiler arguments after `--` apply to every file (and replace compile_commands.json lookups unless -p is given).");
   cmd->callback([opts, cmd] {
     for (const auto& extra : cmd->remaining())

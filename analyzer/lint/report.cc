@@ -7,12 +7,15 @@
 
 namespace lockstep::lint {
 
-const RuleInfo kRules[2] = {
+const RuleInfo kRules[3] = {
     {"conditional-collective",
      "a collective (or a call that performs one) runs only on the ranks where a rank-local condition holds"},
     {"rank-dependent-argument",
      "a collective argument every rank must pass alike (count, datatype, root, reduction op, communicator) "
      "is computed from a rank-local value"},
+    {"collective-after-error-exit",
+     "a collective is skipped by ranks where a local API call failed and the error path left early "
+     "(off by default: --enable collective-after-error-exit)"},
 };
 
 namespace {

@@ -4,7 +4,8 @@ same flags, measured in the same run (best of --repeat).
 
   bench/lint/run.py --lockstep build/bin/lockstep --build-dir build [--repeat 3] [--jobs 2]
 
-1. a generated 10,000-line TU (bench/lint/gen_tu.py, fake MPI header from tests/lint/include), -j1;
+1. a generated 10,000-line TU (bench/lint/gen_tu.py, fake MPI header from tests/lint/include), -j1, then
+   one 16k-line function and one 5,000-arm else-if chain (bench/lint/gen_long.py);
 2. the project's own sources listed in BUILD_DIR/compile_commands.json, both sides with --jobs workers.
 Both sides get the compile command's flags plus -Wno-everything (lint adds it so compiler warnings stay
 out of its report) and Clang 19's resource directory."""
@@ -72,6 +73,15 @@ def main():
         t_lint = best(lambda: run_checked([a.lockstep, "lint", "-j", "1", big, "--", *flags], ok=(0, 1)), a.repeat)
         print(f"generated TU ({lines} lines): clang -fsyntax-only {t_clang:.3f} s, lockstep lint {t_lint:.3f} s, "
               f"ratio {t_lint / t_clang:.2f}x")
+        # Long functions: lint's time should grow about linearly with function size.
+        for label, kind, n in (("16k-line function", "lines", 16000), ("5,000-arm else-if chain", "elseif", 5000)):
+            path = os.path.join(tmp, kind + ".cc")
+            subprocess.run([sys.executable, os.path.join(HERE, "gen_long.py"), path, kind, str(n)], check=True)
+            t_clang = best(lambda: run_checked([CLANG, "-fsyntax-only", "-Wno-everything", *flags, path]), a.repeat)
+            t_lint = best(lambda: run_checked([a.lockstep, "lint", "-j", "1", path, "--", *flags], ok=(0, 1)),
+                          a.repeat)
+            print(f"{label}: clang -fsyntax-only {t_clang:.3f} s, lockstep lint {t_lint:.3f} s, "
+                  f"ratio {t_lint / t_clang:.2f}x")
 
     with open(os.path.join(a.build_dir, "compile_commands.json")) as f:
         entries = [e for e in json.load(f) if e["file"].endswith((".c", ".cc", ".cpp"))]

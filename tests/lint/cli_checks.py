@@ -127,8 +127,70 @@ def user_wrappers(lockstep, here):
         expect(lines == [7, 8], f"--rules adds the wrapper, got lines {lines}", p)
 
 
+def isolation(lockstep, here):
+    """A file that crashes the analysis, throws, or does not parse loses only itself: every other file's
+    findings are printed, then one line per failed file; exit 1 with findings, 2 only without."""
+    inc = "-I" + os.path.join(here, "include")
+    buggy = os.path.join(here, "corpus", "checkpoint_mpi.cc")
+    clean = os.path.join(here, "corpus", "prototype_less_fixed.c")
+    broken = os.path.join(here, "inputs", "syntax_error.cc")
+    for kind, line in (("crash", "lockstep: internal error analyzing "),
+                       ("throw", "lockstep: internal error analyzing ")):
+        env = dict(os.environ, LOCKSTEP_LINT_FAULT=kind + ":prototype_less_fixed")
+        p = run([lockstep, "lint", "-j", "2", "--format", "json", buggy, clean, "--", inc], env=env)
+        expect(p.returncode == 1, f"{kind}: findings of the other file decide the exit code (1), got {p.returncode}", p)
+        expect(line + clean in p.stderr, f"{kind}: a one-line internal error names the file", p)
+        report = json.loads(p.stdout)
+        expect(any(f["location"]["file"].endswith("checkpoint_mpi.cc") for f in report["findings"]),
+               f"{kind}: the other file's findings are reported", p)
+        expect(any("internal error" in n["message"] for n in report["tool_notes"]),
+               f"{kind}: the failure is a tool note in JSON too", p)
+        p = run([lockstep, "lint", clean, "--", inc], env=env)
+        expect(p.returncode == 2 and line + clean in p.stderr, f"{kind}: alone, the failure is exit 2", p)
+    # Findings and an unparseable file together: findings first (stdout), the failure last, exit 1.
+    p = run([lockstep, "lint", buggy, broken, "--", inc])
+    expect(p.returncode == 1, f"findings plus a parse failure exit 1, got {p.returncode}", p)
+    expect("[conditional-collective]" in p.stdout, "the finding is printed", p)
+    expect(p.stderr.rstrip().splitlines()[-1].endswith("syntax_error.cc: could not be parsed (errors above)"),
+           "the per-file error comes last", p)
+    # A missing header is named in a per-file note.
+    with tempfile.TemporaryDirectory() as tmp:
+        src = os.path.join(tmp, "uses_omp.cc")
+        with open(src, "w") as f:
+            f.write("#include <mpi.h>\n#include <lockstep_absent_omp.h>\nvoid f() { MPI_Barrier(MPI_COMM_WORLD); }\n")
+        p = run([lockstep, "lint", "--format", "json", src, "--", inc])
+        expect(p.returncode == 2, f"an unanalyzable file alone exits 2, got {p.returncode}", p)
+        expect(f"lockstep lint: {src}: header 'lockstep_absent_omp.h' not found" in p.stderr,
+               "the note names the missing header", p)
+        expect(any("lockstep_absent_omp.h" in n["message"] for n in json.loads(p.stdout)["tool_notes"]),
+               "and is a JSON tool note", p)
+
+
+def assume_local(lockstep, here):
+    """argv and the environment are uniform by default; --assume-local argv,env makes them rank-local."""
+    inc = "-I" + os.path.join(here, "include")
+    with tempfile.TemporaryDirectory() as tmp:
+        src = os.path.join(tmp, "inputs.cc")
+        with open(src, "w") as f:
+            f.write("#include <mpi.h>\n#include <stdlib.h>\n"
+                    "int main(int argc, char** argv) {\n"
+                    "  MPI_Init(&argc, &argv);\n"
+                    "  if (argc > 1) MPI_Barrier(MPI_COMM_WORLD);\n"
+                    "  if (getenv(\"TRAIN_DEBUG\")) MPI_Barrier(MPI_COMM_WORLD);\n"
+                    "  return MPI_Finalize();\n"
+                    "}\n")
+        p = run([lockstep, "lint", "--format", "json", src, "--", inc])
+        expect(p.returncode == 0, f"uniform by default: exit 0, got {p.returncode}", p)
+        for flag, lines in (("argv", [5]), ("env", [6]), ("argv,env", [5, 6])):
+            p = run([lockstep, "lint", "--format", "json", "--assume-local", flag, src, "--", inc])
+            got = sorted(f["location"]["line"] for f in json.loads(p.stdout)["findings"])
+            expect(p.returncode == 1 and got == lines, f"--assume-local {flag}: lines {lines}, got {got}", p)
+        p = run([lockstep, "lint", "--assume-local", "stdin", src, "--", inc])
+        expect(p.returncode == 2 and "stdin" in p.stderr, "an unknown --assume-local value is a usage error", p)
+
+
 CHECKS = {f.__name__: f for f in (syntax_error, missing_from_database, suppression, formats_and_exit_codes,
-                                  user_wrappers)}
+                                  user_wrappers, isolation, assume_local)}
 
 if __name__ == "__main__":
     lockstep, here, check = sys.argv[1], os.path.abspath(sys.argv[2]), sys.argv[3]

@@ -39,6 +39,20 @@ int MPI_Gather(const void* in, int scount, MPI_Datatype stype, void* out, int rc
 int MPI_Send(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm);
 int MPI_Recv(void* buf, int count, MPI_Datatype type, int src, int tag, MPI_Comm comm, MPI_Status* status);
 int MPI_Abort(MPI_Comm comm, int code);
+typedef struct ompi_request_t* MPI_Request;
+#define MPI_COMM_NULL ((MPI_Comm)0)
+#define MPI_THREAD_MULTIPLE 3
+double MPI_Wtime(void);
+int MPI_Init_thread(int* argc, char*** argv, int required, int* provided);
+int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* out);
+int MPI_Comm_free(MPI_Comm* comm);
+int MPI_Cart_create(MPI_Comm old, int ndims, const int* dims, const int* periods, int reorder, MPI_Comm* cart);
+int MPI_Iscan(const void* in, void* out, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm, MPI_Request* req);
+int MPI_Wait(MPI_Request* req, MPI_Status* status);
+int MPI_Allreduce_init(const void* in, void* out, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+                       void* info, MPI_Request* req);
+int MPI_Neighbor_allgather(const void* in, int scount, MPI_Datatype stype, void* out, int rcount,
+                           MPI_Datatype rtype, MPI_Comm comm);
 #ifdef __cplusplus
 }
 #endif

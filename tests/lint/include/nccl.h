@@ -2,6 +2,8 @@
 #ifndef LOCKSTEP_LINT_FAKE_NCCL_H
 #define LOCKSTEP_LINT_FAKE_NCCL_H
 #include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -24,6 +26,15 @@ ncclResult_t ncclSend(const void* buf, size_t count, ncclDataType_t type, int pe
                       cudaStream_t stream);
 ncclResult_t ncclRecv(void* buf, size_t count, ncclDataType_t type, int peer, ncclComm_t comm, cudaStream_t stream);
 ncclResult_t ncclGroupStart(void);
+const char* ncclGetErrorString(ncclResult_t result);
+#ifndef __CUDACC__  /* .cu files get the toolkit's runtime API */
+typedef enum { cudaSuccess = 0 } cudaError_t;
+cudaError_t cudaSetDevice(int device);
+cudaError_t cudaGetDevice(int* device);
+cudaError_t cudaGetDeviceCount(int* count);
+cudaError_t cudaMalloc(void** ptr, size_t bytes);
+const char* cudaGetErrorString(cudaError_t error);
+#endif
 ncclResult_t ncclGroupEnd(void);
 #ifdef __cplusplus
 }
