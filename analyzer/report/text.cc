@@ -79,6 +79,10 @@ std::string headline(const Finding& f) {
     case Kind::kMissingCollective:
       if (c && c->present)
         return fmt::format("{} called an extra {} at #{} on {}{}", who, c->operation, f.seq, f.comm.name, where(c));
+      if (!f.skipped_tensors.empty())
+        return fmt::format("{} skipped {} '{}'{} at #{} on {}{}{}", who, o ? o->operation : op, f.skipped_tensors.front(),
+                           f.skipped_tensors.size() > 1 ? fmt::format(" and {} more", f.skipped_tensors.size() - 1) : "",
+                           f.seq, f.comm.name, where(o), o && !o->context.empty() ? " in " + o->context : "");
       return fmt::format("{} {} {}{}", who, f.mispaired > 0 ? "skipped" : "never called", at, where(o));
     case Kind::kOpMismatch:
       return fmt::format("{} called {}{} where the others called {}", who, c ? c->operation : "another operation",
