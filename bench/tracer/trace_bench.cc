@@ -52,6 +52,53 @@ void BM_MPI_Iallreduce_Wait(benchmark::State& state) {
   }
 }
 
+// Point-to-point to self: a blocking send and receive (two calls, two records), MPI_Sendrecv (one
+// call, a SEND and a RECV record), and Isend + Irecv + Waitall (three calls, three records).
+template <bool kTraced>
+void BM_Send_Recv(benchmark::State& state) {
+  int x = 1, y = 0;
+  for (auto _ : state) {
+    if (kTraced) {
+      MPI_Send(&x, 1, MPI_INT, 0, 7, MPI_COMM_SELF);
+      MPI_Recv(&y, 1, MPI_INT, 0, 7, MPI_COMM_SELF, MPI_STATUS_IGNORE);
+    } else {
+      PMPI_Send(&x, 1, MPI_INT, 0, 7, MPI_COMM_SELF);
+      PMPI_Recv(&y, 1, MPI_INT, 0, 7, MPI_COMM_SELF, MPI_STATUS_IGNORE);
+    }
+    benchmark::DoNotOptimize(y);
+  }
+}
+
+template <bool kTraced>
+void BM_Sendrecv(benchmark::State& state) {
+  int x = 1, y = 0;
+  for (auto _ : state) {
+    if (kTraced)
+      MPI_Sendrecv(&x, 1, MPI_INT, 0, 7, &y, 1, MPI_INT, 0, 7, MPI_COMM_SELF, MPI_STATUS_IGNORE);
+    else
+      PMPI_Sendrecv(&x, 1, MPI_INT, 0, 7, &y, 1, MPI_INT, 0, 7, MPI_COMM_SELF, MPI_STATUS_IGNORE);
+    benchmark::DoNotOptimize(y);
+  }
+}
+
+template <bool kTraced>
+void BM_Isend_Irecv_Waitall(benchmark::State& state) {
+  int x = 1, y = 0;
+  for (auto _ : state) {
+    MPI_Request r[2];
+    if (kTraced) {
+      MPI_Irecv(&y, 1, MPI_INT, 0, 7, MPI_COMM_SELF, &r[0]);
+      MPI_Isend(&x, 1, MPI_INT, 0, 7, MPI_COMM_SELF, &r[1]);
+      MPI_Waitall(2, r, MPI_STATUSES_IGNORE);
+    } else {
+      PMPI_Irecv(&y, 1, MPI_INT, 0, 7, MPI_COMM_SELF, &r[0]);
+      PMPI_Isend(&x, 1, MPI_INT, 0, 7, MPI_COMM_SELF, &r[1]);
+      PMPI_Waitall(2, r, MPI_STATUSES_IGNORE);
+    }
+    benchmark::DoNotOptimize(y);
+  }
+}
+
 // Fixed iterations keep the trace file bounded (64 bytes per record).
 constexpr int kIterations = 300000;
 
@@ -62,6 +109,15 @@ int child(int argc, char** argv, const char* mode) {
                   benchmark::RegisterBenchmark((std::string("MPI_Allreduce/") + mode).c_str(), BM_MPI_Allreduce),
                   benchmark::RegisterBenchmark((std::string("PMPI_Iallreduce_Wait/") + mode).c_str(), BM_PMPI_Iallreduce_Wait),
                   benchmark::RegisterBenchmark((std::string("MPI_Iallreduce_Wait/") + mode).c_str(), BM_MPI_Iallreduce_Wait)})
+    b->Iterations(kIterations)->Repetitions(7)->ReportAggregatesOnly(true);
+  for (auto* b : {benchmark::RegisterBenchmark((std::string("PMPI_Send_Recv/") + mode).c_str(), BM_Send_Recv<false>),
+                  benchmark::RegisterBenchmark((std::string("MPI_Send_Recv/") + mode).c_str(), BM_Send_Recv<true>),
+                  benchmark::RegisterBenchmark((std::string("PMPI_Sendrecv/") + mode).c_str(), BM_Sendrecv<false>),
+                  benchmark::RegisterBenchmark((std::string("MPI_Sendrecv/") + mode).c_str(), BM_Sendrecv<true>),
+                  benchmark::RegisterBenchmark((std::string("PMPI_Isend_Irecv_Waitall/") + mode).c_str(),
+                                               BM_Isend_Irecv_Waitall<false>),
+                  benchmark::RegisterBenchmark((std::string("MPI_Isend_Irecv_Waitall/") + mode).c_str(),
+                                               BM_Isend_Irecv_Waitall<true>)})
     b->Iterations(kIterations)->Repetitions(7)->ReportAggregatesOnly(true);
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();

@@ -40,6 +40,20 @@ void expect(int op, int flags, int ci, long long count, int dtype, int dtype_siz
 }
 #define AT(op, flags, ci, count, dtype, size, root, redop) expect(op, flags, ci, count, dtype, size, root, redop, __LINE__)
 
+// One expected point-to-point record: op, flags (P2P added), comm, count, dtype, dtype size, peer as
+// recorded (LST_ANY_SOURCE, LST_PROC_NULL), tag as recorded, and the line of the call.
+// With LOCKSTEP_TRACE_P2P=0 the same calls are made and none is expected in the trace.
+void expect_p2p(int op, int flags, int ci, long long count, int dtype, int dtype_size, int peer, int tag, int line) {
+  static const bool off = [] {
+    const char* v = std::getenv("LOCKSTEP_TRACE_P2P");
+    return v && std::strcmp(v, "0") == 0;
+  }();
+  if (off) return;
+  std::fprintf(g_expected, "P %d %d %c %lld %d %d %d %d %d\n", op, flags | LST_F_P2P, kCommTag[ci], count, dtype,
+               dtype_size, peer, tag, line);
+}
+#define P2P(op, flags, ci, count, dtype, size, peer, tag) expect_p2p(op, flags, ci, count, dtype, size, peer, tag, __LINE__)
+
 struct Type {
   MPI_Datatype t;
   int lst;
@@ -201,6 +215,108 @@ void nonblocking_step() {
 
 }  // namespace
 
+// Point-to-point on one communicator, in a ring: every kind of send, receive and probe the tracer
+// records. Even ranks send first, odd ranks receive first, so blocking pairs never deadlock.
+void p2p_step() {
+  const int ci = static_cast<int>(next() % 3);
+  MPI_Comm c = g_comm[ci];
+  const int n = g_size[ci], me = g_rank[ci];
+  const int right = (me + 1) % n, left = (me + n - 1) % n;
+  const int count = 1 + static_cast<int>(next() % 16);
+  const int tag = static_cast<int>(next() % 1000);
+  const bool first = me % 2 == 0;
+  int kind = static_cast<int>(next() % 8);
+  if (n == 1 && (kind < 2 || kind > 4)) kind = 4;  // alone: only calls that cannot wait for themselves
+  const int N = LST_F_NONBLOCKING;
+  int* sb = reinterpret_cast<int*>(sbuf);
+  int* rb = reinterpret_cast<int*>(rbuf);
+  MPI_Status st;
+  // With an odd ring the last even rank and rank 0 are both "first": rank 0 then receives first.
+  const bool send_first = first && !(n % 2 == 1 && me == 0);
+  switch (kind) {
+    case 0:
+      for (int pass = 0; pass < 2; ++pass) {
+        if ((pass == 0) == send_first) {
+          P2P(LST_OP_SEND, 0, ci, count, LST_DT_INT32, 4, right, tag); MPI_Send(sb, count, MPI_INT, right, tag, c);
+        } else {
+          P2P(LST_OP_RECV, 0, ci, count, LST_DT_INT32, 4, left, tag); MPI_Recv(rb, count, MPI_INT, left, tag, c, &st);
+        }
+      }
+      break;
+    case 1:
+      for (int pass = 0; pass < 2; ++pass) {
+        if ((pass == 0) == send_first) {
+          P2P(LST_OP_SEND, 0, ci, count, LST_DT_FLOAT64, 8, right, tag); MPI_Ssend(sbuf, count, MPI_DOUBLE, right, tag, c);
+        } else {
+          P2P(LST_OP_RECV, 0, ci, count, LST_DT_FLOAT64, 8, LST_ANY_SOURCE, LST_ANY_TAG); MPI_Recv(rbuf, count, MPI_DOUBLE, MPI_ANY_SOURCE, MPI_ANY_TAG, c, &st);
+        }
+      }
+      break;
+    case 2:
+      // One call, two records (SEND then RECV), both at the call's line.
+      expect_p2p(LST_OP_SEND, 0, ci, count, LST_DT_INT32, 4, right, tag, __LINE__ + 2);
+      expect_p2p(LST_OP_RECV, 0, ci, count + 1, LST_DT_INT32, 4, left, tag, __LINE__ + 1);
+      MPI_Sendrecv(sb, count, MPI_INT, right, tag, rb, count + 1, MPI_INT, left, tag, c, &st);
+      break;
+    case 3:
+      expect_p2p(LST_OP_SEND, 0, ci, count, LST_DT_INT32, 4, right, tag + 1, __LINE__ + 2);
+      expect_p2p(LST_OP_RECV, 0, ci, count, LST_DT_INT32, 4, left, tag + 1, __LINE__ + 1);
+      MPI_Sendrecv_replace(rb, count, MPI_INT, right, tag + 1, left, tag + 1, c, &st);
+      break;
+    case 4: {
+      MPI_Request reqs[2];
+      P2P(LST_OP_RECV, N, ci, count, LST_DT_INT32, 4, left, tag); MPI_Irecv(rb, count, MPI_INT, left, tag, c, &reqs[0]);
+      P2P(LST_OP_SEND, N, ci, count, LST_DT_INT32, 4, right, tag); MPI_Isend(sb, count, MPI_INT, right, tag, c, &reqs[1]);
+      MPI_Waitall(2, reqs, MPI_STATUSES_IGNORE);
+      break;
+    }
+    case 5:
+      for (int pass = 0; pass < 2; ++pass) {
+        if ((pass == 0) == send_first) {
+          MPI_Request r;
+          P2P(LST_OP_SEND, N, ci, count, LST_DT_INT32, 4, right, tag); MPI_Issend(sb, count, MPI_INT, right, tag, c, &r);
+          int flag = 0;
+          do MPI_Test(&r, &flag, MPI_STATUS_IGNORE); while (!flag);
+        } else {
+          P2P(LST_OP_PROBE, 0, ci, 0, LST_DT_NONE, 0, left, LST_ANY_TAG); MPI_Probe(left, MPI_ANY_TAG, c, &st);
+          P2P(LST_OP_RECV, 0, ci, count, LST_DT_INT32, 4, left, tag); MPI_Recv(rb, count, MPI_INT, left, tag, c, &st);
+        }
+      }
+      break;
+    case 6:
+      for (int pass = 0; pass < 2; ++pass) {
+        if ((pass == 0) == send_first) {
+          P2P(LST_OP_SEND, 0, ci, count, LST_DT_INT32, 4, right, tag); MPI_Send(sb, count, MPI_INT, right, tag, c);
+        } else {
+          MPI_Message m;
+          P2P(LST_OP_PROBE, 0, ci, 0, LST_DT_NONE, 0, LST_ANY_SOURCE, tag); MPI_Mprobe(MPI_ANY_SOURCE, tag, c, &m, &st);
+          P2P(LST_OP_RECV, 0, ci, count, LST_DT_INT32, 4, left, tag); MPI_Mrecv(rb, count, MPI_INT, &m, &st);
+        }
+      }
+      break;
+    default:
+      for (int pass = 0; pass < 2; ++pass) {
+        if ((pass == 0) == send_first) {
+          P2P(LST_OP_SEND, 0, ci, count, LST_DT_INT32, 4, right, tag); MPI_Send(sb, count, MPI_INT, right, tag, c);
+        } else {
+          // A polling loop: one PROBE record if the first poll found nothing, none otherwise.
+          int flag = 0, polls = 0, line = 0;
+          while (!flag) {
+            line = __LINE__ + 1;
+            MPI_Iprobe(left, tag, c, &flag, &st);
+            ++polls;
+          }
+          if (polls > 1) expect_p2p(LST_OP_PROBE, N, ci, 0, LST_DT_NONE, 0, left, tag, line);
+          P2P(LST_OP_RECV, 0, ci, count, LST_DT_INT32, 4, left, tag); MPI_Recv(rb, count, MPI_INT, left, tag, c, &st);
+        }
+      }
+      // And sends to nobody: complete at once, recorded with the null peer.
+      P2P(LST_OP_SEND, 0, ci, count, LST_DT_INT32, 4, LST_PROC_NULL, tag); MPI_Send(sb, count, MPI_INT, MPI_PROC_NULL, tag, c);
+      P2P(LST_OP_RECV, 0, ci, count, LST_DT_INT32, 4, LST_PROC_NULL, LST_ANY_TAG); MPI_Recv(rb, count, MPI_INT, MPI_PROC_NULL, MPI_ANY_TAG, c, &st);
+      break;
+  }
+}
+
 int main(int argc, char** argv) {
   if (argc != 3) {
     std::fprintf(stderr, "usage: mpi_sequence EXPECTED_DIR STEPS\n");
@@ -229,7 +345,9 @@ int main(int argc, char** argv) {
   std::memset(sbuf, 1, sizeof sbuf);
   int steps = std::atoi(argv[2]);
   for (int s = 0; s < steps; ++s) {
-    if (next() % 3 == 0) nonblocking_step();
+    const uint32_t pick = next() % 6;
+    if (pick < 2) nonblocking_step();
+    else if (pick == 2) p2p_step();
     else blocking_step();
   }
   std::fclose(g_expected);

@@ -117,6 +117,7 @@ struct Expected {
   char comm;
   long long count;
   int dtype, dtype_size, root, redop, line;
+  int tag = 0;  // point-to-point only
 };
 
 int sequence(const std::string& traces, const std::string& expected_dir, int nranks) {
@@ -144,7 +145,12 @@ int sequence(const std::string& traces, const std::string& expected_dir, int nra
         continue;
       }
       Expected e{};
-      ls >> e.op >> e.flags >> e.comm >> e.count >> e.dtype >> e.dtype_size >> e.root >> e.redop >> e.line;
+      if (tag == "P") {  // point-to-point: peer in place of the root, tag in place of the reduction op
+        ls >> e.op >> e.flags >> e.comm >> e.count >> e.dtype >> e.dtype_size >> e.root >> e.tag >> e.line;
+        e.redop = LST_RED_NONE;
+      } else {
+        ls >> e.op >> e.flags >> e.comm >> e.count >> e.dtype >> e.dtype_size >> e.root >> e.redop >> e.line;
+      }
       want.push_back(e);
     }
     auto got = t.of_kind(LST_KIND_COLLECTIVE);
@@ -171,10 +177,17 @@ int sequence(const std::string& traces, const std::string& expected_dir, int nra
       if (static_cast<int>(r->u.coll.dtype_size) != e.dtype_size) bad("dtype_size", r->u.coll.dtype_size, e.dtype_size);
       if (r->u.coll.root_or_peer != e.root) bad("root", r->u.coll.root_or_peer, e.root);
       if (r->redop != e.redop) bad("redop", r->redop, e.redop);
-      unsigned want_state = (e.flags & LST_F_NONBLOCKING) ? LST_STATE_COMPLETED : LST_STATE_RETURNED;
+      // A polling loop's PROBE record returns when a poll finds the message; nothing completes it.
+      const bool nb = (e.flags & LST_F_NONBLOCKING) && e.op != LST_OP_PROBE;
+      unsigned want_state = nb ? LST_STATE_COMPLETED : LST_STATE_RETURNED;
       if (state(r) != want_state) bad("state", state(r), want_state);
-      uint32_t seq = next_seq[r->comm]++;
-      if (r->u.coll.seq != seq) bad("seq", r->u.coll.seq, seq);
+      if (e.flags & LST_F_P2P) {
+        // Point-to-point takes no collective sequence number: coll.seq holds the tag.
+        if (static_cast<int32_t>(r->u.coll.seq) != e.tag) bad("tag", static_cast<int32_t>(r->u.coll.seq), e.tag);
+      } else {
+        uint32_t seq = next_seq[r->comm]++;
+        if (r->u.coll.seq != seq) bad("seq", r->u.coll.seq, seq);
+      }
       auto [it, fresh] = comm_of[e.comm].emplace(rank, r->comm);
       if (!fresh && it->second != r->comm) FAILF("rank %d collective #%zu: comm %c has two ids on one rank", rank, i, e.comm);
       const auto& site = sites[i];

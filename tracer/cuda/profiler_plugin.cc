@@ -253,14 +253,9 @@ lst_nccl_result plugin_finalize(void* context) noexcept {
   return LST_NCCL_SUCCESS;
 }
 
-// ---- v5 ----------------------------------------------------------------------------------------
-
-lst_nccl_result v5_init(void** context, uint64_t comm_id, int* mask, const char* name, int nnodes, int nranks,
-                        int rank, lst_nccl_logger) {
-  return plugin_init(context, comm_id, mask, name, nranks, rank);
-}
-
-lst_nccl_result v5_start(void* context, void** handle, lst_nccl_event_descr_v5* e) {
+// v4 and v5 descriptors name the fields this plugin reads alike: one body for both.
+template <typename EventDescr>
+lst_nccl_result start_event(void* context, void** handle, const EventDescr* e) noexcept {
   if (handle) *handle = nullptr;
   if (!e) return LST_NCCL_SUCCESS;
   Descr d;
@@ -287,6 +282,17 @@ lst_nccl_result v5_start(void* context, void** handle, lst_nccl_event_descr_v5* 
     return LST_NCCL_SUCCESS;
   }
   return plugin_start(context, handle, d);
+}
+
+// ---- v5 ----------------------------------------------------------------------------------------
+
+lst_nccl_result v5_init(void** context, uint64_t comm_id, int* mask, const char* name, int nnodes, int nranks,
+                        int rank, lst_nccl_logger) {
+  return plugin_init(context, comm_id, mask, name, nranks, rank);
+}
+
+lst_nccl_result v5_start(void* context, void** handle, lst_nccl_event_descr_v5* e) {
+  return start_event(context, handle, e);
 }
 
 lst_nccl_result v5_state(void* handle, lst_nccl_event_state state, lst_nccl_state_args_v5* args) {
@@ -301,32 +307,7 @@ lst_nccl_result v4_init(void** context, int* mask, const char* name, uint64_t co
 }
 
 lst_nccl_result v4_start(void* context, void** handle, lst_nccl_event_descr_v4* e) {
-  if (handle) *handle = nullptr;
-  if (!e) return LST_NCCL_SUCCESS;
-  Descr d;
-  d.type = e->type;
-  d.parent = e->parentObj;
-  d.rank = e->rank;
-  if (e->type == LST_NCCL_PROFILE_COLL) {
-    d.seq_number = e->coll.seqNumber;
-    d.func = e->coll.func;
-    d.datatype = e->coll.datatype;
-    d.count = e->coll.count;
-    d.root_or_peer = e->coll.root;
-    d.nchannels = e->coll.nChannels;
-    d.algo = e->coll.algo;
-  } else if (e->type == LST_NCCL_PROFILE_P2P) {
-    d.func = e->p2p.func;
-    d.datatype = e->p2p.datatype;
-    d.count = e->p2p.count;
-    d.root_or_peer = e->p2p.peer;
-    d.nchannels = e->p2p.nChannels;
-  } else if (e->type == LST_NCCL_PROFILE_KERNEL_CH) {
-    d.ch_timer = e->kernelCh.pTimer;
-  } else {
-    return LST_NCCL_SUCCESS;
-  }
-  return plugin_start(context, handle, d);
+  return start_event(context, handle, e);
 }
 
 lst_nccl_result v4_state(void* handle, lst_nccl_event_state state, lst_nccl_state_args_v4* args) {

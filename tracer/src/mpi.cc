@@ -1,159 +1,203 @@
-// MPI capture through the PMPI profiling interface: every MPI-3 collective (blocking and nonblocking),
-// their completion in the Wait/Test family, communicator creation and destruction, Init/Finalize/Abort.
+// MPI capture through the PMPI profiling interface: the real library found at run time, datatypes and
+// reduction ops, communicator identity, completion in the Wait/Test family, Init/Finalize/Abort. The
+// collectives are in mpi_collectives.cc, point-to-point in mpi_p2p.cc.
 //
-// The library never links libmpi: PMPI_* functions are looked up with dlsym on first use and the
-// predefined handles (MPI_INT, MPI_SUM, MPI_COMM_WORLD, ...) are weak references, so the same file
-// loads in a job without MPI, in a process linked with -z now, and next to any libmpi of this ABI.
+// The library never links libmpi: PMPI_* functions and the predefined handles (MPI_INT, MPI_SUM,
+// MPI_COMM_WORLD, ...) are looked up on first use in whichever loaded object defines them, so the same
+// file loads in a job without MPI, in a process linked with -z now, next to any libmpi of this ABI, and
+// in a Python process that loads libmpi late and privately (mpi4py).
 #include <dlfcn.h>
-#include <mpi.h>
+#include <link.h>
+#include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <vector>
 
-#include "session.h"
+#include "mpi_common.h"
 
-// Predefined handles are addresses of objects inside libmpi (OpenMPI ABI). Weak, so that loading
-// the tracer never fails when libmpi is absent; they are only compared against, never dereferenced.
-#pragma weak ompi_mpi_comm_world
-#pragma weak ompi_mpi_comm_self
-#pragma weak ompi_mpi_comm_null
-#pragma weak ompi_request_null
-#pragma weak ompi_mpi_group_null
-#pragma weak ompi_mpi_datatype_null
-#pragma weak ompi_mpi_op_null
-#pragma weak ompi_mpi_char
-#pragma weak ompi_mpi_signed_char
-#pragma weak ompi_mpi_unsigned_char
-#pragma weak ompi_mpi_byte
-#pragma weak ompi_mpi_packed
-#pragma weak ompi_mpi_short
-#pragma weak ompi_mpi_unsigned_short
-#pragma weak ompi_mpi_int
-#pragma weak ompi_mpi_unsigned
-#pragma weak ompi_mpi_long
-#pragma weak ompi_mpi_unsigned_long
-#pragma weak ompi_mpi_long_long_int
-#pragma weak ompi_mpi_unsigned_long_long
-#pragma weak ompi_mpi_float
-#pragma weak ompi_mpi_double
-#pragma weak ompi_mpi_long_double
-#pragma weak ompi_mpi_wchar
-#pragma weak ompi_mpi_c_bool
-#pragma weak ompi_mpi_int8_t
-#pragma weak ompi_mpi_uint8_t
-#pragma weak ompi_mpi_int16_t
-#pragma weak ompi_mpi_uint16_t
-#pragma weak ompi_mpi_int32_t
-#pragma weak ompi_mpi_uint32_t
-#pragma weak ompi_mpi_int64_t
-#pragma weak ompi_mpi_uint64_t
-#pragma weak ompi_mpi_aint
-#pragma weak ompi_mpi_offset
-#pragma weak ompi_mpi_count
-#pragma weak ompi_mpi_float_int
-#pragma weak ompi_mpi_double_int
-#pragma weak ompi_mpi_long_int
-#pragma weak ompi_mpi_2int
-#pragma weak ompi_mpi_short_int
-#pragma weak ompi_mpi_longdbl_int
-#pragma weak ompi_mpi_op_max
-#pragma weak ompi_mpi_op_min
-#pragma weak ompi_mpi_op_sum
-#pragma weak ompi_mpi_op_prod
-#pragma weak ompi_mpi_op_land
-#pragma weak ompi_mpi_op_band
-#pragma weak ompi_mpi_op_lor
-#pragma weak ompi_mpi_op_bor
-#pragma weak ompi_mpi_op_lxor
-#pragma weak ompi_mpi_op_bxor
-#pragma weak ompi_mpi_op_maxloc
-#pragma weak ompi_mpi_op_minloc
-#pragma weak ompi_mpi_op_replace
+namespace lockstep::trace::mpi {
 
-using namespace lockstep::trace;
+Predefined g_predefined;
+std::atomic<int> g_mpi_state{0};
+RequestTable g_requests;
+bool g_trace_p2p = [] {
+  const char* v = std::getenv("LOCKSTEP_TRACE_P2P");
+  return !(v && std::strcmp(v, "0") == 0);
+}();
 
 namespace {
 
-// ---- PMPI lookup ---------------------------------------------------------------------------------
+// ---- the real MPI ----------------------------------------------------------------------------------
 
-template <typename F>
-F resolve(std::atomic<void*>& slot, const char* name) noexcept {
-  void* p = slot.load(std::memory_order_acquire);
-  if (__builtin_expect(p == nullptr, 0)) {
-    p = dlsym(RTLD_NEXT, name);
-    if (!p) p = dlsym(RTLD_DEFAULT, name);
-    if (!p) {
-      // An MPI_* call reached the tracer but no MPI library defines its PMPI_* twin.
-      std::fprintf(stderr, "lockstep: %s not found in the process: cannot forward the MPI call\n", name);
-      std::abort();
-    }
-    slot.store(p, std::memory_order_release);
-  }
-  return reinterpret_cast<F>(p);
+bool in_this_library(const void* p) noexcept {
+  Dl_info mine{}, theirs{};
+  static const int anchor = 0;
+  return dladdr(&anchor, &mine) && dladdr(p, &theirs) && mine.dli_fbase == theirs.dli_fbase;
 }
 
-// REAL(MPI_Allreduce) is PMPI_Allreduce, resolved once per call site.
-#define REAL(fn)                                               \
-  ([]() noexcept {                                             \
-    static std::atomic<void*> slot{nullptr};                   \
-    return resolve<decltype(&P##fn)>(slot, "P" #fn);           \
-  }())
+// Says it once, on stderr and in the trace; never stops the application.
+void warn_once(const char* text) noexcept {
+  static std::atomic<bool> warned{false};
+  if (warned.exchange(true)) return;
+  ssize_t n = ::write(2, text, std::strlen(text));
+  if (n >= 0) n = ::write(2, "\n", 1);
+  (void)n;
+  marker(LST_MARK_TRACER_WARNING, 0, text, 0);
+}
+
+struct ObjectNames {
+  char names[64][256];
+  int n = 0;
+};
+int collect_object(struct dl_phdr_info* info, size_t, void* arg) {
+  auto* o = static_cast<ObjectNames*>(arg);
+  if (info->dlpi_name && info->dlpi_name[0] && o->n < 64)
+    std::snprintf(o->names[o->n++], sizeof o->names[0], "%s", info->dlpi_name);
+  return 0;
+}
+
+// The object that defines PMPI_Init, opened without loading anything: dlsym(RTLD_NEXT) and
+// dlsym(RTLD_DEFAULT) only search the global scope, and Python's dlopen(RTLD_LOCAL) of an extension
+// module puts libmpi (its dependency) outside it.
+void* find_mpi_library() noexcept {
+  static ObjectNames objects;  // too large for a stack that may be a small thread's
+  objects.n = 0;
+  dl_iterate_phdr(collect_object, &objects);  // names first: no dlopen under the loader's lock
+  for (int i = 0; i < objects.n; ++i) {
+    void* h = dlopen(objects.names[i], RTLD_LAZY | RTLD_NOLOAD);
+    if (!h) continue;
+    void* fn = dlsym(h, "PMPI_Init");
+    Dl_info where{};
+    if (fn && !in_this_library(fn) && dladdr(fn, &where) && where.dli_fname) {
+      void* lib = dlopen(where.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+      dlclose(h);
+      if (lib) return lib;
+      continue;
+    }
+    dlclose(h);
+  }
+  return nullptr;
+}
+
+void* mpi_library() noexcept {
+  static std::atomic<int> state{0};  // 0 not searched, 1 searching, 2 done
+  static void* lib = nullptr;
+  int expected = 0;
+  if (state.compare_exchange_strong(expected, 1, std::memory_order_acq_rel)) {
+    lib = find_mpi_library();
+    state.store(2, std::memory_order_release);
+  } else {
+    while (state.load(std::memory_order_acquire) != 2) sched_yield();
+  }
+  return lib;
+}
+
+// The global scope first, in its own order: an executable that refers to a handle such as
+// ompi_mpi_comm_world holds a copy of the object (a copy relocation), and that copy, not libmpi's
+// original, is the one MPI uses. Then the library that defines PMPI_Init, outside the global scope.
+void* lookup_symbol(const char* name) noexcept {
+  void* p = dlsym(RTLD_DEFAULT, name);
+  if (p && in_this_library(p)) p = dlsym(RTLD_NEXT, name);
+  if (p && in_this_library(p)) p = nullptr;
+  if (!p)
+    if (void* lib = mpi_library()) p = dlsym(lib, name);
+  return p;
+}
+
+}  // namespace
+
+void* lookup_pmpi(const char* name) noexcept { return lookup_symbol(name); }
+
+void no_pmpi(const char* name) noexcept {
+  char text[200];
+  std::snprintf(text, sizeof text,
+                "lockstep: %s not found in the process: MPI calls without it return MPI_ERR_OTHER, untraced",
+                name);
+  warn_once(text);
+}
 
 // ---- datatypes and reduction ops -------------------------------------------------------------------
 
+namespace {
+
 struct TypeEntry {
-  MPI_Datatype type;
+  const char* symbol;  // libmpi's object for the predefined handle
   uint8_t dtype;
   uint32_t size;
 };
 // Most frequent first: the lookup is a linear scan on the hot path.
-const TypeEntry kTypes[] = {
-    {MPI_FLOAT, LST_DT_FLOAT32, 4},       {MPI_DOUBLE, LST_DT_FLOAT64, 8},
-    {MPI_INT, LST_DT_INT32, 4},           {MPI_LONG, LST_DT_INT64, sizeof(long)},
-    {MPI_BYTE, LST_DT_BYTE, 1},           {MPI_CHAR, LST_DT_CHAR, 1},
-    {MPI_UNSIGNED, LST_DT_UINT32, 4},     {MPI_UNSIGNED_LONG, LST_DT_UINT64, sizeof(long)},
-    {MPI_LONG_LONG_INT, LST_DT_INT64, 8}, {MPI_UNSIGNED_LONG_LONG, LST_DT_UINT64, 8},
-    {MPI_INT64_T, LST_DT_INT64, 8},       {MPI_UINT64_T, LST_DT_UINT64, 8},
-    {MPI_INT32_T, LST_DT_INT32, 4},       {MPI_UINT32_T, LST_DT_UINT32, 4},
-    {MPI_INT16_T, LST_DT_INT16, 2},       {MPI_UINT16_T, LST_DT_UINT16, 2},
-    {MPI_INT8_T, LST_DT_INT8, 1},         {MPI_UINT8_T, LST_DT_UINT8, 1},
-    {MPI_SHORT, LST_DT_INT16, 2},         {MPI_UNSIGNED_SHORT, LST_DT_UINT16, 2},
-    {MPI_SIGNED_CHAR, LST_DT_INT8, 1},    {MPI_UNSIGNED_CHAR, LST_DT_UINT8, 1},
-    {MPI_C_BOOL, LST_DT_BOOL, 1},         {MPI_PACKED, LST_DT_PACKED, 1},
-    {MPI_LONG_DOUBLE, LST_DT_LONG_DOUBLE, sizeof(long double)},
-    {MPI_WCHAR, LST_DT_INT32, sizeof(wchar_t)},
-    {MPI_AINT, LST_DT_INT64, sizeof(MPI_Aint)},
-    {MPI_OFFSET, LST_DT_INT64, sizeof(MPI_Offset)},
-    {MPI_COUNT, LST_DT_INT64, sizeof(MPI_Count)},
-    {MPI_FLOAT_INT, LST_DT_PAIR, 0},      {MPI_DOUBLE_INT, LST_DT_PAIR, 0},
-    {MPI_LONG_INT, LST_DT_PAIR, 0},       {MPI_2INT, LST_DT_PAIR, 0},
-    {MPI_SHORT_INT, LST_DT_PAIR, 0},      {MPI_LONG_DOUBLE_INT, LST_DT_PAIR, 0},
+constexpr TypeEntry kTypes[] = {
+    {"ompi_mpi_float", LST_DT_FLOAT32, 4},
+    {"ompi_mpi_double", LST_DT_FLOAT64, 8},
+    {"ompi_mpi_int", LST_DT_INT32, 4},
+    {"ompi_mpi_long", LST_DT_INT64, sizeof(long)},
+    {"ompi_mpi_byte", LST_DT_BYTE, 1},
+    {"ompi_mpi_char", LST_DT_CHAR, 1},
+    {"ompi_mpi_unsigned", LST_DT_UINT32, 4},
+    {"ompi_mpi_unsigned_long", LST_DT_UINT64, sizeof(long)},
+    {"ompi_mpi_long_long_int", LST_DT_INT64, 8},
+    {"ompi_mpi_unsigned_long_long", LST_DT_UINT64, 8},
+    {"ompi_mpi_int64_t", LST_DT_INT64, 8},
+    {"ompi_mpi_uint64_t", LST_DT_UINT64, 8},
+    {"ompi_mpi_int32_t", LST_DT_INT32, 4},
+    {"ompi_mpi_uint32_t", LST_DT_UINT32, 4},
+    {"ompi_mpi_int16_t", LST_DT_INT16, 2},
+    {"ompi_mpi_uint16_t", LST_DT_UINT16, 2},
+    {"ompi_mpi_int8_t", LST_DT_INT8, 1},
+    {"ompi_mpi_uint8_t", LST_DT_UINT8, 1},
+    {"ompi_mpi_short", LST_DT_INT16, 2},
+    {"ompi_mpi_unsigned_short", LST_DT_UINT16, 2},
+    {"ompi_mpi_signed_char", LST_DT_INT8, 1},
+    {"ompi_mpi_unsigned_char", LST_DT_UINT8, 1},
+    {"ompi_mpi_c_bool", LST_DT_BOOL, 1},
+    {"ompi_mpi_packed", LST_DT_PACKED, 1},
+    {"ompi_mpi_long_double", LST_DT_LONG_DOUBLE, sizeof(long double)},
+    {"ompi_mpi_wchar", LST_DT_INT32, sizeof(wchar_t)},
+    {"ompi_mpi_aint", LST_DT_INT64, sizeof(MPI_Aint)},
+    {"ompi_mpi_offset", LST_DT_INT64, sizeof(MPI_Offset)},
+    {"ompi_mpi_count", LST_DT_INT64, sizeof(MPI_Count)},
+    {"ompi_mpi_float_int", LST_DT_PAIR, 0},
+    {"ompi_mpi_double_int", LST_DT_PAIR, 0},
+    {"ompi_mpi_long_int", LST_DT_PAIR, 0},
+    {"ompi_mpi_2int", LST_DT_PAIR, 0},
+    {"ompi_mpi_short_int", LST_DT_PAIR, 0},
+    {"ompi_mpi_longdbl_int", LST_DT_PAIR, 0},
 };
 
 struct OpEntry {
-  MPI_Op op;
+  const char* symbol;
   uint8_t redop;
 };
-const OpEntry kOps[] = {
-    {MPI_SUM, LST_RED_SUM},       {MPI_MAX, LST_RED_MAX},       {MPI_MIN, LST_RED_MIN},
-    {MPI_PROD, LST_RED_PROD},     {MPI_LAND, LST_RED_LAND},     {MPI_LOR, LST_RED_LOR},
-    {MPI_BAND, LST_RED_BAND},     {MPI_BOR, LST_RED_BOR},       {MPI_LXOR, LST_RED_LXOR},
-    {MPI_BXOR, LST_RED_BXOR},     {MPI_MINLOC, LST_RED_MINLOC}, {MPI_MAXLOC, LST_RED_MAXLOC},
-    {MPI_REPLACE, LST_RED_REPLACE},
+constexpr OpEntry kOps[] = {
+
+    {"ompi_mpi_op_sum", LST_RED_SUM},         {"ompi_mpi_op_max", LST_RED_MAX},
+    {"ompi_mpi_op_min", LST_RED_MIN},         {"ompi_mpi_op_prod", LST_RED_PROD},
+    {"ompi_mpi_op_land", LST_RED_LAND},       {"ompi_mpi_op_lor", LST_RED_LOR},
+    {"ompi_mpi_op_band", LST_RED_BAND},       {"ompi_mpi_op_bor", LST_RED_BOR},
+    {"ompi_mpi_op_lxor", LST_RED_LXOR},       {"ompi_mpi_op_bxor", LST_RED_BXOR},
+    {"ompi_mpi_op_minloc", LST_RED_MINLOC},   {"ompi_mpi_op_maxloc", LST_RED_MAXLOC},
+    {"ompi_mpi_op_replace", LST_RED_REPLACE},
 };
+
+constexpr size_t kNumTypes = sizeof kTypes / sizeof kTypes[0];
+constexpr size_t kNumOps = sizeof kOps / sizeof kOps[0];
+MPI_Datatype g_types[kNumTypes];  // kTypes' handles, looked up with the other predefined handles
+MPI_Op g_ops[kNumOps];
+
+}  // namespace
 
 void set_dtype(CollectiveArgs& a, MPI_Datatype t) noexcept {
   if (t == MPI_DATATYPE_NULL || t == nullptr) {
     a.dtype = LST_DT_NONE;
     return;
   }
-  for (const TypeEntry& e : kTypes) {
-    if (e.type == t && t != nullptr) {
+  for (size_t i = 0; i < kNumTypes; ++i) {
+    const TypeEntry& e = kTypes[i];
+    if (g_types[i] == t) {
       a.dtype = e.dtype;
       a.dtype_size = e.size;
       if (e.size == 0) {
@@ -173,15 +217,68 @@ void set_dtype(CollectiveArgs& a, MPI_Datatype t) noexcept {
 }
 
 uint8_t redop_of(MPI_Op op) noexcept {
-  for (const OpEntry& e : kOps)
-    if (e.op == op && op != nullptr) return e.redop;
+  for (size_t i = 0; i < kNumOps; ++i)
+    if (g_ops[i] == op && op != nullptr) return kOps[i].redop;
   return op == MPI_OP_NULL ? LST_RED_NONE : LST_RED_USER;
 }
 
+bool resolve_mpi() noexcept {
+  static std::mutex m;
+  std::lock_guard<std::mutex> lock(m);
+  const int s = g_mpi_state.load(std::memory_order_acquire);
+  if (s != 0) return s == 1;
+  struct Handle {
+    const char* symbol;
+    void** slot;
+    bool required;
+  };
+  Predefined p;
+  const Handle handles[] = {
+      {"ompi_mpi_comm_world", reinterpret_cast<void**>(&p.comm_world), true},
+      {"ompi_mpi_comm_self", reinterpret_cast<void**>(&p.comm_self), true},
+      {"ompi_mpi_comm_null", reinterpret_cast<void**>(&p.comm_null), true},
+      {"ompi_request_null", reinterpret_cast<void**>(&p.request_null), true},
+      {"ompi_mpi_group_null", reinterpret_cast<void**>(&p.group_null), true},
+      {"ompi_mpi_datatype_null", reinterpret_cast<void**>(&p.datatype_null), true},
+      {"ompi_mpi_op_null", reinterpret_cast<void**>(&p.op_null), true},
+      {"ompi_message_null", reinterpret_cast<void**>(&p.message_null), false},
+      {"ompi_message_no_proc", reinterpret_cast<void**>(&p.message_no_proc), false},
+  };
+  for (const Handle& h : handles) {
+    *h.slot = lookup_symbol(h.symbol);
+    if (!*h.slot && h.required) {
+      char text[200];
+      std::snprintf(text, sizeof text,
+                    "lockstep: %s not found (not Open MPI?): MPI calls are forwarded untraced", h.symbol);
+      warn_once(text);
+      g_mpi_state.store(2, std::memory_order_release);
+      return false;
+    }
+  }
+  for (size_t i = 0; i < kNumTypes; ++i)
+    g_types[i] = static_cast<MPI_Datatype>(lookup_symbol(kTypes[i].symbol));
+  for (size_t i = 0; i < kNumOps; ++i) g_ops[i] = static_cast<MPI_Op>(lookup_symbol(kOps[i].symbol));
+  g_predefined = p;
+  g_mpi_state.store(1, std::memory_order_release);
+  return true;
+}
+
+CollectiveArgs args(uint8_t op, MPI_Comm comm, int64_t count, MPI_Datatype dt) noexcept {
+  CollectiveArgs a;
+  a.api = LST_API_MPI;
+  a.op = op;
+  a.comm = comm_of(comm);
+  a.count = count < 0 ? 0 : static_cast<uint64_t>(count);
+  if (dt) set_dtype(a, dt);
+  return a;
+}
+
+namespace {
+
 // ---- communicators ----------------------------------------------------------------------------
 
-std::mutex g_mpi_mutex;              // world group and occurrence counters (creation paths only)
-MPI_Group g_world_group = nullptr;   // MPI_COMM_WORLD's group, for translating members
+std::mutex g_mpi_mutex;             // world group and occurrence counters (creation paths only)
+MPI_Group g_world_group = nullptr;  // MPI_COMM_WORLD's group, for translating members
 uint64_t g_world_id = 0;
 
 // World ranks of a communicator's members in its rank order (local group, then remote group for an
@@ -258,21 +355,6 @@ CommEntry* register_comm(MPI_Comm c, uint8_t comm_op, uint64_t id, uint64_t pare
                   m.rank, m.world.empty() ? nullptr : m.world.data(), nullptr, caller);
 }
 
-// A communicator the tracer did not see being created (made before the library was loaded, or
-// through a call it does not intercept): named by its members and how often they appeared.
-__attribute__((noinline)) CommEntry* adopt_comm(MPI_Comm c) noexcept {
-  if (c == MPI_COMM_NULL || c == nullptr) return nullptr;
-  Members m = members_of(c);
-  uint64_t h = hash_members(hash_bytes(kHashSeed, "mpi-adopted", 11), m.world);
-  h = mix(h, occurrence(h));
-  return register_comm(c, LST_COMM_CREATE, h, 0, LST_NONE, 0, m, 0);
-}
-
-inline CommEntry* comm_of(MPI_Comm c) noexcept {
-  CommEntry* e = comm_find(LST_API_MPI, reinterpret_cast<uintptr_t>(c));
-  return e ? e : adopt_comm(c);
-}
-
 // Identity of a communicator created collectively over its parent (DESIGN.md): the parent's id, the
 // creation's index on the parent, the kind, the colour, and the members' world ranks.
 uint64_t child_id(uint64_t parent, uint32_t index, uint8_t comm_op, int32_t color,
@@ -324,114 +406,19 @@ void after_init(int provided, uint64_t caller) noexcept {
   world.size = size;
   world.rank = rank;
   for (int i = 0; i < size; ++i) world.world.push_back(i);
-  comm_add(LST_API_MPI, reinterpret_cast<uintptr_t>(MPI_COMM_WORLD), LST_COMM_WORLD, g_world_id, 0, LST_NONE, 0,
-           size, rank, world.world.data(), "MPI_COMM_WORLD", caller);
+  comm_add(LST_API_MPI, reinterpret_cast<uintptr_t>(MPI_COMM_WORLD), LST_COMM_WORLD, g_world_id, 0, LST_NONE,
+           0, size, rank, world.world.data(), "MPI_COMM_WORLD", caller);
   int32_t me = rank;
   uint64_t self_id = mix(hash_bytes(kHashSeed, "MPI_COMM_SELF", 13), g_world_id);
   self_id = mix(self_id, me);
-  comm_add(LST_API_MPI, reinterpret_cast<uintptr_t>(MPI_COMM_SELF), LST_COMM_WORLD, self_id, 0, LST_NONE, 0, 1, 0,
-           &me, "MPI_COMM_SELF", caller);
+  comm_add(LST_API_MPI, reinterpret_cast<uintptr_t>(MPI_COMM_SELF), LST_COMM_WORLD, self_id, 0, LST_NONE, 0,
+           1, 0, &me, "MPI_COMM_SELF", caller);
   marker(LST_MARK_MPI_INIT, static_cast<uint64_t>(provided), nullptr, caller);
   // MPI_Init installs its own fatal-signal handlers; ours go back in front and chain to them.
   reinstall_signal_handlers();
 }
 
-// ---- requests of nonblocking collectives ---------------------------------------------------------
-
-// request -> collective record id. Sharded open addressing with backward-shift deletion; a shard's
-// lock is held for a few probes. Waits skip the lookup entirely while no collective is pending.
-constexpr size_t kShards = 64;
-constexpr size_t kShardSlots = 256;
-struct alignas(64) Shard {
-  std::atomic<bool> lock{false};
-  uintptr_t keys[kShardSlots] = {};
-  uint64_t ids[kShardSlots] = {};
-};
-Shard g_shards[kShards];
-std::atomic<int64_t> g_pending{0};
-
-size_t req_hash(uintptr_t k) noexcept {
-  uint64_t x = k;
-  x ^= x >> 29;
-  x *= 0xbf58476d1ce4e5b9ull;
-  x ^= x >> 32;
-  return static_cast<size_t>(x);
-}
-
-struct ShardLock {
-  explicit ShardLock(Shard& s) noexcept : s_(s) {
-    while (s_.lock.exchange(true, std::memory_order_acquire))
-      while (s_.lock.load(std::memory_order_relaxed)) __builtin_ia32_pause();
-  }
-  ~ShardLock() { s_.lock.store(false, std::memory_order_release); }
-  Shard& s_;
-};
-
-void req_insert(MPI_Request r, uint64_t id) noexcept {
-  uintptr_t k = reinterpret_cast<uintptr_t>(r);
-  size_t h = req_hash(k);
-  Shard& s = g_shards[h % kShards];
-  ShardLock lock(s);
-  size_t i = (h / kShards) % kShardSlots;
-  for (size_t n = 0; n < kShardSlots; ++n, i = (i + 1) % kShardSlots) {
-    if (s.keys[i] == k) {  // a handle whose completion was not seen: the newer call wins
-      s.ids[i] = id;
-      return;
-    }
-    if (s.keys[i] == 0) {
-      s.keys[i] = k;
-      s.ids[i] = id;
-      g_pending.fetch_add(1, std::memory_order_relaxed);
-      return;
-    }
-  }
-  // A full shard: this collective's completion is not recorded (it stays RETURNED).
-}
-
-bool req_find(MPI_Request r, uint64_t* id) noexcept {
-  uintptr_t k = reinterpret_cast<uintptr_t>(r);
-  size_t h = req_hash(k);
-  Shard& s = g_shards[h % kShards];
-  ShardLock lock(s);
-  size_t i = (h / kShards) % kShardSlots;
-  for (size_t n = 0; n < kShardSlots; ++n, i = (i + 1) % kShardSlots) {
-    if (s.keys[i] == 0) return false;
-    if (s.keys[i] == k) {
-      *id = s.ids[i];
-      return true;
-    }
-  }
-  return false;
-}
-
-void req_erase(MPI_Request r) noexcept {
-  uintptr_t k = reinterpret_cast<uintptr_t>(r);
-  size_t h = req_hash(k);
-  Shard& s = g_shards[h % kShards];
-  ShardLock lock(s);
-  size_t i = (h / kShards) % kShardSlots;
-  size_t n = 0;
-  for (; n < kShardSlots; ++n, i = (i + 1) % kShardSlots) {
-    if (s.keys[i] == 0) return;
-    if (s.keys[i] == k) break;
-  }
-  if (n == kShardSlots) return;
-  g_pending.fetch_sub(1, std::memory_order_relaxed);
-  // Backward-shift deletion keeps every probe chain unbroken without tombstones.
-  size_t hole = i;
-  for (size_t j = (hole + 1) % kShardSlots;; j = (j + 1) % kShardSlots) {
-    if (s.keys[j] == 0) break;
-    size_t home = (req_hash(s.keys[j]) / kShards) % kShardSlots;
-    bool movable = hole <= j ? (home <= hole || home > j) : (home <= hole && home > j);
-    if (movable) {
-      s.keys[hole] = s.keys[j];
-      s.ids[hole] = s.ids[j];
-      hole = j;
-    }
-  }
-  s.keys[hole] = 0;
-  s.ids[hole] = 0;
-}
+// ---- completion of nonblocking calls ----------------------------------------------------------------
 
 // The collective requests among the ones passed to a Wait/Test call, found before the call (the call
 // sets completed requests to MPI_REQUEST_NULL).
@@ -457,8 +444,12 @@ struct Tracked {
     }
     ++n;
   }
-  int index(int k) const noexcept { return k < kInline ? idx[k] : more_idx[static_cast<size_t>(k - kInline)]; }
-  uint64_t id(int k) const noexcept { return k < kInline ? ids[k] : more_ids[static_cast<size_t>(k - kInline)]; }
+  int index(int k) const noexcept {
+    return k < kInline ? idx[k] : more_idx[static_cast<size_t>(k - kInline)];
+  }
+  uint64_t id(int k) const noexcept {
+    return k < kInline ? ids[k] : more_ids[static_cast<size_t>(k - kInline)];
+  }
   MPI_Request handle(int k) const noexcept {
     return k < kInline ? handles[k] : more_handles[static_cast<size_t>(k - kInline)];
   }
@@ -466,11 +457,11 @@ struct Tracked {
 };
 
 void track(Tracked& t, int count, const MPI_Request* reqs) noexcept {
-  if (g_pending.load(std::memory_order_relaxed) == 0 || !reqs) return;
+  if (g_requests.pending() == 0 || !reqs) return;
   for (int i = 0; i < count; ++i) {
     MPI_Request r = reqs[i];
     uint64_t id;
-    if (r != MPI_REQUEST_NULL && r != nullptr && req_find(r, &id)) t.add(i, id, r);
+    if (r != MPI_REQUEST_NULL && r != nullptr && g_requests.find(key_of(r), &id)) t.add(i, id, r);
   }
 }
 
@@ -481,437 +472,35 @@ uint32_t settle(const Tracked& t, const MPI_Request* reqs) noexcept {
   for (int k = 0; k < t.n; ++k) {
     if (reqs[t.index(k)] != MPI_REQUEST_NULL) continue;
     collective_complete(t.id(k));
-    req_erase(t.handle(k));
+    g_requests.erase(key_of(t.handle(k)));
     ++done;
   }
   return done;
 }
 
-inline bool tracing() noexcept { return writer() != nullptr; }
-
-// ---- the record path -------------------------------------------------------------------------------
-
-CollectiveArgs args(uint8_t op, MPI_Comm comm, int64_t count, MPI_Datatype dt) noexcept {
-  CollectiveArgs a;
-  a.api = LST_API_MPI;
-  a.op = op;
-  a.comm = comm_of(comm);
-  a.count = count < 0 ? 0 : static_cast<uint64_t>(count);
-  if (dt) set_dtype(a, dt);
-  return a;
-}
-
-inline int32_t my_rank(const CollectiveArgs& a) noexcept { return a.comm ? a.comm->rank : 0; }
-inline int32_t comm_size(const CollectiveArgs& a) noexcept { return a.comm && a.comm->size > 0 ? a.comm->size : 0; }
-
-int64_t sum(const int* counts, int n) noexcept {
-  int64_t s = 0;
-  if (counts)
-    for (int i = 0; i < n; ++i) s += counts[i];
-  return s;
-}
-
-template <typename Call>
-__attribute__((always_inline)) inline int blocking(const CollectiveArgs& a, uint64_t caller, Call&& call) {
-  Pending p = collective_enter(a, caller);
-  int rc = call();
-  collective_return(p, rc == MPI_SUCCESS);
-  return rc;
-}
-
-template <typename Call>
-__attribute__((always_inline)) inline int nonblocking(CollectiveArgs& a, uint64_t caller, MPI_Request* req,
-                                                      Call&& call) {
-  a.flags |= LST_F_NONBLOCKING;
-  Pending p = collective_enter(a, caller);
-  uint64_t id = p.id;
-  bool recorded = p.rec != nullptr;
-  int rc = call();
-  collective_return(p, rc == MPI_SUCCESS);
-  if (recorded && rc == MPI_SUCCESS && req && *req != MPI_REQUEST_NULL) req_insert(*req, id);
-  return rc;
-}
-
 }  // namespace
 
-// Every wrapper: the application's own call is recorded; calls made from inside another intercepted
-// call, or with tracing off, go straight through.
-#define PASSTHROUGH(fn, ...)                          \
-  CallGuard guard;                                    \
-  if (!guard.outermost() || !tracing()) return REAL(fn)(__VA_ARGS__)
-
-#define WRAP_EXPORT extern "C" __attribute__((visibility("default")))
-
-// ---- blocking collectives ------------------------------------------------------------------------
-
-WRAP_EXPORT int MPI_Barrier(MPI_Comm comm) {
-  PASSTHROUGH(MPI_Barrier, comm);
-  CollectiveArgs a = args(LST_OP_BARRIER, comm, 0, nullptr);
-  return blocking(a, LOCKSTEP_CALLER(), [&] { return REAL(MPI_Barrier)(comm); });
+// A communicator the tracer did not see being created (made before the library was loaded, or
+// through a call it does not intercept): named by its members and how often they appeared.
+__attribute__((noinline)) CommEntry* adopt_comm(MPI_Comm c) noexcept {
+  if (c == MPI_COMM_NULL || c == nullptr) return nullptr;
+  Members m = members_of(c);
+  uint64_t h = hash_members(hash_bytes(kHashSeed, "mpi-adopted", 11), m.world);
+  h = mix(h, occurrence(h));
+  return register_comm(c, LST_COMM_CREATE, h, 0, LST_NONE, 0, m, 0);
 }
 
-WRAP_EXPORT int MPI_Bcast(void* buf, int count, MPI_Datatype dt, int root, MPI_Comm comm) {
-  PASSTHROUGH(MPI_Bcast, buf, count, dt, root, comm);
-  CollectiveArgs a = args(LST_OP_BCAST, comm, count, dt);
-  a.root_or_peer = root;
-  return blocking(a, LOCKSTEP_CALLER(), [&] { return REAL(MPI_Bcast)(buf, count, dt, root, comm); });
-}
-
-WRAP_EXPORT int MPI_Reduce(const void* sbuf, void* rbuf, int count, MPI_Datatype dt, MPI_Op op, int root,
-                           MPI_Comm comm) {
-  PASSTHROUGH(MPI_Reduce, sbuf, rbuf, count, dt, op, root, comm);
-  CollectiveArgs a = args(LST_OP_REDUCE, comm, count, dt);
-  a.redop = redop_of(op);
-  a.root_or_peer = root;
-  return blocking(a, LOCKSTEP_CALLER(), [&] { return REAL(MPI_Reduce)(sbuf, rbuf, count, dt, op, root, comm); });
-}
-
-WRAP_EXPORT int MPI_Allreduce(const void* sbuf, void* rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
-  PASSTHROUGH(MPI_Allreduce, sbuf, rbuf, count, dt, op, comm);
-  CollectiveArgs a = args(LST_OP_ALLREDUCE, comm, count, dt);
-  a.redop = redop_of(op);
-  return blocking(a, LOCKSTEP_CALLER(), [&] { return REAL(MPI_Allreduce)(sbuf, rbuf, count, dt, op, comm); });
-}
-
-// Gather: this rank's send count (the root with MPI_IN_PLACE: its receive count).
-WRAP_EXPORT int MPI_Gather(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount,
-                           MPI_Datatype rtype, int root, MPI_Comm comm) {
-  PASSTHROUGH(MPI_Gather, sbuf, scount, stype, rbuf, rcount, rtype, root, comm);
-  bool in_place = sbuf == MPI_IN_PLACE;
-  CollectiveArgs a = args(LST_OP_GATHER, comm, in_place ? rcount : scount, in_place ? rtype : stype);
-  a.root_or_peer = root;
-  return blocking(a, LOCKSTEP_CALLER(),
-                  [&] { return REAL(MPI_Gather)(sbuf, scount, stype, rbuf, rcount, rtype, root, comm); });
-}
-
-WRAP_EXPORT int MPI_Gatherv(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, const int rcounts[],
-                            const int displs[], MPI_Datatype rtype, int root, MPI_Comm comm) {
-  PASSTHROUGH(MPI_Gatherv, sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm);
-  bool in_place = sbuf == MPI_IN_PLACE;
-  CollectiveArgs a = args(LST_OP_GATHERV, comm, scount, in_place ? rtype : stype);
-  if (in_place && rcounts) a.count = static_cast<uint64_t>(rcounts[my_rank(a)]);
-  a.flags |= LST_F_VCOUNTS;
-  a.root_or_peer = root;
-  return blocking(a, LOCKSTEP_CALLER(),
-                  [&] { return REAL(MPI_Gatherv)(sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm); });
-}
-
-// Scatter: this rank's receive count (the root with MPI_IN_PLACE: its send count).
-WRAP_EXPORT int MPI_Scatter(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount,
-                            MPI_Datatype rtype, int root, MPI_Comm comm) {
-  PASSTHROUGH(MPI_Scatter, sbuf, scount, stype, rbuf, rcount, rtype, root, comm);
-  bool in_place = rbuf == MPI_IN_PLACE;
-  CollectiveArgs a = args(LST_OP_SCATTER, comm, in_place ? scount : rcount, in_place ? stype : rtype);
-  a.root_or_peer = root;
-  return blocking(a, LOCKSTEP_CALLER(),
-                  [&] { return REAL(MPI_Scatter)(sbuf, scount, stype, rbuf, rcount, rtype, root, comm); });
-}
-
-// Scatterv: only the root sends, so every rank records what it receives.
-WRAP_EXPORT int MPI_Scatterv(const void* sbuf, const int scounts[], const int displs[], MPI_Datatype stype,
-                             void* rbuf, int rcount, MPI_Datatype rtype, int root, MPI_Comm comm) {
-  PASSTHROUGH(MPI_Scatterv, sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm);
-  bool in_place = rbuf == MPI_IN_PLACE;
-  CollectiveArgs a = args(LST_OP_SCATTERV, comm, rcount, in_place ? stype : rtype);
-  if (in_place && scounts) a.count = static_cast<uint64_t>(scounts[my_rank(a)]);
-  a.flags |= LST_F_VCOUNTS;
-  a.root_or_peer = root;
-  return blocking(a, LOCKSTEP_CALLER(),
-                  [&] { return REAL(MPI_Scatterv)(sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm); });
-}
-
-WRAP_EXPORT int MPI_Allgather(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount,
-                              MPI_Datatype rtype, MPI_Comm comm) {
-  PASSTHROUGH(MPI_Allgather, sbuf, scount, stype, rbuf, rcount, rtype, comm);
-  bool in_place = sbuf == MPI_IN_PLACE;
-  CollectiveArgs a = args(LST_OP_ALLGATHER, comm, in_place ? rcount : scount, in_place ? rtype : stype);
-  return blocking(a, LOCKSTEP_CALLER(),
-                  [&] { return REAL(MPI_Allgather)(sbuf, scount, stype, rbuf, rcount, rtype, comm); });
-}
-
-WRAP_EXPORT int MPI_Allgatherv(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, const int rcounts[],
-                               const int displs[], MPI_Datatype rtype, MPI_Comm comm) {
-  PASSTHROUGH(MPI_Allgatherv, sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm);
-  bool in_place = sbuf == MPI_IN_PLACE;
-  CollectiveArgs a = args(LST_OP_ALLGATHERV, comm, scount, in_place ? rtype : stype);
-  if (in_place && rcounts) a.count = static_cast<uint64_t>(rcounts[my_rank(a)]);
-  a.flags |= LST_F_VCOUNTS;
-  return blocking(a, LOCKSTEP_CALLER(),
-                  [&] { return REAL(MPI_Allgatherv)(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm); });
-}
-
-WRAP_EXPORT int MPI_Alltoall(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount,
-                             MPI_Datatype rtype, MPI_Comm comm) {
-  PASSTHROUGH(MPI_Alltoall, sbuf, scount, stype, rbuf, rcount, rtype, comm);
-  bool in_place = sbuf == MPI_IN_PLACE;
-  CollectiveArgs a = args(LST_OP_ALLTOALL, comm, in_place ? rcount : scount, in_place ? rtype : stype);
-  return blocking(a, LOCKSTEP_CALLER(),
-                  [&] { return REAL(MPI_Alltoall)(sbuf, scount, stype, rbuf, rcount, rtype, comm); });
-}
-
-// Alltoallv: the total this rank sends (sum of its send counts).
-WRAP_EXPORT int MPI_Alltoallv(const void* sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype,
-                              void* rbuf, const int rcounts[], const int rdispls[], MPI_Datatype rtype,
-                              MPI_Comm comm) {
-  PASSTHROUGH(MPI_Alltoallv, sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm);
-  bool in_place = sbuf == MPI_IN_PLACE;
-  CollectiveArgs a = args(LST_OP_ALLTOALLV, comm, 0, in_place ? rtype : stype);
-  a.count = static_cast<uint64_t>(sum(in_place ? rcounts : scounts, comm_size(a)));
-  a.flags |= LST_F_VCOUNTS;
-  return blocking(a, LOCKSTEP_CALLER(), [&] {
-    return REAL(MPI_Alltoallv)(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm);
-  });
-}
-
-namespace {
-// Alltoallw: the bytes this rank sends, as a derived-type record of 1-byte elements.
-void alltoallw_args(CollectiveArgs& a, const void* sbuf, const int scounts[], const MPI_Datatype stypes[],
-                    const int rcounts[], const MPI_Datatype rtypes[]) noexcept {
-  bool in_place = sbuf == MPI_IN_PLACE;
-  const int* counts = in_place ? rcounts : scounts;
-  const MPI_Datatype* types = in_place ? rtypes : stypes;
-  int64_t bytes = 0;
-  if (counts && types)
-    for (int i = 0; i < comm_size(a); ++i) {
-      int sz = 0;
-      if (counts[i] > 0) REAL(MPI_Type_size)(types[i], &sz);
-      bytes += static_cast<int64_t>(counts[i]) * sz;
-    }
-  a.count = static_cast<uint64_t>(bytes);
-  a.dtype = LST_DT_DERIVED;
-  a.dtype_size = 1;
-  a.flags |= LST_F_VCOUNTS | LST_F_DERIVED;
-}
-}  // namespace
-
-WRAP_EXPORT int MPI_Alltoallw(const void* sbuf, const int scounts[], const int sdispls[],
-                              const MPI_Datatype stypes[], void* rbuf, const int rcounts[], const int rdispls[],
-                              const MPI_Datatype rtypes[], MPI_Comm comm) {
-  PASSTHROUGH(MPI_Alltoallw, sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm);
-  CollectiveArgs a = args(LST_OP_ALLTOALLW, comm, 0, nullptr);
-  alltoallw_args(a, sbuf, scounts, stypes, rcounts, rtypes);
-  return blocking(a, LOCKSTEP_CALLER(), [&] {
-    return REAL(MPI_Alltoallw)(sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm);
-  });
-}
-
-// Reduce_scatter: the elements this rank contributes (the sum of recvcounts, equal on every rank).
-WRAP_EXPORT int MPI_Reduce_scatter(const void* sbuf, void* rbuf, const int rcounts[], MPI_Datatype dt, MPI_Op op,
-                                   MPI_Comm comm) {
-  PASSTHROUGH(MPI_Reduce_scatter, sbuf, rbuf, rcounts, dt, op, comm);
-  CollectiveArgs a = args(LST_OP_REDUCE_SCATTER, comm, 0, dt);
-  a.count = static_cast<uint64_t>(sum(rcounts, comm_size(a)));
-  a.redop = redop_of(op);
-  a.flags |= LST_F_VCOUNTS;
-  return blocking(a, LOCKSTEP_CALLER(), [&] { return REAL(MPI_Reduce_scatter)(sbuf, rbuf, rcounts, dt, op, comm); });
-}
-
-WRAP_EXPORT int MPI_Reduce_scatter_block(const void* sbuf, void* rbuf, int rcount, MPI_Datatype dt, MPI_Op op,
-                                         MPI_Comm comm) {
-  PASSTHROUGH(MPI_Reduce_scatter_block, sbuf, rbuf, rcount, dt, op, comm);
-  CollectiveArgs a = args(LST_OP_REDUCE_SCATTER_BLOCK, comm, rcount, dt);
-  a.redop = redop_of(op);
-  return blocking(a, LOCKSTEP_CALLER(),
-                  [&] { return REAL(MPI_Reduce_scatter_block)(sbuf, rbuf, rcount, dt, op, comm); });
-}
-
-WRAP_EXPORT int MPI_Scan(const void* sbuf, void* rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
-  PASSTHROUGH(MPI_Scan, sbuf, rbuf, count, dt, op, comm);
-  CollectiveArgs a = args(LST_OP_SCAN, comm, count, dt);
-  a.redop = redop_of(op);
-  return blocking(a, LOCKSTEP_CALLER(), [&] { return REAL(MPI_Scan)(sbuf, rbuf, count, dt, op, comm); });
-}
-
-WRAP_EXPORT int MPI_Exscan(const void* sbuf, void* rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
-  PASSTHROUGH(MPI_Exscan, sbuf, rbuf, count, dt, op, comm);
-  CollectiveArgs a = args(LST_OP_EXSCAN, comm, count, dt);
-  a.redop = redop_of(op);
-  return blocking(a, LOCKSTEP_CALLER(), [&] { return REAL(MPI_Exscan)(sbuf, rbuf, count, dt, op, comm); });
-}
-
-// ---- nonblocking collectives: the same arguments, plus the request -> record mapping ---------------
-
-WRAP_EXPORT int MPI_Ibarrier(MPI_Comm comm, MPI_Request* req) {
-  PASSTHROUGH(MPI_Ibarrier, comm, req);
-  CollectiveArgs a = args(LST_OP_BARRIER, comm, 0, nullptr);
-  return nonblocking(a, LOCKSTEP_CALLER(), req, [&] { return REAL(MPI_Ibarrier)(comm, req); });
-}
-
-WRAP_EXPORT int MPI_Ibcast(void* buf, int count, MPI_Datatype dt, int root, MPI_Comm comm, MPI_Request* req) {
-  PASSTHROUGH(MPI_Ibcast, buf, count, dt, root, comm, req);
-  CollectiveArgs a = args(LST_OP_BCAST, comm, count, dt);
-  a.root_or_peer = root;
-  return nonblocking(a, LOCKSTEP_CALLER(), req, [&] { return REAL(MPI_Ibcast)(buf, count, dt, root, comm, req); });
-}
-
-WRAP_EXPORT int MPI_Ireduce(const void* sbuf, void* rbuf, int count, MPI_Datatype dt, MPI_Op op, int root,
-                            MPI_Comm comm, MPI_Request* req) {
-  PASSTHROUGH(MPI_Ireduce, sbuf, rbuf, count, dt, op, root, comm, req);
-  CollectiveArgs a = args(LST_OP_REDUCE, comm, count, dt);
-  a.redop = redop_of(op);
-  a.root_or_peer = root;
-  return nonblocking(a, LOCKSTEP_CALLER(), req,
-                     [&] { return REAL(MPI_Ireduce)(sbuf, rbuf, count, dt, op, root, comm, req); });
-}
-
-WRAP_EXPORT int MPI_Iallreduce(const void* sbuf, void* rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
-                               MPI_Request* req) {
-  PASSTHROUGH(MPI_Iallreduce, sbuf, rbuf, count, dt, op, comm, req);
-  CollectiveArgs a = args(LST_OP_ALLREDUCE, comm, count, dt);
-  a.redop = redop_of(op);
-  return nonblocking(a, LOCKSTEP_CALLER(), req,
-                     [&] { return REAL(MPI_Iallreduce)(sbuf, rbuf, count, dt, op, comm, req); });
-}
-
-WRAP_EXPORT int MPI_Igather(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount,
-                            MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request* req) {
-  PASSTHROUGH(MPI_Igather, sbuf, scount, stype, rbuf, rcount, rtype, root, comm, req);
-  bool in_place = sbuf == MPI_IN_PLACE;
-  CollectiveArgs a = args(LST_OP_GATHER, comm, in_place ? rcount : scount, in_place ? rtype : stype);
-  a.root_or_peer = root;
-  return nonblocking(a, LOCKSTEP_CALLER(), req, [&] {
-    return REAL(MPI_Igather)(sbuf, scount, stype, rbuf, rcount, rtype, root, comm, req);
-  });
-}
-
-WRAP_EXPORT int MPI_Igatherv(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, const int rcounts[],
-                             const int displs[], MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request* req) {
-  PASSTHROUGH(MPI_Igatherv, sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm, req);
-  bool in_place = sbuf == MPI_IN_PLACE;
-  CollectiveArgs a = args(LST_OP_GATHERV, comm, scount, in_place ? rtype : stype);
-  if (in_place && rcounts) a.count = static_cast<uint64_t>(rcounts[my_rank(a)]);
-  a.flags |= LST_F_VCOUNTS;
-  a.root_or_peer = root;
-  return nonblocking(a, LOCKSTEP_CALLER(), req, [&] {
-    return REAL(MPI_Igatherv)(sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm, req);
-  });
-}
-
-WRAP_EXPORT int MPI_Iscatter(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount,
-                             MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request* req) {
-  PASSTHROUGH(MPI_Iscatter, sbuf, scount, stype, rbuf, rcount, rtype, root, comm, req);
-  bool in_place = rbuf == MPI_IN_PLACE;
-  CollectiveArgs a = args(LST_OP_SCATTER, comm, in_place ? scount : rcount, in_place ? stype : rtype);
-  a.root_or_peer = root;
-  return nonblocking(a, LOCKSTEP_CALLER(), req, [&] {
-    return REAL(MPI_Iscatter)(sbuf, scount, stype, rbuf, rcount, rtype, root, comm, req);
-  });
-}
-
-WRAP_EXPORT int MPI_Iscatterv(const void* sbuf, const int scounts[], const int displs[], MPI_Datatype stype,
-                              void* rbuf, int rcount, MPI_Datatype rtype, int root, MPI_Comm comm,
-                              MPI_Request* req) {
-  PASSTHROUGH(MPI_Iscatterv, sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm, req);
-  bool in_place = rbuf == MPI_IN_PLACE;
-  CollectiveArgs a = args(LST_OP_SCATTERV, comm, rcount, in_place ? stype : rtype);
-  if (in_place && scounts) a.count = static_cast<uint64_t>(scounts[my_rank(a)]);
-  a.flags |= LST_F_VCOUNTS;
-  a.root_or_peer = root;
-  return nonblocking(a, LOCKSTEP_CALLER(), req, [&] {
-    return REAL(MPI_Iscatterv)(sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm, req);
-  });
-}
-
-WRAP_EXPORT int MPI_Iallgather(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount,
-                               MPI_Datatype rtype, MPI_Comm comm, MPI_Request* req) {
-  PASSTHROUGH(MPI_Iallgather, sbuf, scount, stype, rbuf, rcount, rtype, comm, req);
-  bool in_place = sbuf == MPI_IN_PLACE;
-  CollectiveArgs a = args(LST_OP_ALLGATHER, comm, in_place ? rcount : scount, in_place ? rtype : stype);
-  return nonblocking(a, LOCKSTEP_CALLER(), req,
-                     [&] { return REAL(MPI_Iallgather)(sbuf, scount, stype, rbuf, rcount, rtype, comm, req); });
-}
-
-WRAP_EXPORT int MPI_Iallgatherv(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, const int rcounts[],
-                                const int displs[], MPI_Datatype rtype, MPI_Comm comm, MPI_Request* req) {
-  PASSTHROUGH(MPI_Iallgatherv, sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm, req);
-  bool in_place = sbuf == MPI_IN_PLACE;
-  CollectiveArgs a = args(LST_OP_ALLGATHERV, comm, scount, in_place ? rtype : stype);
-  if (in_place && rcounts) a.count = static_cast<uint64_t>(rcounts[my_rank(a)]);
-  a.flags |= LST_F_VCOUNTS;
-  return nonblocking(a, LOCKSTEP_CALLER(), req, [&] {
-    return REAL(MPI_Iallgatherv)(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm, req);
-  });
-}
-
-WRAP_EXPORT int MPI_Ialltoall(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount,
-                              MPI_Datatype rtype, MPI_Comm comm, MPI_Request* req) {
-  PASSTHROUGH(MPI_Ialltoall, sbuf, scount, stype, rbuf, rcount, rtype, comm, req);
-  bool in_place = sbuf == MPI_IN_PLACE;
-  CollectiveArgs a = args(LST_OP_ALLTOALL, comm, in_place ? rcount : scount, in_place ? rtype : stype);
-  return nonblocking(a, LOCKSTEP_CALLER(), req,
-                     [&] { return REAL(MPI_Ialltoall)(sbuf, scount, stype, rbuf, rcount, rtype, comm, req); });
-}
-
-WRAP_EXPORT int MPI_Ialltoallv(const void* sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype,
-                               void* rbuf, const int rcounts[], const int rdispls[], MPI_Datatype rtype,
-                               MPI_Comm comm, MPI_Request* req) {
-  PASSTHROUGH(MPI_Ialltoallv, sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm, req);
-  bool in_place = sbuf == MPI_IN_PLACE;
-  CollectiveArgs a = args(LST_OP_ALLTOALLV, comm, 0, in_place ? rtype : stype);
-  a.count = static_cast<uint64_t>(sum(in_place ? rcounts : scounts, comm_size(a)));
-  a.flags |= LST_F_VCOUNTS;
-  return nonblocking(a, LOCKSTEP_CALLER(), req, [&] {
-    return REAL(MPI_Ialltoallv)(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm, req);
-  });
-}
-
-WRAP_EXPORT int MPI_Ialltoallw(const void* sbuf, const int scounts[], const int sdispls[],
-                               const MPI_Datatype stypes[], void* rbuf, const int rcounts[], const int rdispls[],
-                               const MPI_Datatype rtypes[], MPI_Comm comm, MPI_Request* req) {
-  PASSTHROUGH(MPI_Ialltoallw, sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm, req);
-  CollectiveArgs a = args(LST_OP_ALLTOALLW, comm, 0, nullptr);
-  alltoallw_args(a, sbuf, scounts, stypes, rcounts, rtypes);
-  return nonblocking(a, LOCKSTEP_CALLER(), req, [&] {
-    return REAL(MPI_Ialltoallw)(sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm, req);
-  });
-}
-
-WRAP_EXPORT int MPI_Ireduce_scatter(const void* sbuf, void* rbuf, const int rcounts[], MPI_Datatype dt, MPI_Op op,
-                                    MPI_Comm comm, MPI_Request* req) {
-  PASSTHROUGH(MPI_Ireduce_scatter, sbuf, rbuf, rcounts, dt, op, comm, req);
-  CollectiveArgs a = args(LST_OP_REDUCE_SCATTER, comm, 0, dt);
-  a.count = static_cast<uint64_t>(sum(rcounts, comm_size(a)));
-  a.redop = redop_of(op);
-  a.flags |= LST_F_VCOUNTS;
-  return nonblocking(a, LOCKSTEP_CALLER(), req,
-                     [&] { return REAL(MPI_Ireduce_scatter)(sbuf, rbuf, rcounts, dt, op, comm, req); });
-}
-
-WRAP_EXPORT int MPI_Ireduce_scatter_block(const void* sbuf, void* rbuf, int rcount, MPI_Datatype dt, MPI_Op op,
-                                          MPI_Comm comm, MPI_Request* req) {
-  PASSTHROUGH(MPI_Ireduce_scatter_block, sbuf, rbuf, rcount, dt, op, comm, req);
-  CollectiveArgs a = args(LST_OP_REDUCE_SCATTER_BLOCK, comm, rcount, dt);
-  a.redop = redop_of(op);
-  return nonblocking(a, LOCKSTEP_CALLER(), req,
-                     [&] { return REAL(MPI_Ireduce_scatter_block)(sbuf, rbuf, rcount, dt, op, comm, req); });
-}
-
-WRAP_EXPORT int MPI_Iscan(const void* sbuf, void* rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
-                          MPI_Request* req) {
-  PASSTHROUGH(MPI_Iscan, sbuf, rbuf, count, dt, op, comm, req);
-  CollectiveArgs a = args(LST_OP_SCAN, comm, count, dt);
-  a.redop = redop_of(op);
-  return nonblocking(a, LOCKSTEP_CALLER(), req, [&] { return REAL(MPI_Iscan)(sbuf, rbuf, count, dt, op, comm, req); });
-}
-
-WRAP_EXPORT int MPI_Iexscan(const void* sbuf, void* rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
-                            MPI_Request* req) {
-  PASSTHROUGH(MPI_Iexscan, sbuf, rbuf, count, dt, op, comm, req);
-  CollectiveArgs a = args(LST_OP_EXSCAN, comm, count, dt);
-  a.redop = redop_of(op);
-  return nonblocking(a, LOCKSTEP_CALLER(), req,
-                     [&] { return REAL(MPI_Iexscan)(sbuf, rbuf, count, dt, op, comm, req); });
-}
+}  // namespace lockstep::trace::mpi
 
 // ---- completion: the Wait/Test family ----------------------------------------------------------------
-// A WAIT record is written for a call that involves at least one nonblocking collective: Wait* calls
-// are recorded on entry (a rank blocked in MPI_Wait shows as such), Test* calls only when they
-// complete a collective (polling loops would otherwise flood the trace).
+// A WAIT record is written for a call that involves at least one recorded nonblocking call (collective
+// or point-to-point): Wait* calls are recorded on entry (a rank blocked in MPI_Wait shows as such),
+// Test* calls only when they complete one (polling loops would otherwise flood the trace).
 
 namespace {
 template <typename Call>
-__attribute__((always_inline)) inline int traced_wait(uint8_t op, int count, MPI_Request* reqs, uint64_t caller,
-                                                      Call&& call) {
+__attribute__((always_inline)) inline int traced_wait(uint8_t op, int count, MPI_Request* reqs,
+                                                      uint64_t caller, Call&& call) {
   Tracked t;
   track(t, count, reqs);
   if (t.n == 0) return call();
@@ -923,8 +512,8 @@ __attribute__((always_inline)) inline int traced_wait(uint8_t op, int count, MPI
 }
 
 template <typename Call>
-__attribute__((always_inline)) inline int traced_test(uint8_t op, int count, MPI_Request* reqs, uint64_t caller,
-                                                      Call&& call) {
+__attribute__((always_inline)) inline int traced_test(uint8_t op, int count, MPI_Request* reqs,
+                                                      uint64_t caller, Call&& call) {
   Tracked t;
   track(t, count, reqs);
   if (t.n == 0) return call();
@@ -944,55 +533,53 @@ __attribute__((always_inline)) inline int traced_test(uint8_t op, int count, MPI
 
 WRAP_EXPORT int MPI_Wait(MPI_Request* req, MPI_Status* status) {
   PASSTHROUGH(MPI_Wait, req, status);
-  return traced_wait(LST_WAIT_WAIT, 1, req, LOCKSTEP_CALLER(), [&] { return REAL(MPI_Wait)(req, status); });
+  return traced_wait(LST_WAIT_WAIT, 1, req, caller, CALL_REAL(req, status));
 }
 
 WRAP_EXPORT int MPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[]) {
   PASSTHROUGH(MPI_Waitall, count, reqs, statuses);
-  return traced_wait(LST_WAIT_WAITALL, count, reqs, LOCKSTEP_CALLER(),
-                     [&] { return REAL(MPI_Waitall)(count, reqs, statuses); });
+  return traced_wait(LST_WAIT_WAITALL, count, reqs, caller, CALL_REAL(count, reqs, statuses));
 }
 
 WRAP_EXPORT int MPI_Waitany(int count, MPI_Request reqs[], int* index, MPI_Status* status) {
   PASSTHROUGH(MPI_Waitany, count, reqs, index, status);
-  return traced_wait(LST_WAIT_WAITANY, count, reqs, LOCKSTEP_CALLER(),
-                     [&] { return REAL(MPI_Waitany)(count, reqs, index, status); });
+  return traced_wait(LST_WAIT_WAITANY, count, reqs, caller, CALL_REAL(count, reqs, index, status));
 }
 
-WRAP_EXPORT int MPI_Waitsome(int incount, MPI_Request reqs[], int* outcount, int indices[], MPI_Status statuses[]) {
+WRAP_EXPORT int MPI_Waitsome(int incount, MPI_Request reqs[], int* outcount, int indices[],
+                             MPI_Status statuses[]) {
   PASSTHROUGH(MPI_Waitsome, incount, reqs, outcount, indices, statuses);
-  return traced_wait(LST_WAIT_WAITSOME, incount, reqs, LOCKSTEP_CALLER(),
-                     [&] { return REAL(MPI_Waitsome)(incount, reqs, outcount, indices, statuses); });
+  return traced_wait(LST_WAIT_WAITSOME, incount, reqs, caller,
+                     CALL_REAL(incount, reqs, outcount, indices, statuses));
 }
 
 WRAP_EXPORT int MPI_Test(MPI_Request* req, int* flag, MPI_Status* status) {
   PASSTHROUGH(MPI_Test, req, flag, status);
-  return traced_test(LST_WAIT_TEST, 1, req, LOCKSTEP_CALLER(), [&] { return REAL(MPI_Test)(req, flag, status); });
+  return traced_test(LST_WAIT_TEST, 1, req, caller, CALL_REAL(req, flag, status));
 }
 
 WRAP_EXPORT int MPI_Testall(int count, MPI_Request reqs[], int* flag, MPI_Status statuses[]) {
   PASSTHROUGH(MPI_Testall, count, reqs, flag, statuses);
-  return traced_test(LST_WAIT_TESTALL, count, reqs, LOCKSTEP_CALLER(),
-                     [&] { return REAL(MPI_Testall)(count, reqs, flag, statuses); });
+  return traced_test(LST_WAIT_TESTALL, count, reqs, caller, CALL_REAL(count, reqs, flag, statuses));
 }
 
 WRAP_EXPORT int MPI_Testany(int count, MPI_Request reqs[], int* index, int* flag, MPI_Status* status) {
   PASSTHROUGH(MPI_Testany, count, reqs, index, flag, status);
-  return traced_test(LST_WAIT_TESTANY, count, reqs, LOCKSTEP_CALLER(),
-                     [&] { return REAL(MPI_Testany)(count, reqs, index, flag, status); });
+  return traced_test(LST_WAIT_TESTANY, count, reqs, caller, CALL_REAL(count, reqs, index, flag, status));
 }
 
-WRAP_EXPORT int MPI_Testsome(int incount, MPI_Request reqs[], int* outcount, int indices[], MPI_Status statuses[]) {
+WRAP_EXPORT int MPI_Testsome(int incount, MPI_Request reqs[], int* outcount, int indices[],
+                             MPI_Status statuses[]) {
   PASSTHROUGH(MPI_Testsome, incount, reqs, outcount, indices, statuses);
-  return traced_test(LST_WAIT_TESTSOME, incount, reqs, LOCKSTEP_CALLER(),
-                     [&] { return REAL(MPI_Testsome)(incount, reqs, outcount, indices, statuses); });
+  return traced_test(LST_WAIT_TESTSOME, incount, reqs, caller,
+                     CALL_REAL(incount, reqs, outcount, indices, statuses));
 }
 
 WRAP_EXPORT int MPI_Request_free(MPI_Request* req) {
   PASSTHROUGH(MPI_Request_free, req);
   MPI_Request r = req ? *req : MPI_REQUEST_NULL;
-  int rc = REAL(MPI_Request_free)(req);
-  if (rc == MPI_SUCCESS && g_pending.load(std::memory_order_relaxed) > 0 && r != MPI_REQUEST_NULL) req_erase(r);
+  int rc = FORWARD(req);
+  if (rc == MPI_SUCCESS && g_requests.pending() > 0 && r != MPI_REQUEST_NULL) g_requests.erase(key_of(r));
   return rc;
 }
 
@@ -1000,18 +587,16 @@ WRAP_EXPORT int MPI_Request_free(MPI_Request* req) {
 
 WRAP_EXPORT int MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
   PASSTHROUGH(MPI_Comm_dup, comm, newcomm);
-  uint64_t caller = LOCKSTEP_CALLER();
   Creation cr = begin_creation(comm);
-  int rc = REAL(MPI_Comm_dup)(comm, newcomm);
+  int rc = FORWARD(comm, newcomm);
   if (rc == MPI_SUCCESS) finish_creation(cr, *newcomm, LST_COMM_DUP, LST_NONE, 0, caller);
   return rc;
 }
 
 WRAP_EXPORT int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm) {
   PASSTHROUGH(MPI_Comm_dup_with_info, comm, info, newcomm);
-  uint64_t caller = LOCKSTEP_CALLER();
   Creation cr = begin_creation(comm);
-  int rc = REAL(MPI_Comm_dup_with_info)(comm, info, newcomm);
+  int rc = FORWARD(comm, info, newcomm);
   if (rc == MPI_SUCCESS) finish_creation(cr, *newcomm, LST_COMM_DUP, LST_NONE, 0, caller);
   return rc;
 }
@@ -1019,9 +604,8 @@ WRAP_EXPORT int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* n
 // The new handle exists when Comm_idup returns; its group is the parent's, which is what is recorded.
 WRAP_EXPORT int MPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* req) {
   PASSTHROUGH(MPI_Comm_idup, comm, newcomm, req);
-  uint64_t caller = LOCKSTEP_CALLER();
   Creation cr = begin_creation(comm);
-  int rc = REAL(MPI_Comm_idup)(comm, newcomm, req);
+  int rc = FORWARD(comm, newcomm, req);
   if (rc == MPI_SUCCESS && *newcomm != MPI_COMM_NULL) {
     Members m = members_of(comm);
     uint64_t id = child_id(cr.parent_id, cr.index, LST_COMM_IDUP, LST_NONE, m.world);
@@ -1032,27 +616,25 @@ WRAP_EXPORT int MPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* req
 
 WRAP_EXPORT int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
   PASSTHROUGH(MPI_Comm_split, comm, color, key, newcomm);
-  uint64_t caller = LOCKSTEP_CALLER();
   Creation cr = begin_creation(comm);
-  int rc = REAL(MPI_Comm_split)(comm, color, key, newcomm);
+  int rc = FORWARD(comm, color, key, newcomm);
   if (rc == MPI_SUCCESS) finish_creation(cr, *newcomm, LST_COMM_SPLIT, color, key, caller);
   return rc;
 }
 
-WRAP_EXPORT int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm* newcomm) {
+WRAP_EXPORT int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
+                                    MPI_Comm* newcomm) {
   PASSTHROUGH(MPI_Comm_split_type, comm, split_type, key, info, newcomm);
-  uint64_t caller = LOCKSTEP_CALLER();
   Creation cr = begin_creation(comm);
-  int rc = REAL(MPI_Comm_split_type)(comm, split_type, key, info, newcomm);
+  int rc = FORWARD(comm, split_type, key, info, newcomm);
   if (rc == MPI_SUCCESS) finish_creation(cr, *newcomm, LST_COMM_SPLIT_TYPE, split_type, key, caller);
   return rc;
 }
 
 WRAP_EXPORT int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
   PASSTHROUGH(MPI_Comm_create, comm, group, newcomm);
-  uint64_t caller = LOCKSTEP_CALLER();
   Creation cr = begin_creation(comm);
-  int rc = REAL(MPI_Comm_create)(comm, group, newcomm);
+  int rc = FORWARD(comm, group, newcomm);
   if (rc == MPI_SUCCESS) finish_creation(cr, *newcomm, LST_COMM_CREATE, LST_NONE, 0, caller);
   return rc;
 }
@@ -1060,13 +642,13 @@ WRAP_EXPORT int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcom
 // Collective over the group's members only: numbered by (parent, tag, members), not by the parent.
 WRAP_EXPORT int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* newcomm) {
   PASSTHROUGH(MPI_Comm_create_group, comm, group, tag, newcomm);
-  uint64_t caller = LOCKSTEP_CALLER();
   CommEntry* parent = comm_of(comm);
-  int rc = REAL(MPI_Comm_create_group)(comm, group, tag, newcomm);
+  int rc = FORWARD(comm, group, tag, newcomm);
   if (rc == MPI_SUCCESS && *newcomm != MPI_COMM_NULL) {
     Members m = members_of(*newcomm);
     uint64_t parent_id = parent ? parent->id : 0;
-    uint64_t h = hash_members(mix(mix(hash_bytes(kHashSeed, "mpi-create-group", 16), parent_id), tag), m.world);
+    uint64_t h =
+        hash_members(mix(mix(hash_bytes(kHashSeed, "mpi-create-group", 16), parent_id), tag), m.world);
     uint32_t n = occurrence(h);
     register_comm(*newcomm, LST_COMM_CREATE_GROUP, mix(h, n), parent_id, LST_NONE, tag, m, caller);
   }
@@ -1075,26 +657,25 @@ WRAP_EXPORT int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, M
 
 // Both groups must agree on the new intercommunicator's id but share no parent: named by the tag and
 // the union of the two groups.
-WRAP_EXPORT int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader,
-                                     int tag, MPI_Comm* newcomm) {
+WRAP_EXPORT int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm,
+                                     int remote_leader, int tag, MPI_Comm* newcomm) {
   PASSTHROUGH(MPI_Intercomm_create, local_comm, local_leader, peer_comm, remote_leader, tag, newcomm);
-  uint64_t caller = LOCKSTEP_CALLER();
   CommEntry* local = comm_of(local_comm);
-  int rc = REAL(MPI_Intercomm_create)(local_comm, local_leader, peer_comm, remote_leader, tag, newcomm);
+  int rc = FORWARD(local_comm, local_leader, peer_comm, remote_leader, tag, newcomm);
   if (rc == MPI_SUCCESS && *newcomm != MPI_COMM_NULL) {
     Members m = members_of(*newcomm);
     uint64_t h = hash_members(mix(hash_bytes(kHashSeed, "mpi-intercomm", 13), tag), m.world);
     uint32_t n = occurrence(h);
-    register_comm(*newcomm, LST_COMM_INTERCOMM_CREATE, mix(h, n), local ? local->id : 0, LST_NONE, tag, m, caller);
+    register_comm(*newcomm, LST_COMM_INTERCOMM_CREATE, mix(h, n), local ? local->id : 0, LST_NONE, tag, m,
+                  caller);
   }
   return rc;
 }
 
 WRAP_EXPORT int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm* newcomm) {
   PASSTHROUGH(MPI_Intercomm_merge, intercomm, high, newcomm);
-  uint64_t caller = LOCKSTEP_CALLER();
   Creation cr = begin_creation(intercomm);
-  int rc = REAL(MPI_Intercomm_merge)(intercomm, high, newcomm);
+  int rc = FORWARD(intercomm, high, newcomm);
   if (rc == MPI_SUCCESS) finish_creation(cr, *newcomm, LST_COMM_INTERCOMM_MERGE, LST_NONE, high, caller);
   return rc;
 }
@@ -1102,9 +683,8 @@ WRAP_EXPORT int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm* newc
 WRAP_EXPORT int MPI_Cart_create(MPI_Comm comm, int ndims, const int dims[], const int periods[], int reorder,
                                 MPI_Comm* newcomm) {
   PASSTHROUGH(MPI_Cart_create, comm, ndims, dims, periods, reorder, newcomm);
-  uint64_t caller = LOCKSTEP_CALLER();
   Creation cr = begin_creation(comm);
-  int rc = REAL(MPI_Cart_create)(comm, ndims, dims, periods, reorder, newcomm);
+  int rc = FORWARD(comm, ndims, dims, periods, reorder, newcomm);
   if (rc == MPI_SUCCESS) finish_creation(cr, *newcomm, LST_COMM_CART_CREATE, LST_NONE, 0, caller);
   return rc;
 }
@@ -1112,18 +692,16 @@ WRAP_EXPORT int MPI_Cart_create(MPI_Comm comm, int ndims, const int dims[], cons
 WRAP_EXPORT int MPI_Graph_create(MPI_Comm comm, int nnodes, const int index[], const int edges[], int reorder,
                                  MPI_Comm* newcomm) {
   PASSTHROUGH(MPI_Graph_create, comm, nnodes, index, edges, reorder, newcomm);
-  uint64_t caller = LOCKSTEP_CALLER();
   Creation cr = begin_creation(comm);
-  int rc = REAL(MPI_Graph_create)(comm, nnodes, index, edges, reorder, newcomm);
+  int rc = FORWARD(comm, nnodes, index, edges, reorder, newcomm);
   if (rc == MPI_SUCCESS) finish_creation(cr, *newcomm, LST_COMM_GRAPH_CREATE, LST_NONE, 0, caller);
   return rc;
 }
 
 WRAP_EXPORT int MPI_Comm_free(MPI_Comm* comm) {
   PASSTHROUGH(MPI_Comm_free, comm);
-  uint64_t caller = LOCKSTEP_CALLER();
   MPI_Comm c = comm ? *comm : MPI_COMM_NULL;
-  int rc = REAL(MPI_Comm_free)(comm);
+  int rc = FORWARD(comm);
   if (rc == MPI_SUCCESS && c != MPI_COMM_NULL)
     comm_remove(LST_API_MPI, reinterpret_cast<uintptr_t>(c), LST_COMM_FREE, caller);
   return rc;
@@ -1132,9 +710,10 @@ WRAP_EXPORT int MPI_Comm_free(MPI_Comm* comm) {
 // ---- lifecycle ------------------------------------------------------------------------------------------
 
 WRAP_EXPORT int MPI_Init(int* argc, char*** argv) {
+  const uint64_t caller = LOCKSTEP_CALLER();
+  const auto real = REAL(MPI_Init);
   CallGuard guard;
-  uint64_t caller = LOCKSTEP_CALLER();
-  int rc = REAL(MPI_Init)(argc, argv);
+  int rc = FORWARD(argc, argv);
   if (rc == MPI_SUCCESS && guard.outermost() && tracing()) {
     int provided = MPI_THREAD_SINGLE;
     REAL(MPI_Query_thread)(&provided);
@@ -1144,24 +723,26 @@ WRAP_EXPORT int MPI_Init(int* argc, char*** argv) {
 }
 
 WRAP_EXPORT int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
+  const uint64_t caller = LOCKSTEP_CALLER();
+  const auto real = REAL(MPI_Init_thread);
   CallGuard guard;
-  uint64_t caller = LOCKSTEP_CALLER();
-  int rc = REAL(MPI_Init_thread)(argc, argv, required, provided);
-  if (rc == MPI_SUCCESS && guard.outermost() && tracing()) after_init(provided ? *provided : required, caller);
+  int rc = FORWARD(argc, argv, required, provided);
+  if (rc == MPI_SUCCESS && guard.outermost() && tracing())
+    after_init(provided ? *provided : required, caller);
   return rc;
 }
 
 WRAP_EXPORT int MPI_Finalize(void) {
   PASSTHROUGH(MPI_Finalize);
-  uint64_t id = marker_ex(LST_MARK_MPI_FINALIZE, 0, 0, 0, nullptr, LOCKSTEP_CALLER(), LST_STATE_ENTERED);
-  int rc = REAL(MPI_Finalize)();
+  uint64_t id = marker_ex(LST_MARK_MPI_FINALIZE, 0, 0, 0, nullptr, caller, LST_STATE_ENTERED);
+  int rc = FORWARD();
   marker_return(id);
   return rc;
 }
 
 WRAP_EXPORT int MPI_Abort(MPI_Comm comm, int errorcode) {
   PASSTHROUGH(MPI_Abort, comm, errorcode);
-  marker(LST_MARK_MPI_ABORT, static_cast<uint64_t>(static_cast<int64_t>(errorcode)), nullptr, LOCKSTEP_CALLER());
+  marker(LST_MARK_MPI_ABORT, static_cast<uint64_t>(static_cast<int64_t>(errorcode)), nullptr, caller);
   set_end_state(LST_END_ABORT);
-  return REAL(MPI_Abort)(comm, errorcode);
+  return FORWARD(comm, errorcode);
 }

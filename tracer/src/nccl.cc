@@ -13,6 +13,7 @@
 #include "gpu_hooks.h"
 #include "nccl_abi.h"
 #include "session.h"
+#include "wrap.h"
 
 namespace lockstep::trace {
 namespace {
@@ -23,14 +24,6 @@ using nccl::Stream;
 using nccl::UniqueId;
 
 // ---- the real functions ----------------------------------------------------------------------------
-
-// One NCCL entry point, looked up on first use and then cached: `state` goes 0 (not yet) -> 1 (one
-// thread is looking it up) -> 2 (done; `fn` may be null when no NCCL is loaded).
-struct Symbol {
-  const char* name;
-  std::atomic<void*> fn{nullptr};
-  std::atomic<int> state{0};
-};
 
 bool in_this_library(void* fn) {
   Dl_info mine{}, theirs{};
@@ -51,7 +44,7 @@ void warn_no_nccl(const char* name) noexcept {
   marker(LST_MARK_TRACER_WARNING, 0, text, 0);
 }
 
-void* lookup(const char* name) noexcept {
+void* lookup_nccl(const char* name) noexcept {
   void* fn = dlsym(RTLD_NEXT, name);
   if (!fn) {
     // NCCL loaded by dlopen() after this library is not "next" in every lookup scope; only an
@@ -65,24 +58,16 @@ void* lookup(const char* name) noexcept {
   return fn;
 }
 
-void* resolve(Symbol& s) noexcept {
-  if (s.state.load(std::memory_order_acquire) == 2) return s.fn.load(std::memory_order_relaxed);
-  int expected = 0;
-  if (s.state.compare_exchange_strong(expected, 1, std::memory_order_acq_rel)) {
-    void* fn = lookup(s.name);
-    s.fn.store(fn, std::memory_order_relaxed);
-    s.state.store(2, std::memory_order_release);
-    if (!fn) warn_no_nccl(s.name);
-    return fn;
-  }
-  while (s.state.load(std::memory_order_acquire) != 2) sched_yield();
-  return s.fn.load(std::memory_order_relaxed);
-}
-
-#define NCCL_SYMBOL(fn, ret, params) \
-  using fn##_fn = ret(*) params;     \
-  Symbol g_##fn{#fn};
-#define REAL(fn) reinterpret_cast<fn##_fn>(resolve(g_##fn))
+// wrap.h's contract: with no NCCL behind the tracer, calls say so once and return ncclSystemError.
+struct WrapApi {
+  static void* lookup(const char* name) noexcept { return lookup_nccl(name); }
+  static void missing(const char* name) noexcept { warn_no_nccl(name); }
+  static int unavailable() noexcept { return nccl::kSystemError; }
+  static bool tracing() noexcept { return writer() != nullptr; }
+};
+#define REAL_TYPE(fn) fn##_fn
+#define REAL_NAME(fn) #fn
+#define NCCL_SYMBOL(fn, ret, params) using fn##_fn = ret(*) params;
 
 NCCL_SYMBOL(ncclCommInitRank, int, (Comm*, int, UniqueId, int))
 NCCL_SYMBOL(ncclCommInitRankConfig, int, (Comm*, int, UniqueId, int, Config*))
@@ -143,8 +128,6 @@ uint8_t map_redop(int op) noexcept {
 constexpr int kNoRedop = -1;
 
 bool succeeded(int rc) noexcept { return rc == nccl::kSuccess || rc == nccl::kInProgress; }
-
-int no_nccl() noexcept { return nccl::kSystemError; }
 
 // One collective or point-to-point call: recorded ENTERED before the real call, RETURNED or FAILED
 // after, then handed to the GPU side.
@@ -240,23 +223,10 @@ void register_comm(Comm comm, uint8_t comm_op, uint64_t id, uint64_t parent, int
            name, caller);
 }
 
-bool tracing() noexcept { return writer() != nullptr; }
-
 }  // namespace
 }  // namespace lockstep::trace
 
 using namespace lockstep::trace;
-
-#define WRAP_EXPORT extern "C" __attribute__((visibility("default")))
-
-// The application's own call is recorded; a call made from inside another intercepted call, or with
-// tracing off, goes straight through.
-#define PASSTHROUGH(fn, ...)                                   \
-  const uint64_t caller = LOCKSTEP_CALLER();                   \
-  const auto real = REAL(fn);                                  \
-  CallGuard guard;                                             \
-  if (!guard.outermost() || !tracing()) return real ? real(__VA_ARGS__) : no_nccl()
-#define CALL_REAL(...) [&]() noexcept { return real ? real(__VA_ARGS__) : no_nccl(); }
 
 // ---- communicators -------------------------------------------------------------------------------
 
@@ -264,7 +234,7 @@ using namespace lockstep::trace;
 // unchanged and registers nothing: collectives on it could not run.
 WRAP_EXPORT int ncclCommInitRank(Comm* comm, int nranks, UniqueId id, int rank) {
   PASSTHROUGH(ncclCommInitRank, comm, nranks, id, rank);
-  int rc = real ? real(comm, nranks, id, rank) : no_nccl();
+  int rc = FORWARD(comm, nranks, id, rank);
   if (succeeded(rc) && comm && *comm)
     register_comm(*comm, LST_COMM_NCCL_INIT_RANK, id_from_unique_id(id), 0, LST_NONE, LST_NONE, nranks, rank,
                   nullptr, caller);
@@ -273,7 +243,7 @@ WRAP_EXPORT int ncclCommInitRank(Comm* comm, int nranks, UniqueId id, int rank) 
 
 WRAP_EXPORT int ncclCommInitRankConfig(Comm* comm, int nranks, UniqueId id, int rank, Config* config) {
   PASSTHROUGH(ncclCommInitRankConfig, comm, nranks, id, rank, config);
-  int rc = real ? real(comm, nranks, id, rank, config) : no_nccl();
+  int rc = FORWARD(comm, nranks, id, rank, config);
   if (succeeded(rc) && comm && *comm)
     register_comm(*comm, LST_COMM_NCCL_INIT_RANK, id_from_unique_id(id), 0, LST_NONE, LST_NONE, nranks, rank,
                   config_name(config), caller);
@@ -282,7 +252,7 @@ WRAP_EXPORT int ncclCommInitRankConfig(Comm* comm, int nranks, UniqueId id, int 
 
 WRAP_EXPORT int ncclCommInitRankScalable(Comm* comm, int nranks, int rank, int nids, UniqueId* ids, Config* config) {
   PASSTHROUGH(ncclCommInitRankScalable, comm, nranks, rank, nids, ids, config);
-  int rc = real ? real(comm, nranks, rank, nids, ids, config) : no_nccl();
+  int rc = FORWARD(comm, nranks, rank, nids, ids, config);
   if (succeeded(rc) && comm && *comm && ids && nids > 0)
     register_comm(*comm, LST_COMM_NCCL_INIT_RANK, id_from_unique_ids(ids, nids), 0, LST_NONE, LST_NONE, nranks, rank,
                   config_name(config), caller);
@@ -291,7 +261,7 @@ WRAP_EXPORT int ncclCommInitRankScalable(Comm* comm, int nranks, int rank, int n
 
 WRAP_EXPORT int ncclCommInitAll(Comm* comms, int ndev, const int* devlist) {
   PASSTHROUGH(ncclCommInitAll, comms, ndev, devlist);
-  int rc = real ? real(comms, ndev, devlist) : no_nccl();
+  int rc = FORWARD(comms, ndev, devlist);
   if (succeeded(rc) && comms && ndev > 0) {
     const uint64_t id = id_for_init_all();
     for (int i = 0; i < ndev; ++i)
@@ -306,7 +276,7 @@ WRAP_EXPORT int ncclCommSplit(Comm comm, int color, int key, Comm* newcomm, Conf
   CommEntry* parent = comm_find(LST_API_NCCL, reinterpret_cast<uintptr_t>(comm));
   const uint32_t index = parent ? parent->children.fetch_add(1, std::memory_order_relaxed) : 0;
   const uint64_t parent_id = parent ? parent->id : 0;
-  int rc = real ? real(comm, color, key, newcomm, config) : no_nccl();
+  int rc = FORWARD(comm, color, key, newcomm, config);
   if (succeeded(rc) && newcomm && *newcomm && color != nccl::kSplitNoColor)
     register_comm(*newcomm, LST_COMM_NCCL_SPLIT, id_from_split(parent_id, index, color), parent_id, color, key,
                   LST_NONE, LST_NONE, config_name(config), caller);
@@ -318,7 +288,7 @@ WRAP_EXPORT int ncclCommShrink(Comm comm, int* exclude, int nexclude, Comm* newc
   CommEntry* parent = comm_find(LST_API_NCCL, reinterpret_cast<uintptr_t>(comm));
   const uint32_t index = parent ? parent->children.fetch_add(1, std::memory_order_relaxed) : 0;
   const uint64_t parent_id = parent ? parent->id : 0;
-  int rc = real ? real(comm, exclude, nexclude, newcomm, config, flags) : no_nccl();
+  int rc = FORWARD(comm, exclude, nexclude, newcomm, config, flags);
   if (succeeded(rc) && newcomm && *newcomm)
     register_comm(*newcomm, LST_COMM_NCCL_SHRINK, id_from_shrink(parent_id, index, exclude, nexclude), parent_id,
                   LST_NONE, LST_NONE, LST_NONE, LST_NONE, config_name(config), caller);
@@ -330,20 +300,20 @@ WRAP_EXPORT int ncclCommShrink(Comm comm, int* exclude, int nexclude, Comm* newc
 WRAP_EXPORT int ncclCommDestroy(Comm comm) {
   PASSTHROUGH(ncclCommDestroy, comm);
   comm_remove(LST_API_NCCL, reinterpret_cast<uintptr_t>(comm), LST_COMM_NCCL_DESTROY, caller);
-  return real ? real(comm) : no_nccl();
+  return FORWARD(comm);
 }
 
 WRAP_EXPORT int ncclCommAbort(Comm comm) {
   PASSTHROUGH(ncclCommAbort, comm);
   comm_remove(LST_API_NCCL, reinterpret_cast<uintptr_t>(comm), LST_COMM_NCCL_ABORT, caller);
-  return real ? real(comm) : no_nccl();
+  return FORWARD(comm);
 }
 
 // After ncclCommFinalize a communicator takes no more collectives: it ends here, and the later
 // ncclCommDestroy finds nothing left to record.
 WRAP_EXPORT int ncclCommFinalize(Comm comm) {
   PASSTHROUGH(ncclCommFinalize, comm);
-  int rc = real ? real(comm) : no_nccl();
+  int rc = FORWARD(comm);
   if (succeeded(rc)) comm_remove(LST_API_NCCL, reinterpret_cast<uintptr_t>(comm), LST_COMM_NCCL_FINALIZE, caller);
   return rc;
 }
@@ -425,7 +395,7 @@ WRAP_EXPORT int ncclRecv(void* rbuf, size_t count, int dtype, int peer, Comm com
 // before the real call and returned after: a rank hung there shows the group it is stuck in.
 WRAP_EXPORT int ncclGroupStart() {
   PASSTHROUGH(ncclGroupStart);
-  int rc = real ? real() : no_nccl();
+  int rc = FORWARD();
   if (rc == nccl::kSuccess) {
     ThreadState& ts = thread_state();
     ++ts.nccl_group_depth;
@@ -440,7 +410,7 @@ WRAP_EXPORT int ncclGroupEnd() {
   if (ts.nccl_group_depth > 0) --ts.nccl_group_depth;  // NCCL leaves the group even when the end fails
   const uint64_t id = marker_ex(LST_MARK_NCCL_GROUP_END, uint64_t(ts.nccl_group_depth), 0, 0, nullptr, caller,
                                 LST_STATE_ENTERED);
-  int rc = real ? real() : no_nccl();
+  int rc = FORWARD();
   marker_return(id);
   if (succeeded(rc)) after_nccl_group_end();
   return rc;

@@ -104,6 +104,7 @@ alignas(format::Writer) unsigned char g_writer_storage[sizeof(format::Writer)];
 format::Writer* g_writer = nullptr;
 
 void install_signal_handlers() noexcept;
+void write_process_start(format::Writer* w) noexcept;
 
 // ---- the record path's clock --------------------------------------------------------------------
 
@@ -238,15 +239,7 @@ format::Writer* open_writer() noexcept {
   calibrate_ticks();
   g_state.store(kOpen, std::memory_order_release);
   // The first record says when the library was loaded, so a trace shows time spent before MPI_Init.
-  uint64_t id = 0;
-  if (lst_record* r = g_writer->reserve(&id)) {
-    std::memset(reinterpret_cast<char*>(r) + 4, 0, sizeof(lst_record) - 4);
-    r->op = LST_MARK_PROCESS_START;
-    r->u.marker.value = static_cast<uint64_t>(getpid());
-    r->u.marker.extra = static_cast<uint64_t>(getppid());
-    r->t_ns = g_load_ns ? g_load_ns : now_ns();
-    format::Writer::publish(r, LST_WORD(LST_KIND_MARKER, 0, 0));
-  }
+  write_process_start(g_writer);
   install_signal_handlers();
   return g_writer;
 }
@@ -268,6 +261,24 @@ struct InTracer {
 
 void clear_slot(lst_record* r) noexcept {
   std::memset(reinterpret_cast<char*>(r) + sizeof(uint32_t), 0, sizeof(lst_record) - sizeof(uint32_t));
+}
+
+// One record: reserve a slot, clear it, let `fill` write the fields, publish it with `word`. Returns the
+// slot and its id (slot nullptr when the record was dropped). The fatal-signal path writes its own,
+// with nothing but async-signal-safe steps in plain sight.
+struct Emitted {
+  lst_record* rec = nullptr;
+  uint64_t id = 0;
+};
+template <typename Fill>
+inline Emitted emit(format::Writer* w, uint32_t word, Fill&& fill) noexcept {
+  Emitted e;
+  e.rec = w->reserve(&e.id);
+  if (!e.rec) return e;
+  clear_slot(e.rec);
+  fill(*e.rec, e.id);
+  format::Writer::publish(e.rec, word);
+  return e;
 }
 
 // ---- call stacks -------------------------------------------------------------------------------
@@ -293,25 +304,29 @@ _Unwind_Reason_Code stack_step(struct _Unwind_Context* ctx, void* arg) {
   return _URC_NO_REASON;
 }
 
+// STACK records for `frames` (two per record), after the record `ref` they belong to.
+void write_stack(format::Writer* w, uint64_t ref, const uint64_t* frames, int n, uint64_t t_ns) noexcept {
+  for (int i = 0; i < n; i += 2) {
+    const uint64_t f0 = frames[i], f1 = i + 1 < n ? frames[i + 1] : 0;
+    w->note_module(f0);
+    if (f1) w->note_module(f1);
+    Emitted e = emit(w, LST_WORD(LST_KIND_STACK, 0, 0), [&](lst_record& r, uint64_t) {
+      r.u.stack.ref = ref;
+      r.u.stack.frames[0] = f0;
+      r.u.stack.frames[1] = f1;
+      r.t_ns = t_ns;
+    });
+    if (!e.rec) return;
+  }
+}
+
 __attribute__((noinline)) void record_stack(format::Writer* w, uint64_t ref, uint64_t caller,
                                             uint64_t t_ns) noexcept {
   uint64_t frames[64];
   StackWalk walk{caller, frames, g_config.stack_frames - 1, 0, false};
   if (walk.max <= 0) return;
   _Unwind_Backtrace(stack_step, &walk);
-  for (int i = 0; i < walk.n; i += 2) {
-    uint64_t id = 0;
-    lst_record* r = w->reserve(&id);
-    if (!r) return;
-    clear_slot(r);
-    r->u.stack.ref = ref;
-    r->u.stack.frames[0] = frames[i];
-    r->u.stack.frames[1] = i + 1 < walk.n ? frames[i + 1] : 0;
-    r->t_ns = t_ns;
-    w->note_module(frames[i]);
-    if (i + 1 < walk.n) w->note_module(frames[i + 1]);
-    format::Writer::publish(r, LST_WORD(LST_KIND_STACK, 0, 0));
-  }
+  write_stack(w, ref, frames, walk.n, t_ns);
 }
 
 // ---- the communicator registry -----------------------------------------------------------------
@@ -410,15 +425,21 @@ void on_exit_hook() {
   format::Writer* w = open_writer_or_null();
   if (!w || g_ended.exchange(true)) return;
   InTracer in;
-  uint64_t id = 0;
-  if (lst_record* r = w->reserve(&id)) {
-    clear_slot(r);
-    r->op = LST_MARK_PROCESS_END;
-    r->u.marker.value = UINT64_MAX;  // the exit status is not visible from an exit hook
-    r->t_ns = now_ns();
-    format::Writer::publish(r, LST_WORD(LST_KIND_MARKER, 0, 0));
-  }
+  emit(w, LST_WORD(LST_KIND_MARKER, 0, 0), [](lst_record& r, uint64_t) {
+    r.op = LST_MARK_PROCESS_END;
+    r.u.marker.value = UINT64_MAX;  // the exit status is not visible from an exit hook
+    r.t_ns = now_ns();
+  });
   w->set_end_state(LST_END_EXIT);
+}
+
+void write_process_start(format::Writer* w) noexcept {
+  emit(w, LST_WORD(LST_KIND_MARKER, 0, 0), [](lst_record& r, uint64_t) {
+    r.op = LST_MARK_PROCESS_START;
+    r.u.marker.value = static_cast<uint64_t>(getpid());
+    r.u.marker.extra = static_cast<uint64_t>(getppid());
+    r.t_ns = g_load_ns ? g_load_ns : now_ns();
+  });
 }
 
 void on_fork_child() {
@@ -553,24 +574,21 @@ CommEntry* comm_add(uint8_t api, uintptr_t handle, uint8_t comm_op, uint64_t id,
   uint32_t members_id = 0;
   if (members && size > 0) members_id = w->intern(members, static_cast<size_t>(size) * sizeof(int32_t), LST_STR_MEMBERS);
   uint32_t name_id = (name && *name) ? w->intern(name, std::strlen(name)) : 0;
-  uint64_t rid = 0;
-  if (lst_record* r = w->reserve(&rid)) {
-    clear_slot(r);
-    r->op = comm_op;
-    r->api = api;
-    r->comm = id;
-    r->u.comm.parent = parent_id;
-    r->u.comm.color = color;
-    r->u.comm.key = key_arg;
-    r->u.comm.size = size;
-    r->u.comm.rank = rank;
-    r->caller = caller;
-    r->t_ns = now_ns();
-    r->members = members_id;
-    r->aux = name_id;
-    if (caller) w->note_module(caller);
-    format::Writer::publish(r, LST_WORD(LST_KIND_COMM, 0, 0));
-  }
+  if (caller) w->note_module(caller);
+  emit(w, LST_WORD(LST_KIND_COMM, 0, 0), [&](lst_record& r, uint64_t) {
+    r.op = comm_op;
+    r.api = api;
+    r.comm = id;
+    r.u.comm.parent = parent_id;
+    r.u.comm.color = color;
+    r.u.comm.key = key_arg;
+    r.u.comm.size = size;
+    r.u.comm.rank = rank;
+    r.caller = caller;
+    r.t_ns = now_ns();
+    r.members = members_id;
+    r.aux = name_id;
+  });
   return entry;
 }
 
@@ -588,25 +606,25 @@ void comm_remove(uint8_t api, uintptr_t handle, uint8_t comm_op, uint64_t caller
   }
   format::Writer* w = writer();
   if (!w) return;
-  uint64_t rid = 0;
-  if (lst_record* r = w->reserve(&rid)) {
-    clear_slot(r);
-    r->op = comm_op;
-    r->api = api;
-    r->comm = id;
-    r->u.comm.color = LST_NONE;
-    r->u.comm.size = size;
-    r->u.comm.rank = rank;
-    r->caller = caller;
-    r->t_ns = now_ns();
-    if (caller) w->note_module(caller);
-    format::Writer::publish(r, LST_WORD(LST_KIND_COMM, 0, 0));
-  }
+  if (caller) w->note_module(caller);
+  emit(w, LST_WORD(LST_KIND_COMM, 0, 0), [&](lst_record& r, uint64_t) {
+    r.op = comm_op;
+    r.api = api;
+    r.comm = id;
+    r.u.comm.color = LST_NONE;
+    r.u.comm.size = size;
+    r.u.comm.rank = rank;
+    r.caller = caller;
+    r.t_ns = now_ns();
+  });
 }
 
 Pending collective_enter(const CollectiveArgs& a, uint64_t caller) noexcept {
   Pending p;
-  uint32_t seq = a.comm ? a.comm->next_seq.fetch_add(1, std::memory_order_relaxed) : 0;
+  // Point-to-point calls are not in the communicator's collective sequence: the tag takes its place.
+  uint32_t seq = (a.flags & LST_F_P2P) ? static_cast<uint32_t>(a.tag)
+                 : a.comm             ? a.comm->next_seq.fetch_add(1, std::memory_order_relaxed)
+                                      : 0;
   format::Writer* w = writer();
   if (!w) return p;
   InTracer in;
@@ -698,22 +716,20 @@ Pending wait_enter(uint8_t wait_op, uint64_t first_ref, uint32_t nrequests, uint
   format::Writer* w = writer();
   if (!w) return p;
   InTracer in;
-  uint64_t id = 0;
-  lst_record* r = w->reserve(&id);
-  if (!r) return p;
-  clear_slot(r);
-  const Stamp t0 = stamp();
-  r->op = wait_op;
-  r->api = LST_API_MPI;
-  r->u.wait.first_ref = first_ref;
-  r->u.wait.nrequests = nrequests;
-  r->u.wait.id = id;
-  r->caller = caller;
-  r->t_ns = t0.ns;
   w->note_module(caller);
-  format::Writer::publish(r, LST_WORD(LST_KIND_WAIT, LST_STATE_ENTERED, 0));
-  p.rec = r;
-  p.id = id;
+  const Stamp t0 = stamp();
+  Emitted e = emit(w, LST_WORD(LST_KIND_WAIT, LST_STATE_ENTERED, 0), [&](lst_record& r, uint64_t id) {
+    r.op = wait_op;
+    r.api = LST_API_MPI;
+    r.u.wait.first_ref = first_ref;
+    r.u.wait.nrequests = nrequests;
+    r.u.wait.id = id;
+    r.caller = caller;
+    r.t_ns = t0.ns;
+  });
+  if (!e.rec) return p;
+  p.rec = e.rec;
+  p.id = e.id;
   p.t0 = t0.ns;
   p.ticks0 = t0.tsc;
   return p;
@@ -741,20 +757,17 @@ uint64_t marker_ex(uint8_t op, uint64_t value, uint64_t ref, uint64_t extra, con
   if (!w) return UINT64_MAX;
   InTracer in;
   uint32_t text_id = (text && *text) ? w->intern(text, std::strlen(text)) : 0;
-  uint64_t id = 0;
-  lst_record* r = w->reserve(&id);
-  if (!r) return UINT64_MAX;
-  clear_slot(r);
-  r->op = op;
-  r->u.marker.value = value;
-  r->u.marker.ref = ref;
-  r->u.marker.extra = extra;
-  r->caller = caller;
-  r->t_ns = now_ns();
-  r->aux = text_id;
   if (caller) w->note_module(caller);
-  format::Writer::publish(r, LST_WORD(LST_KIND_MARKER, state, 0));
-  return id;
+  Emitted e = emit(w, LST_WORD(LST_KIND_MARKER, state, 0), [&](lst_record& r, uint64_t) {
+    r.op = op;
+    r.u.marker.value = value;
+    r.u.marker.ref = ref;
+    r.u.marker.extra = extra;
+    r.caller = caller;
+    r.t_ns = now_ns();
+    r.aux = text_id;
+  });
+  return e.rec ? e.id : UINT64_MAX;
 }
 
 void marker_return(uint64_t id) noexcept {

@@ -72,6 +72,7 @@ struct CollectiveArgs {
   uint32_t dtype_size = 0;
   uint8_t redop = LST_RED_NONE;
   int32_t root_or_peer = LST_NONE;
+  int32_t tag = 0;    // LST_F_P2P: the message tag, recorded in place of a sequence number
   uint32_t name = 0;  // interned string id
 };
 struct Pending {

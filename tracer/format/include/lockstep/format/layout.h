@@ -120,7 +120,8 @@ enum lst_op {                    /* collective operations (kind COLLECTIVE) */
   LST_OP_SCATTER, LST_OP_SCATTERV, LST_OP_ALLGATHER, LST_OP_ALLGATHERV, LST_OP_ALLTOALL,
   LST_OP_ALLTOALLV, LST_OP_ALLTOALLW, LST_OP_REDUCE_SCATTER, LST_OP_REDUCE_SCATTER_BLOCK,
   LST_OP_SCAN, LST_OP_EXSCAN, LST_OP_SEND, LST_OP_RECV,
-  LST_OP_PROBE,                  /* (1.1) MPI_Probe/Mprobe (blocking) with LST_F_P2P */
+  LST_OP_PROBE,                  /* (1.1) MPI_Probe/Mprobe with LST_F_P2P; with LST_F_NONBLOCKING too, an
+                                  * MPI_Iprobe polling loop (docs/trace-format.md) */
   LST_OP__COUNT
 };
 

@@ -1,0 +1,251 @@
+// MPI point-to-point (format 1.1, LST_F_P2P): sends, receives and probes as COLLECTIVE records that take
+// no collective sequence number. The tag is recorded in coll.seq and the peer, as the caller gave it, in
+// coll.root_or_peer, so a rank blocked in a receive shows whom it waits for. LOCKSTEP_TRACE_P2P=0 turns
+// the records off; the calls then only pass through.
+#include <cstring>
+
+#include "mpi_common.h"
+
+namespace lockstep::trace::mpi {
+namespace {
+
+int32_t peer_of(int rank) noexcept {
+  if (rank == MPI_ANY_SOURCE) return LST_ANY_SOURCE;
+  if (rank == MPI_PROC_NULL) return LST_PROC_NULL;
+  return rank;
+}
+
+int32_t tag_of(int tag) noexcept { return tag == MPI_ANY_TAG ? LST_ANY_TAG : tag; }
+
+CollectiveArgs p2p_args(uint8_t op, int count, MPI_Datatype dt, int peer, int tag, MPI_Comm comm) noexcept {
+  CollectiveArgs a = args(op, comm, count, dt);
+  a.flags |= LST_F_P2P;
+  a.root_or_peer = peer_of(peer);
+  a.tag = tag_of(tag);
+  return a;
+}
+
+// MPI_Sendrecv: a SEND and a RECV record, both entered before the call and returned after it.
+template <typename Call>
+int send_and_receive(const CollectiveArgs& send, const CollectiveArgs& recv, uint64_t caller, Call&& call) {
+  Pending ps = collective_enter(send, caller);
+  Pending pr = collective_enter(recv, caller);
+  int rc = call();
+  collective_return(ps, rc == MPI_SUCCESS);
+  collective_return(pr, rc == MPI_SUCCESS);
+  return rc;
+}
+
+// A polling loop of MPI_Iprobe (or MPI_Improbe) is one PROBE record, NONBLOCKING: entered at the first
+// poll that finds nothing, returned when a poll with the same arguments finds a message, or when the
+// thread makes another point-to-point call. A loop that never succeeds leaves one ENTERED record —
+// the rank is waiting for that peer — instead of one record per poll.
+struct Poll {
+  bool open = false;
+  MPI_Comm comm = nullptr;
+  int source = 0, tag = 0;
+  Pending pending;
+};
+__attribute__((tls_model("initial-exec"))) thread_local Poll t_poll;
+
+void close_poll(bool found) noexcept {
+  collective_return(t_poll.pending, found);
+  t_poll.open = false;
+}
+
+inline void end_polling() noexcept {
+  if (__builtin_expect(t_poll.open, 0)) close_poll(true);
+}
+
+void polled(int source, int tag, MPI_Comm comm, bool found, uint64_t caller) noexcept {
+  const bool same = t_poll.open && t_poll.comm == comm && t_poll.source == source && t_poll.tag == tag;
+  if (same) {
+    if (found) close_poll(true);
+    return;
+  }
+  end_polling();
+  if (found) return;  // found at the first poll: nothing was waited for
+  CollectiveArgs a = p2p_args(LST_OP_PROBE, 0, nullptr, source, tag, comm);
+  a.flags |= LST_F_NONBLOCKING;
+  t_poll.pending = collective_enter(a, caller);
+  t_poll.open = t_poll.pending.rec != nullptr;
+  t_poll.comm = comm;
+  t_poll.source = source;
+  t_poll.tag = tag;
+}
+
+// MPI_Mrecv names a message, not a peer: the peer and tag come from the Mprobe that matched it.
+struct Matched {
+  MPI_Message message = nullptr;
+  MPI_Comm comm = nullptr;
+  int source = MPI_ANY_SOURCE, tag = MPI_ANY_TAG;
+};
+__attribute__((tls_model("initial-exec"))) thread_local Matched t_matched[4];
+__attribute__((tls_model("initial-exec"))) thread_local unsigned t_matched_next = 0;
+
+void remember_match(MPI_Message m, MPI_Comm comm, int source, int tag, const MPI_Status* st) noexcept {
+  if (!m || m == MPI_MESSAGE_NULL) return;
+  Matched& e = t_matched[t_matched_next++ % 4];
+  e.message = m;
+  e.comm = comm;
+  e.source = st ? st->MPI_SOURCE : source;
+  e.tag = st ? st->MPI_TAG : tag;
+}
+
+CollectiveArgs mrecv_args(int count, MPI_Datatype dt, MPI_Message m) noexcept {
+  for (Matched& e : t_matched)
+    if (e.message == m && m) {
+      CollectiveArgs a = p2p_args(LST_OP_RECV, count, dt, e.source, e.tag, e.comm);
+      e.message = nullptr;
+      return a;
+    }
+  // A message probed on another thread, or MPI_MESSAGE_NO_PROC: its communicator is not known here.
+  const bool no_proc = m == MPI_MESSAGE_NO_PROC && m;
+  CollectiveArgs a =
+      p2p_args(LST_OP_RECV, count, dt, no_proc ? MPI_PROC_NULL : MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_NULL);
+  return a;
+}
+
+}  // namespace
+}  // namespace lockstep::trace::mpi
+
+// A point-to-point wrapper: PASSTHROUGH, then straight through too when LOCKSTEP_TRACE_P2P=0.
+#define P2P_PASSTHROUGH(fn, ...)                 \
+  PASSTHROUGH(fn, __VA_ARGS__);                  \
+  if (!g_trace_p2p) return FORWARD(__VA_ARGS__); \
+  end_polling()
+
+// ---- blocking sends and receives -------------------------------------------------------------------
+
+WRAP_EXPORT int MPI_Send(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm) {
+  P2P_PASSTHROUGH(MPI_Send, buf, count, dt, dest, tag, comm);
+  return blocking(p2p_args(LST_OP_SEND, count, dt, dest, tag, comm), caller,
+                  CALL_REAL(buf, count, dt, dest, tag, comm));
+}
+
+WRAP_EXPORT int MPI_Ssend(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm) {
+  P2P_PASSTHROUGH(MPI_Ssend, buf, count, dt, dest, tag, comm);
+  return blocking(p2p_args(LST_OP_SEND, count, dt, dest, tag, comm), caller,
+                  CALL_REAL(buf, count, dt, dest, tag, comm));
+}
+
+WRAP_EXPORT int MPI_Bsend(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm) {
+  P2P_PASSTHROUGH(MPI_Bsend, buf, count, dt, dest, tag, comm);
+  return blocking(p2p_args(LST_OP_SEND, count, dt, dest, tag, comm), caller,
+                  CALL_REAL(buf, count, dt, dest, tag, comm));
+}
+
+WRAP_EXPORT int MPI_Rsend(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm) {
+  P2P_PASSTHROUGH(MPI_Rsend, buf, count, dt, dest, tag, comm);
+  return blocking(p2p_args(LST_OP_SEND, count, dt, dest, tag, comm), caller,
+                  CALL_REAL(buf, count, dt, dest, tag, comm));
+}
+
+WRAP_EXPORT int MPI_Recv(void* buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,
+                         MPI_Status* st) {
+  P2P_PASSTHROUGH(MPI_Recv, buf, count, dt, source, tag, comm, st);
+  return blocking(p2p_args(LST_OP_RECV, count, dt, source, tag, comm), caller,
+                  CALL_REAL(buf, count, dt, source, tag, comm, st));
+}
+
+WRAP_EXPORT int MPI_Sendrecv(const void* sbuf, int scount, MPI_Datatype stype, int dest, int stag, void* rbuf,
+                             int rcount, MPI_Datatype rtype, int source, int rtag, MPI_Comm comm,
+                             MPI_Status* st) {
+  P2P_PASSTHROUGH(MPI_Sendrecv, sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag, comm, st);
+  return send_and_receive(
+      p2p_args(LST_OP_SEND, scount, stype, dest, stag, comm),
+      p2p_args(LST_OP_RECV, rcount, rtype, source, rtag, comm), caller,
+      CALL_REAL(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag, comm, st));
+}
+
+WRAP_EXPORT int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype dt, int dest, int stag, int source,
+                                     int rtag, MPI_Comm comm, MPI_Status* st) {
+  P2P_PASSTHROUGH(MPI_Sendrecv_replace, buf, count, dt, dest, stag, source, rtag, comm, st);
+  return send_and_receive(p2p_args(LST_OP_SEND, count, dt, dest, stag, comm),
+                          p2p_args(LST_OP_RECV, count, dt, source, rtag, comm), caller,
+                          CALL_REAL(buf, count, dt, dest, stag, source, rtag, comm, st));
+}
+
+// ---- nonblocking: completed by the Wait/Test family through the request table ----------------------
+
+WRAP_EXPORT int MPI_Isend(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
+                          MPI_Request* req) {
+  P2P_PASSTHROUGH(MPI_Isend, buf, count, dt, dest, tag, comm, req);
+  return nonblocking(p2p_args(LST_OP_SEND, count, dt, dest, tag, comm), caller, req,
+                     CALL_REAL(buf, count, dt, dest, tag, comm, req));
+}
+
+WRAP_EXPORT int MPI_Issend(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
+                           MPI_Request* req) {
+  P2P_PASSTHROUGH(MPI_Issend, buf, count, dt, dest, tag, comm, req);
+  return nonblocking(p2p_args(LST_OP_SEND, count, dt, dest, tag, comm), caller, req,
+                     CALL_REAL(buf, count, dt, dest, tag, comm, req));
+}
+
+WRAP_EXPORT int MPI_Ibsend(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
+                           MPI_Request* req) {
+  P2P_PASSTHROUGH(MPI_Ibsend, buf, count, dt, dest, tag, comm, req);
+  return nonblocking(p2p_args(LST_OP_SEND, count, dt, dest, tag, comm), caller, req,
+                     CALL_REAL(buf, count, dt, dest, tag, comm, req));
+}
+
+WRAP_EXPORT int MPI_Irsend(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
+                           MPI_Request* req) {
+  P2P_PASSTHROUGH(MPI_Irsend, buf, count, dt, dest, tag, comm, req);
+  return nonblocking(p2p_args(LST_OP_SEND, count, dt, dest, tag, comm), caller, req,
+                     CALL_REAL(buf, count, dt, dest, tag, comm, req));
+}
+
+WRAP_EXPORT int MPI_Irecv(void* buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,
+                          MPI_Request* req) {
+  P2P_PASSTHROUGH(MPI_Irecv, buf, count, dt, source, tag, comm, req);
+  return nonblocking(p2p_args(LST_OP_RECV, count, dt, source, tag, comm), caller, req,
+                     CALL_REAL(buf, count, dt, source, tag, comm, req));
+}
+
+// ---- probes and matched receives ---------------------------------------------------------------------
+
+WRAP_EXPORT int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* st) {
+  P2P_PASSTHROUGH(MPI_Probe, source, tag, comm, st);
+  return blocking(p2p_args(LST_OP_PROBE, 0, nullptr, source, tag, comm), caller,
+                  CALL_REAL(source, tag, comm, st));
+}
+
+WRAP_EXPORT int MPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* st) {
+  PASSTHROUGH(MPI_Iprobe, source, tag, comm, flag, st);
+  if (!g_trace_p2p) return FORWARD(source, tag, comm, flag, st);
+  int rc = FORWARD(source, tag, comm, flag, st);
+  if (rc == MPI_SUCCESS && flag) polled(source, tag, comm, *flag != 0, caller);
+  return rc;
+}
+
+WRAP_EXPORT int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message* msg, MPI_Status* st) {
+  P2P_PASSTHROUGH(MPI_Mprobe, source, tag, comm, msg, st);
+  int rc = blocking(p2p_args(LST_OP_PROBE, 0, nullptr, source, tag, comm), caller,
+                    CALL_REAL(source, tag, comm, msg, st));
+  if (rc == MPI_SUCCESS && msg)
+    remember_match(*msg, comm, source, tag, st == MPI_STATUS_IGNORE ? nullptr : st);
+  return rc;
+}
+
+WRAP_EXPORT int MPI_Improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* msg, MPI_Status* st) {
+  PASSTHROUGH(MPI_Improbe, source, tag, comm, flag, msg, st);
+  if (!g_trace_p2p) return FORWARD(source, tag, comm, flag, msg, st);
+  int rc = FORWARD(source, tag, comm, flag, msg, st);
+  if (rc == MPI_SUCCESS && flag) {
+    polled(source, tag, comm, *flag != 0, caller);
+    if (*flag && msg) remember_match(*msg, comm, source, tag, st == MPI_STATUS_IGNORE ? nullptr : st);
+  }
+  return rc;
+}
+
+WRAP_EXPORT int MPI_Mrecv(void* buf, int count, MPI_Datatype dt, MPI_Message* msg, MPI_Status* st) {
+  P2P_PASSTHROUGH(MPI_Mrecv, buf, count, dt, msg, st);
+  return blocking(mrecv_args(count, dt, msg ? *msg : nullptr), caller, CALL_REAL(buf, count, dt, msg, st));
+}
+
+WRAP_EXPORT int MPI_Imrecv(void* buf, int count, MPI_Datatype dt, MPI_Message* msg, MPI_Request* req) {
+  P2P_PASSTHROUGH(MPI_Imrecv, buf, count, dt, msg, req);
+  return nonblocking(mrecv_args(count, dt, msg ? *msg : nullptr), caller, req,
+                     CALL_REAL(buf, count, dt, msg, req));
+}
