@@ -32,6 +32,7 @@ const char* kind_name(Kind k) {
     case Kind::kUnfinished: return "unfinished";
     case Kind::kHang: return "hang";
     case Kind::kCallsiteMismatch: return "callsite_mismatch";
+    case Kind::kInvalidArgument: return "invalid_argument";
   }
   return "unknown";
 }
@@ -405,6 +406,7 @@ class Analyzer {
     std::vector<int32_t> majority;
     for (auto* r : ref.ranks) majority.push_back(r->world_rank);
 
+    invalid_roots(c, ref);
     for (size_t gi = 0; gi < groups.size(); ++gi) {
       if (gi == best) continue;
       for (const Rank* r : groups[gi].ranks) compare(c, ref, *r, tie, majority);
@@ -412,6 +414,46 @@ class Analyzer {
   }
 
   std::set<uint64_t> control_comms_;
+
+  // A root that is no rank of the communicator, agreed on by every rank: not a mismatch, still an
+  // error MPI reports (MPI_ERR_ROOT), usually by ending the job inside that call. First one per
+  // communicator. (A root of -1 is recorded as "no root" and cannot be told apart.)
+  void invalid_roots(const Comm& c, const Group& ref) {
+    if (!ref.seq || c.members.empty()) return;
+    const Rank& mr = *ref.ranks.front();
+    const int32_t size = int32_t(c.members.size());
+    for (size_t i = 0; i < ref.seq->ref.size(); ++i) {
+      const lst_record* rec = mr.record(ref.seq->ref[i]);
+      if (!is_rooted(rec->op) || rec->api != LST_API_MPI) continue;
+      const int32_t root = rec->u.coll.root_or_peer;
+      if (root == LST_NONE || (root >= 0 && root < size)) continue;
+      Finding f;
+      f.kind = Kind::kInvalidArgument;
+      f.comm = c.ref;
+      f.seq = int64_t(i);
+      std::string died;
+      for (const Rank* r : c.ranks) {
+        f.ranks.push_back(r->world_rank);
+        RankDetail d = detail_at(*r, r->sequence(c.ref.id), int64_t(i));
+        const Sequence* s = r->sequence(c.ref.id);
+        bool inside = s && std::binary_search(s->open.begin(), s->open.end(), uint32_t(i)) &&
+                      s->ref.size() == i + 1 && !behind(*r);
+        if (inside) {
+          d.note = "died inside it: " + ending(*r);
+          if (died.empty()) died = fmt::format("rank {} died inside {}", r->world_rank, d.operation);
+        }
+        if (c.ranks.size() <= 16) f.detail.push_back(d);
+      }
+      f.culprits = f.ranks;  // the program passes it on every rank
+      std::string why = fmt::format("root {} is not a rank of {} (size {})", root, c.ref.name, size);
+      std::string op = format::op_name(*rec);
+      f.explanation = died.empty() ? fmt::format("every rank called {} #{} on {} with {}", op, i, c.ref.name, why)
+                                   : fmt::format("{} ({}); every rank passed that root", died, why);
+      findings_.push_back(std::move(f));
+      flagged_.insert({c.ref.id, int64_t(i)});
+      return;
+    }
+  }
   std::string evidence_;  // why the reference view of the communicator being aligned was chosen without a majority
 
   void compare(const Comm& c, const Group& ref, const Rank& r, bool tie, const std::vector<int32_t>& majority) {

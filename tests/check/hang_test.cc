@@ -376,5 +376,27 @@ TEST(NamedRun, SkippedTensorsAreOneMissingCollectiveWithTheNameMismatchAsItsCons
   EXPECT_TRUE(consequence) << dump(r);
 }
 
+// ----- MPI's own errors -----
+
+TEST(InvalidArgument, RootOutsideTheCommunicatorOnEveryRankAndTheRankThatDiedInIt) {
+  auto b = ranks(4);
+  Call bad{.op = LST_OP_BCAST, .redop = 0, .root = 7, .state = LST_STATE_ENTERED};
+  for (auto& x : b) x.call(kWorld, allreduce()).call(kWorld, bad);
+  b[0].marker(LST_MARK_MPI_ABORT);  // its error handler aborted
+  Result r = run(b, {EndState::kAborted, EndState::kKilled, EndState::kKilled, EndState::kKilled});
+  const Finding* f = find(r, Kind::kInvalidArgument);
+  ASSERT_NE(f, nullptr) << dump(r);
+  EXPECT_EQ(f->seq, 1);
+  EXPECT_EQ(f->culprits, (V{0, 1, 2, 3}));
+  EXPECT_NE(f->explanation.find("rank 0 died inside MPI_Bcast"), std::string::npos) << f->explanation;
+  EXPECT_NE(f->explanation.find("root 7 is not a rank of MPI_COMM_WORLD"), std::string::npos)
+      << f->explanation;
+  EXPECT_EQ(find(r, Kind::kUnfinished), nullptr) << dump(r);
+  // A valid root is no finding.
+  auto c = ranks(2);
+  for (auto& x : c) x.call(kWorld, Call{.op = LST_OP_BCAST, .redop = 0, .root = 1}).finalize();
+  EXPECT_TRUE(run(c).in_lockstep());
+}
+
 }  // namespace
 }  // namespace lockstep::check::test

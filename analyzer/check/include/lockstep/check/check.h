@@ -17,7 +17,8 @@ namespace lockstep::check {
 // The JSON names of the finding kinds (docs/check-output.md).
 enum class Kind {
   kMissingCollective, kOpMismatch, kCountMismatch, kDtypeMismatch, kRootMismatch, kRedopMismatch,
-  kPeerMismatch, kNameMismatch, kMembershipMismatch, kDeadlockCycle, kUnfinished, kHang, kCallsiteMismatch
+  kPeerMismatch, kNameMismatch, kMembershipMismatch, kDeadlockCycle, kUnfinished, kHang, kCallsiteMismatch,
+  kInvalidArgument
 };
 const char* kind_name(Kind k);
 
