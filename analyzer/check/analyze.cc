@@ -601,7 +601,9 @@ class Analyzer {
                                 c.ref.name, line, ranks_phrase(majority), next.tensor,
                                 next.site.text().empty() ? "" : " (" + next.site.text() + ")", then);
     RankDetail d = detail(r, nullptr, -1, UINT32_MAX);
-    d.note = fmt::format("skipped {} and went on to '{}'", what, next.tensor);
+    const std::string skip = fmt::format("skipped {} and went on to '{}'", what, next.tensor);
+    const std::string why = ending(r);  // how its trace ends, when it does: "it was stopped by the runtime: ..."
+    d.note = why.empty() ? skip : why + ", after it " + skip;
     d.context = next.context;
     f.detail.push_back(d);
     f.notes.push_back(fmt::format("consequence: at #{} rank {} named tensor '{}' where {} named '{}' (a name mismatch)",
@@ -655,7 +657,8 @@ class Analyzer {
     size_t shown = 0;
     for (const Rank* mr : ref.ranks) {
       if (c.ranks.size() > 16 && shown >= 1) break;
-      f.detail.push_back(detail_at(*mr, ref.seq, seq));
+      // Equal sequences, not equal files: each rank's own records (its file may hold other calls between).
+      f.detail.push_back(detail_at(*mr, mr->sequence(c.ref.id), seq));
       f.ranks.push_back(mr->world_rank);
       ++shown;
     }
