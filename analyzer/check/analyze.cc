@@ -32,6 +32,7 @@ const char* kind_name(Kind k) {
     case Kind::kUnfinished: return "unfinished";
     case Kind::kHang: return "hang";
     case Kind::kCallsiteMismatch: return "callsite_mismatch";
+    case Kind::kInvalidArgument: return "invalid_argument";
   }
   return "unknown";
 }
@@ -405,6 +406,7 @@ class Analyzer {
     std::vector<int32_t> majority;
     for (auto* r : ref.ranks) majority.push_back(r->world_rank);
 
+    invalid_roots(c, ref);
     for (size_t gi = 0; gi < groups.size(); ++gi) {
       if (gi == best) continue;
       for (const Rank* r : groups[gi].ranks) compare(c, ref, *r, tie, majority);
@@ -412,6 +414,46 @@ class Analyzer {
   }
 
   std::set<uint64_t> control_comms_;
+
+  // A root that is no rank of the communicator, agreed on by every rank: not a mismatch, still an
+  // error MPI reports (MPI_ERR_ROOT), usually by ending the job inside that call. First one per
+  // communicator. (A root of -1 is recorded as "no root" and cannot be told apart.)
+  void invalid_roots(const Comm& c, const Group& ref) {
+    if (!ref.seq || c.members.empty()) return;
+    const Rank& mr = *ref.ranks.front();
+    const int32_t size = int32_t(c.members.size());
+    for (size_t i = 0; i < ref.seq->ref.size(); ++i) {
+      const lst_record* rec = mr.record(ref.seq->ref[i]);
+      if (!is_rooted(rec->op) || rec->api != LST_API_MPI) continue;
+      const int32_t root = rec->u.coll.root_or_peer;
+      if (root == LST_NONE || (root >= 0 && root < size)) continue;
+      Finding f;
+      f.kind = Kind::kInvalidArgument;
+      f.comm = c.ref;
+      f.seq = int64_t(i);
+      std::string died;
+      for (const Rank* r : c.ranks) {
+        f.ranks.push_back(r->world_rank);
+        RankDetail d = detail_at(*r, r->sequence(c.ref.id), int64_t(i));
+        const Sequence* s = r->sequence(c.ref.id);
+        bool inside = s && std::binary_search(s->open.begin(), s->open.end(), uint32_t(i)) &&
+                      s->ref.size() == i + 1 && !behind(*r);
+        if (inside) {
+          d.note = "died inside it: " + ending(*r);
+          if (died.empty()) died = fmt::format("rank {} died inside {}", r->world_rank, d.operation);
+        }
+        if (c.ranks.size() <= 16) f.detail.push_back(d);
+      }
+      f.culprits = f.ranks;  // the program passes it on every rank
+      std::string why = fmt::format("root {} is not a rank of {} (size {})", root, c.ref.name, size);
+      std::string op = format::op_name(*rec);
+      f.explanation = died.empty() ? fmt::format("every rank called {} #{} on {} with {}", op, i, c.ref.name, why)
+                                   : fmt::format("{} ({}); every rank passed that root", died, why);
+      findings_.push_back(std::move(f));
+      flagged_.insert({c.ref.id, int64_t(i)});
+      return;
+    }
+  }
   std::string evidence_;  // why the reference view of the communicator being aligned was chosen without a majority
 
   void compare(const Comm& c, const Group& ref, const Rank& r, bool tie, const std::vector<int32_t>& majority) {
@@ -431,6 +473,11 @@ class Analyzer {
     for (size_t hi = 0; hi < hunks->size(); ++hi) {
       const Hunk& h = (*hunks)[hi];
       size_t n = h.a1 - h.a0, m = h.b1 - h.b0, k = std::min(n, m);
+      if (n >= m && m > 0 && named_run(mr, *ms, r, *rs, h)) {
+        skipped_run(c, ref, r, h, tie, majority);
+        offset += int64_t(m) - int64_t(n);
+        continue;
+      }
       for (size_t i = 0; i < k; ++i) mismatch(c, ref, r, h.a0 + i, h.b0 + i, tie, majority);
       if (n > k) {
         uint32_t a0 = uint32_t(h.a0 + k), b0 = uint32_t(h.b0 + k);
@@ -514,6 +561,61 @@ class Analyzer {
   }
   std::set<std::tuple<int32_t, uint64_t, uint32_t>> absorbed_;
 
+  // Name-matched calls (runtime tensors) where the rank calls none of the names the others call here, but
+  // names the program calls elsewhere (earlier in the others' history: a later step's tensors): it
+  // skipped that run of tensors and went on. Pairing its later names with the skipped ones position by
+  // position would only report the consequence (a name mismatch). A name nobody else uses stays a
+  // name mismatch.
+  bool named_run(const Rank& mr, const Sequence& ms, const Rank& r, const Sequence& rs, const Hunk& h) const {
+    std::set<std::string_view> skipped;
+    for (uint32_t i = h.a0; i < h.a1; ++i) {
+      std::string_view n = name_of(mr, *mr.record(ms.ref[i]));
+      if (n.empty()) return false;
+      skipped.insert(n);
+    }
+    std::set<std::string_view> before;
+    for (uint32_t i = h.a0 > 4096 ? h.a0 - 4096 : 0; i < h.a0; ++i) before.insert(name_of(mr, *mr.record(ms.ref[i])));
+    for (uint32_t i = h.b0; i < h.b1; ++i) {
+      std::string_view n = name_of(r, *r.record(rs.ref[i]));
+      if (n.empty() || skipped.count(n) || !before.count(n)) return false;
+    }
+    return true;
+  }
+
+  void skipped_run(const Comm& c, const Group& ref, const Rank& r, const Hunk& h, bool tie,
+                   const std::vector<int32_t>& majority) {
+    const Rank& mr = *ref.ranks.front();
+    const Sequence* rs = r.sequence(c.ref.id);
+    Finding f = base(c, Kind::kMissingCollective, h.a0, ref, r, tie, majority);
+    RankDetail first = detail_at(mr, ref.seq, h.a0);
+    RankDetail next = detail_at(r, rs, h.b0);
+    for (uint32_t i = h.a0; i < h.a1; ++i) f.skipped_tensors.emplace_back(name_of(mr, *mr.record(ref.seq->ref[i])));
+    const size_t n = f.skipped_tensors.size();
+    std::string what = fmt::format("'{}'{}", f.skipped_tensors.front(),
+                                   n > 1 ? fmt::format(" and {} more", n - 1) : std::string());
+    std::string line = first.site.text().empty() ? "" : fmt::format(", {}", first.site.text());
+    std::string step = first.context.empty() ? "" : fmt::format(" of {}", first.context);
+    std::string then = next.context.empty() ? "" : fmt::format(" in {}", next.context);
+    f.explanation = fmt::format("rank {} skipped the {} {} {}{} (#{}..#{} on {}{}) that {} called, and went on to '{}'{}{}",
+                                r.world_rank, first.operation, n == 1 ? "call" : "calls", what, step, h.a0, h.a1 - 1,
+                                c.ref.name, line, ranks_phrase(majority), next.tensor,
+                                next.site.text().empty() ? "" : " (" + next.site.text() + ")", then);
+    RankDetail d = detail(r, nullptr, -1, UINT32_MAX);
+    const std::string skip = fmt::format("skipped {} and went on to '{}'", what, next.tensor);
+    const std::string why = ending(r);  // how its trace ends, when it does: "it was stopped by the runtime: ..."
+    d.note = why.empty() ? skip : why + ", after it " + skip;
+    d.context = next.context;
+    f.detail.push_back(d);
+    f.notes.push_back(fmt::format("consequence: at #{} rank {} named tensor '{}' where {} named '{}' (a name mismatch)",
+                                  h.a0, r.world_rank, next.tensor, ranks_phrase(majority), first.tensor));
+    if (n > 1) {
+      std::string all;
+      for (auto& t : f.skipped_tensors) all += (all.empty() ? "'" : ", '") + t + "'";
+      f.notes.push_back(fmt::format("skipped tensors: {}", all));
+    }
+    push(std::move(f));
+  }
+
   // Far-apart sequences: compare position by position on the MPI semantics only.
   void positional(const Comm& c, const Group& ref, const Rank& r, bool tie, const std::vector<int32_t>& majority) {
     const Sequence* rs = r.sequence(c.ref.id);
@@ -555,7 +657,8 @@ class Analyzer {
     size_t shown = 0;
     for (const Rank* mr : ref.ranks) {
       if (c.ranks.size() > 16 && shown >= 1) break;
-      f.detail.push_back(detail_at(*mr, ref.seq, seq));
+      // Equal sequences, not equal files: each rank's own records (its file may hold other calls between).
+      f.detail.push_back(detail_at(*mr, mr->sequence(c.ref.id), seq));
       f.ranks.push_back(mr->world_rank);
       ++shown;
     }
@@ -1020,8 +1123,9 @@ class Analyzer {
       }
     }
     std::string how = stopped ? job_.stopped_by_run
-                              : fmt::format("{} still running {} blocked in a call that cannot complete",
-                                            ranks_phrase(live), live.size() == 1 ? "is" : "are");
+                              : fmt::format("{} {} left blocked in a call that cannot complete, and no other rank "
+                                            "is still running",
+                                            ranks_phrase(live), live.size() == 1 ? "was" : "were");
     f.explanation = fmt::format("the job hung: {}", how);
     if (stopped && !blocked.empty())
       f.notes.push_back(fmt::format("{} {} blocked in a call when it was stopped", ranks_phrase(blocked),

@@ -70,6 +70,7 @@ nlohmann::json finding_json(const check::Finding& f) {
             {"detail", Json::array()}};
   for (auto& d : f.detail) j["detail"].push_back(detail_json(d));
   if (!f.tensor.empty()) j["tensor"] = f.tensor;
+  if (!f.skipped_tensors.empty()) j["skipped_tensors"] = f.skipped_tensors;
   if (f.kind == check::Kind::kMissingCollective && f.mispaired > 0) {
     j["mispaired"] = f.mispaired;
     j["silently_wrong"] = f.silently_wrong;

@@ -17,8 +17,12 @@ std::string xml(const std::string& s) { return format::xml_text(s); }
 
 std::string junit(const check::Result& r, const Context& ctx) {
   std::map<uint64_t, std::vector<const check::Finding*>> by_comm;
-  for (auto& f : r.findings) by_comm[f.comm.id].push_back(&f);
-  size_t tests = r.comms.size() + 1, failures = 0;
+  const check::Finding* hang = nullptr;  // about the whole job: its own test case
+  for (auto& f : r.findings) {
+    if (f.kind == check::Kind::kHang) hang = &f;
+    else by_comm[f.comm.id].push_back(&f);
+  }
+  size_t tests = r.comms.size() + 2, failures = 0;
   std::string cases;
   for (auto& c : r.comms) {
     auto it = by_comm.find(c.id);
@@ -46,6 +50,14 @@ std::string junit(const check::Result& r, const Context& ctx) {
     std::string list;
     for (int32_t m : r.missing_processes) list += (list.empty() ? "" : ",") + std::to_string(m);
     cases += fmt::format("      <failure type=\"missing_process\" message=\"no trace file for rank(s) {}\"/>\n", list);
+  }
+  cases += "    </testcase>\n";
+  cases += "    <testcase classname=\"lockstep.check.job\" name=\"hang\" time=\"0\">\n";
+  if (hang) {
+    ++failures;
+    std::string body = hang->explanation + "\n";
+    for (auto& n : hang->notes) body += "  note: " + n + "\n";
+    cases += fmt::format("      <failure type=\"hang\" message=\"{}\">{}</failure>\n", xml(headline(*hang)), xml(body));
   }
   cases += "    </testcase>\n";
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";

@@ -18,7 +18,7 @@ const check::Kind kAllKinds[] = {
     check::Kind::kDtypeMismatch,     check::Kind::kRootMismatch,   check::Kind::kRedopMismatch,
     check::Kind::kPeerMismatch,      check::Kind::kNameMismatch,   check::Kind::kMembershipMismatch,
     check::Kind::kDeadlockCycle,     check::Kind::kUnfinished,     check::Kind::kHang,
-    check::Kind::kCallsiteMismatch};
+    check::Kind::kCallsiteMismatch,  check::Kind::kInvalidArgument};
 
 const char* rule_text(check::Kind k) {
   switch (k) {
@@ -34,6 +34,7 @@ const char* rule_text(check::Kind k) {
     case check::Kind::kDeadlockCycle: return "ranks wait for each other in a cycle";
     case check::Kind::kUnfinished: return "every rank entered a collective and some never finished it";
     case check::Kind::kHang: return "the job hung: stopped at its timeout, or every running rank blocked";
+    case check::Kind::kInvalidArgument: return "every rank passed an argument MPI rejects (a root outside the communicator)";
     case check::Kind::kCallsiteMismatch:
       return "a rank made a collective from another line than its own pattern (same arguments)";
   }

@@ -79,6 +79,10 @@ std::string headline(const Finding& f) {
     case Kind::kMissingCollective:
       if (c && c->present)
         return fmt::format("{} called an extra {} at #{} on {}{}", who, c->operation, f.seq, f.comm.name, where(c));
+      if (!f.skipped_tensors.empty())
+        return fmt::format("{} skipped {} '{}'{} at #{} on {}{}{}", who, o ? o->operation : op, f.skipped_tensors.front(),
+                           f.skipped_tensors.size() > 1 ? fmt::format(" and {} more", f.skipped_tensors.size() - 1) : "",
+                           f.seq, f.comm.name, where(o), o && !o->context.empty() ? " in " + o->context : "");
       return fmt::format("{} {} {}{}", who, f.mispaired > 0 ? "skipped" : "never called", at, where(o));
     case Kind::kOpMismatch:
       return fmt::format("{} called {}{} where the others called {}", who, c ? c->operation : "another operation",
@@ -92,6 +96,7 @@ std::string headline(const Finding& f) {
     case Kind::kMembershipMismatch: return fmt::format("ranks disagree on the members of {}", f.comm.name);
     case Kind::kDeadlockCycle: return fmt::format("deadlock: {} wait for each other ({})", ranks_text(f.ranks), at);
     case Kind::kUnfinished: return fmt::format("{} never finished on {}{}", at, f.culprits.empty() ? ranks_text(f.ranks) : ranks_text(f.culprits), where(any));
+    case Kind::kInvalidArgument: return fmt::format("invalid root at {}{}", at, where(any));
     case Kind::kCallsiteMismatch:
       return fmt::format("{} made {} from another line{}", who, at, where(c));
     case Kind::kHang:

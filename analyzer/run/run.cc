@@ -335,7 +335,7 @@ int run_job(const Options& o) {
   if (timed_out) {
     // The checker reads this note: a job stopped at --timeout hung, whatever its traces look like.
     if (std::FILE* f = std::fopen((std::filesystem::path(dir) / "lockstep-run-timeout.txt").c_str(), "w")) {
-      std::fprintf(f, "lockstep run stopped the job at --timeout after %.1f s\n", o.timeout_s);
+      std::fprintf(f, "lockstep run stopped the job at its --timeout (%.1f s)\n", o.timeout_s);
       std::fclose(f);
     }
   }

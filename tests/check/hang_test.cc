@@ -335,5 +335,68 @@ TEST(Callsite, TwoRanksTheOneThatBreaksItsPatternIsNamed) {
   EXPECT_EQ(r0.findings.front().culprits, V{0});
 }
 
+// ----- name-matched runtime calls: a skipped run of tensors -----
+
+TEST(NamedRun, SkippedTensorsAreOneMissingCollectiveWithTheNameMismatchAsItsConsequence) {
+  auto b = ranks(4);
+  auto rt = [](const char* name, uint8_t state = LST_STATE_RETURNED, uint64_t site = 0x4600) {
+    return Call{.op = LST_OP_ALLREDUCE, .state = state, .caller = site, .api = LST_API_RT, .name = name};
+  };
+  for (int s = 0; s < 3; ++s)
+    for (auto& x : b) {
+      x.annotate("step " + std::to_string(s));
+      x.call(kWorld, rt("bn/moments", LST_STATE_RETURNED, 0x4100));
+      for (const char* g : {"grad/dense0/kernel", "grad/dense1/kernel", "grad/dense2/kernel"})
+        x.call(kWorld, rt(g));
+    }
+  for (int i = 0; i < 4; ++i) {
+    b[i].annotate("step 3").call(kWorld, rt("bn/moments", LST_STATE_RETURNED, 0x4100));
+    if (i == 1) {  // overflowed: skips the gradient allreduces and goes on to step 4
+      b[i].annotate("step 4").call(kWorld, rt("bn/moments", LST_STATE_ENTERED, 0x4100));
+    } else {
+      b[i].call(kWorld, rt("grad/dense0/kernel", LST_STATE_ENTERED));
+    }
+  }
+  Result r = run(b, kAllKilled);
+  std::vector<const Finding*> v;
+  for (auto& f : r.findings)
+    if (f.kind != Kind::kHang) v.push_back(&f);
+  ASSERT_EQ(v.size(), 1u) << dump(r);
+  const Finding& f = *v.front();
+  EXPECT_EQ(f.kind, Kind::kMissingCollective);
+  EXPECT_EQ(f.seq, 13);
+  EXPECT_EQ(f.culprits, V{1});
+  EXPECT_EQ(f.skipped_tensors, (std::vector<std::string>{"grad/dense0/kernel"}));
+  EXPECT_NE(f.explanation.find("of step 3"), std::string::npos) << f.explanation;
+  EXPECT_NE(f.explanation.find("went on to 'bn/moments'"), std::string::npos) << f.explanation;
+  EXPECT_NE(f.explanation.find("in step 4"), std::string::npos) << f.explanation;
+  bool consequence = false;
+  for (auto& n : f.notes)
+    consequence |= n.find("consequence") != std::string::npos && n.find("name mismatch") != std::string::npos;
+  EXPECT_TRUE(consequence) << dump(r);
+}
+
+// ----- MPI's own errors -----
+
+TEST(InvalidArgument, RootOutsideTheCommunicatorOnEveryRankAndTheRankThatDiedInIt) {
+  auto b = ranks(4);
+  Call bad{.op = LST_OP_BCAST, .redop = 0, .root = 7, .state = LST_STATE_ENTERED};
+  for (auto& x : b) x.call(kWorld, allreduce()).call(kWorld, bad);
+  b[0].marker(LST_MARK_MPI_ABORT);  // its error handler aborted
+  Result r = run(b, {EndState::kAborted, EndState::kKilled, EndState::kKilled, EndState::kKilled});
+  const Finding* f = find(r, Kind::kInvalidArgument);
+  ASSERT_NE(f, nullptr) << dump(r);
+  EXPECT_EQ(f->seq, 1);
+  EXPECT_EQ(f->culprits, (V{0, 1, 2, 3}));
+  EXPECT_NE(f->explanation.find("rank 0 died inside MPI_Bcast"), std::string::npos) << f->explanation;
+  EXPECT_NE(f->explanation.find("root 7 is not a rank of MPI_COMM_WORLD"), std::string::npos)
+      << f->explanation;
+  EXPECT_EQ(find(r, Kind::kUnfinished), nullptr) << dump(r);
+  // A valid root is no finding.
+  auto c = ranks(2);
+  for (auto& x : c) x.call(kWorld, Call{.op = LST_OP_BCAST, .redop = 0, .root = 1}).finalize();
+  EXPECT_TRUE(run(c).in_lockstep());
+}
+
 }  // namespace
 }  // namespace lockstep::check::test

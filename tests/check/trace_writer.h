@@ -25,6 +25,8 @@ struct Spec {
   int64_t count_change_at = -1; // this rank passes twice the count at #count_change_at
   bool finalize = true;
   uint32_t chunk_records = 1u << 16;  // file growth unit: small keeps many-rank test jobs small on disk
+  bool last_entered = false;    // the last collective never returns (a hang)
+  int32_t blocked_recv_from = -1;  // then blocks in MPI_Recv from this rank of the world (format 1.1)
 };
 
 inline uint64_t comm_id(int which, int32_t rank) {
@@ -92,7 +94,23 @@ inline std::string write_rank(const Spec& s) {
     r->caller = which == 1 ? b : a;
     r->t_ns = t += 1000;
     r->t_return_us = 1;
-    format::Writer::publish(r, LST_WORD(LST_KIND_COLLECTIVE, LST_STATE_RETURNED, 0));
+    const bool last = i + 1 == s.collectives;
+    format::Writer::publish(
+        r, LST_WORD(LST_KIND_COLLECTIVE, last && s.last_entered ? LST_STATE_ENTERED : LST_STATE_RETURNED, 0));
+  }
+  if (s.blocked_recv_from >= 0) {
+    lst_record* r = w.reserve(&id);
+    r->op = LST_OP_RECV;
+    r->api = LST_API_MPI;
+    r->dtype = LST_DT_FLOAT32;
+    r->comm = comm_id(0, s.rank);
+    r->u.coll.seq = 7;  // the tag
+    r->u.coll.root_or_peer = s.blocked_recv_from;
+    r->u.coll.dtype_size = 4;
+    r->u.coll.count = 16;
+    r->caller = a;
+    r->t_ns = t += 1000;
+    format::Writer::publish(r, LST_WORD(LST_KIND_COLLECTIVE, LST_STATE_ENTERED, LST_F_P2P));
   }
   if (s.finalize) {
     lst_record* r = w.reserve(&id);

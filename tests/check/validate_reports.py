@@ -34,7 +34,7 @@ def check_junit(path, expect_failures):
 
 def main():
     json_report, sarif_report, junit_report, json_schema, sarif_schema, expect = sys.argv[1:7]
-    bad = expect == "bad"
+    bad = expect != "clean"
     with open(json_schema) as f:
         jsonschema.validate(json.load(open(json_report)), json.load(f))
     with open(sarif_schema) as f:
@@ -51,6 +51,13 @@ def main():
     assert (len(results) > 0) == bad
     failed = check_junit(junit_report, bad)
     kinds = sorted({f["kind"] for f in report["findings"]})
+    if expect == "hang":
+        assert report["findings"][-1]["kind"] == "hang", kinds
+        assert "deadlock_cycle" in kinds, kinds
+        assert any(e["message"] for e in report["hang"]["wait_for"]), "a message edge in the wait-for graph"
+        assert results[-1]["ruleId"] == "hang"
+        case = [c for c in ET.parse(junit_report).getroot().iter("testcase") if c.get("name") == "hang"]
+        assert case and case[0].find("failure") is not None, "the JUnit hang test case fails"
     print(f"ok: {len(results)} SARIF results, {failed} failed JUnit test cases, kinds {kinds}")
     return 0
 

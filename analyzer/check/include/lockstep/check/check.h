@@ -17,7 +17,8 @@ namespace lockstep::check {
 // The JSON names of the finding kinds (docs/check-output.md).
 enum class Kind {
   kMissingCollective, kOpMismatch, kCountMismatch, kDtypeMismatch, kRootMismatch, kRedopMismatch,
-  kPeerMismatch, kNameMismatch, kMembershipMismatch, kDeadlockCycle, kUnfinished, kHang, kCallsiteMismatch
+  kPeerMismatch, kNameMismatch, kMembershipMismatch, kDeadlockCycle, kUnfinished, kHang, kCallsiteMismatch,
+  kInvalidArgument
 };
 const char* kind_name(Kind k);
 
@@ -86,6 +87,8 @@ struct Finding {
   int64_t mispaired = 0;     // skip and continue: later collectives paired with the wrong ones
   bool silently_wrong = false;  // ... and they completed
   std::string tensor;
+  // missing_collective over name-matched (runtime) calls: the tensors the rank skipped, in order.
+  std::vector<std::string> skipped_tensors;
 };
 
 // One rank's state at the end of its trace.

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Node-local trace directories: one job's files split over two directories standing for two hosts are
+# checked (and diffed) together, by listing both or by a glob, with the same result as one directory;
+# files of two jobs, or a pattern that matches nothing, are refused with exit 2 and a one-line reason.
+# usage: two_hosts.sh LOCKSTEP WRITE_JOB OUTDIR
+set -uo pipefail
+lockstep=$1 write_job=$2 out=$3
+rm -rf "$out" && mkdir -p "$out"
+fail() { echo "FAIL: $*"; exit 1; }
+"$write_job" "$out/all" bad || fail "write_job"
+mkdir -p "$out/host-a" "$out/host-b"
+files=("$out"/all/*.lstrace)
+[ "${#files[@]}" = 4 ] || fail "expected 4 trace files, got ${#files[@]}"
+cp "${files[0]}" "${files[1]}" "$out/host-a/" && cp "${files[2]}" "${files[3]}" "$out/host-b/"
+
+"$lockstep" check --no-symbolize --format json -o "$out/one.json" "$out/all"
+[ $? = 1 ] || fail "one directory: expected exit 1"
+"$lockstep" check --no-symbolize --format json -o "$out/two.json" "$out/host-a" "$out/host-b"
+[ $? = 1 ] || fail "two directories: expected exit 1"
+"$lockstep" check --no-symbolize --format json -o "$out/glob.json" "$out/host-*"
+[ $? = 1 ] || fail "glob: expected exit 1"
+python3 - "$out" <<'PY' || exit 1
+import json, sys
+out = sys.argv[1]
+def key(p):
+    r = json.load(open(f"{out}/{p}.json"))
+    return r["summary"]["ranks"], [(f["kind"], f["seq"], f["culprits"]) for f in r["findings"]]
+one, two, glob = key("one"), key("two"), key("glob")
+assert one[0] == 4 and one[1], one
+assert one == two == glob, (one, two, glob)
+print("same findings from one directory, two directories and a glob:", one)
+PY
+"$lockstep" diff --no-symbolize "$out/all" "$out/host-a,$out/host-b" >"$out/diff.txt"
+[ $? = 0 ] || { cat "$out/diff.txt"; fail "diff of the same run split over two hosts: expected exit 0"; }
+
+# One host's files come from another job: refused.
+"$write_job" "$out/other" bad other-job || fail "write_job other"
+rm -f "$out"/other/*rank-0* "$out"/other/*rank-1*
+msg=$("$lockstep" check --no-symbolize "$out/host-a" "$out/other" 2>&1 >/dev/null)
+rc=$?
+[ $rc = 2 ] || fail "files of two jobs: expected exit 2, got $rc"
+grep -q "files of two jobs" <<<"$msg" || fail "no reason given: $msg"
+[ "$(wc -l <<<"$msg")" = 1 ] || fail "expected a one-line error: $msg"
+msg=$("$lockstep" check "$out/no-such-host-*" 2>&1 >/dev/null)
+[ $? = 2 ] || fail "a pattern matching nothing: expected exit 2"
+grep -q "matches no file" <<<"$msg" || fail "no reason given: $msg"
+# The same rank in both directories: refused.
+cp "${files[0]}" "$out/host-b/"
+"$lockstep" check --no-symbolize "$out/host-a" "$out/host-b" >/dev/null 2>&1
+[ $? = 2 ] || fail "two files of one rank: expected exit 2"
+echo ok
