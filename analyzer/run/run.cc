@@ -246,12 +246,12 @@ int run_job(const Options& o) {
 
   std::vector<std::string> argv_s = o.cmd;
   if (is_openmpi_launcher(o.cmd[0])) {
-    std::vector<std::string> x;
-    for (const char* var : {"LD_PRELOAD", "LOCKSTEP_TRACE_DIR", "LOCKSTEP_JOB_ID", "LOCKSTEP_TRACE_RING",
-                            "LOCKSTEP_TRACE_STACK", "LOCKSTEP_TRACE_CLOCK"})
-      if (std::getenv(var)) {
+    // Every LOCKSTEP_* setting travels, not a list that falls behind the tracer's variables.
+    std::vector<std::string> x = {"-x", "LD_PRELOAD"};
+    for (char** e = environ; *e; ++e)
+      if (std::strncmp(*e, "LOCKSTEP_", 9) == 0) {
         x.push_back("-x");
-        x.push_back(var);
+        x.push_back(std::string(*e, std::strcspn(*e, "=")));
       }
     argv_s.insert(argv_s.begin() + 1, x.begin(), x.end());
   }
