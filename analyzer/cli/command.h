@@ -9,7 +9,7 @@
 
 namespace lockstep::cli {
 
-// Exit codes used by every subcommand (DESIGN.md): 0 clean, 1 findings, 2 usage or bad input.
+// Exit codes used by every subcommand (docs/architecture.md): 0 clean, 1 findings, 2 usage or bad input.
 enum Exit : int { kClean = 0, kFindings = 1, kBadInput = 2 };
 
 // Thrown by a subcommand for bad input; main prints "lockstep <cmd>: <message>" and exits 2.

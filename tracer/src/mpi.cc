@@ -355,7 +355,7 @@ CommEntry* register_comm(MPI_Comm c, uint8_t comm_op, uint64_t id, uint64_t pare
                   m.rank, m.world.empty() ? nullptr : m.world.data(), nullptr, caller);
 }
 
-// Identity of a communicator created collectively over its parent (DESIGN.md): the parent's id, the
+// Identity of a communicator created collectively over its parent (docs/tracer.md): the parent's id, the
 // creation's index on the parent, the kind, the colour, and the members' world ranks.
 uint64_t child_id(uint64_t parent, uint32_t index, uint8_t comm_op, int32_t color,
                   const std::vector<int32_t>& members) noexcept {

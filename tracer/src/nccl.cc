@@ -152,7 +152,7 @@ __attribute__((always_inline)) inline int collective(uint8_t op, Comm comm, uint
   return rc;
 }
 
-// ---- communicator identity (DESIGN.md) ---------------------------------------------------------
+// ---- communicator identity (docs/nccl.md) ----------------------------------------------------------
 
 uint64_t hash_u64(uint64_t h, uint64_t v) noexcept { return hash_bytes(h, &v, sizeof v); }
 

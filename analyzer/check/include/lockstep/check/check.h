@@ -1,4 +1,4 @@
-// What `lockstep check` concludes about a job: findings (DESIGN.md "check semantics"), the per-rank
+// What `lockstep check` concludes about a job: findings (docs/check-output.md "How it decides"), the per-rank
 // hang picture, and the wait-for graph. Pure analysis over the model (model.h); rendering lives in
 // analyzer/report/.
 #pragma once
