@@ -39,7 +39,7 @@ def regions(data):
             meta.append((at, at + 8 + length))
             i += (8 + length + 63) // 64
         else:
-            meta.append((at, at + 40))  # word, path, base, lo, hi, build id and the check itself
+            meta.append((at, at + 44))  # word, path, base, lo, hi, build id, function and the check itself
             i += 1
     records = [(records_offset, records_offset + min(record_next, capacity) * 64)]
     return {"header": header, "metadata": meta, "records": records}

@@ -19,6 +19,8 @@ NOT_COLLECTIVES = {
     "MPI_Waitsome", "MPI_Test", "MPI_Testall", "MPI_Testany", "MPI_Testsome", "ncclSend", "ncclRecv",
 }
 P2P_OPS = {"send", "recv", "probe"}
+# MPI point-to-point calls the tracer records for hang analysis (mpi_p2p.cc): not collectives either.
+P2P_CALL = re.compile(r"^MPI_(I?[BSR]?send|I?M?recv|I?M?probe|Sendrecv(_replace)?)$", re.IGNORECASE)
 # Catalogued collectives the tracer does not intercept (yet): matched by family.
 UNTRACED = [re.compile(p) for p in (r"^MPI_\w+_init$", r"^MPI_I?[Nn]eighbor_\w+$")]
 
@@ -52,7 +54,7 @@ def main():
                                            names)}
     if len(named) < 30:
         sys.exit(f"only {len(named)} names parsed from names.cc: has its table format changed?")
-    traced = (wrapped | named) - NOT_COLLECTIVES
+    traced = {n for n in (wrapped | named) - NOT_COLLECTIVES if not P2P_CALL.match(n)}
 
     with open(os.path.join(root, "runtime", "include", "lockstep", "rt.h")) as f:
         rt_header = f.read()

@@ -220,11 +220,20 @@ TraceFile TraceFile::open(const std::string& path) {
       i += nslots;
     } else if (kind == LST_KIND_MODULE) {
       const auto* mod = reinterpret_cast<const lst_meta_module*>(t.base_ + at);
+      // The check covers the fields, not the word: its flags must be known and fit the fields.
+      const uint8_t mflags = LST_WORD_FLAGS(w);
+      if (LST_WORD_STATE(w) != 0 && !newer)
+        throw fail(at + 2, format("module entry at metadata slot %" PRIu64 " has state %u, not 0", i,
+                                  unsigned(LST_WORD_STATE(w))));
+      if (mflags & ~uint8_t(LST_MOD_PYTHON) && !newer)
+        throw fail(at + 3, format("module entry at metadata slot %" PRIu64 " has unknown flags 0x%x", i, mflags));
+      if (!(mflags & LST_MOD_PYTHON) && (mod->function != 0 || mod->lo >= LST_PY_ADDR_BASE))
+        throw fail(at, format("module entry at metadata slot %" PRIu64 " is native but has Python fields", i));
       if (checked && mod->check != module_check(mod))
         throw fail(at, format("module entry at metadata slot %" PRIu64
                               " does not match its check (damaged somewhere in "
                               "bytes %" PRIu64 "..%" PRIu64 ")",
-                              i, at, at + 40));
+                              i, at, at + 44));
       mods.emplace_back(at, mod);
       i += 1;
     } else {
