@@ -4,6 +4,7 @@
 #   MODE clean: the job and check exit 0; show names the Python lines of both allreduce calls
 #   MODE skip:  rank 1 skips a collective at a Python line: check exits 1 with missing_collective,
 #               rank 1 and that line (file:line of the script)
+#   MODE native: the clean job with LOCKSTEP_TRACE_PYTHON=0: exit 0 and no Python line in the trace
 #   MODE skip_pickled: the same through comm.allreduce: the verdict names the Python line, the hang
 #               analysis points at rank 1, and no record is left at an mpi4py address
 # Expected lines are found in the script by their "lockstep-test:" comments, never written here.
@@ -26,6 +27,7 @@ fail() {
 # Three ranks for the skips: with two, a rank that skips is a tie the checker does not blame.
 np=2
 [[ $mode == skip* ]] && np=3
+[[ $mode == native ]] && export LOCKSTEP_TRACE_PYTHON=0
 "$lockstep" run -o "$work/traces" --tracer "$tracer" --timeout 60 -- "$@" -np $np "$python" "$script" \
   >"$work/run.out" 2>&1
 run_rc=$?
@@ -46,6 +48,15 @@ case "$mode" in
     if grep " collective " "$work/show.out" | grep -q "MPI.cpython"; then
       grep " collective " "$work/show.out" | grep "MPI.cpython"
       fail "a collective called from Python is shown at the extension module, not the Python line"
+    fi
+    ;;
+  native)
+    [[ $run_rc == 0 ]] || { cat "$work/run.out"; fail "the job exited $run_rc"; }
+    [[ $check_rc == 0 ]] || fail "check exited $check_rc on a clean job"
+    grep -q " collective " "$work/show.out" || fail "nothing was traced"
+    if grep -qF "$name:" "$work/show.out"; then
+      grep -F "$name:" "$work/show.out" | head -3
+      fail "LOCKSTEP_TRACE_PYTHON=0 still records Python call sites"
     fi
     ;;
   skip)

@@ -6,9 +6,12 @@
 // does: uncontended that is a mutex, and it waits only while another Python thread runs Python code.
 #include "python.h"
 
+#include "lockstep/format/fnv.h"
+
 #include <dlfcn.h>
 #include <sys/types.h>
 
+#include <cstdlib>
 #include <cstring>
 
 #include "lockstep/format/layout.h"
@@ -47,6 +50,11 @@ bool find(F& slot, const char* name) noexcept {
 bool detect() noexcept {
   static std::atomic<bool> busy{false};
   if (busy.exchange(true)) return false;  // another thread is detecting: this call goes native
+  // LOCKSTEP_TRACE_PYTHON=0: native call sites only, and the GIL is never taken by the tracer.
+  if (const char* v = std::getenv("LOCKSTEP_TRACE_PYTHON"); v && std::strcmp(v, "0") == 0) {
+    g_python_state.store(2, std::memory_order_release);
+    return false;
+  }
   PyApi a{};
   bool ok = find(a.is_initialized, "Py_IsInitialized") && find(a.gil_check, "PyGILState_Check") &&
             find(a.current_frame, "PyEval_GetFrame") && find(a.line_number, "PyFrame_GetLineNumber") &&
@@ -70,10 +78,6 @@ struct CodeSlot {
 };
 CodeSlot g_codes[kCodeSlots];
 
-uint64_t fnv(uint64_t h, const char* p, size_t n) noexcept {
-  for (size_t i = 0; i < n; ++i) h = (h ^ static_cast<unsigned char>(p[i])) * 0x100000001b3ull;
-  return h;
-}
 
 // The attribute as UTF-8, or null; `*owner` holds the reference to release.
 const char* text_attr(void* obj, const char* name, void** owner, ssize_t* len) noexcept {
@@ -105,7 +109,7 @@ uint64_t code_base(format::Writer* w, void* code) noexcept {
   uint64_t lo = 0;
   if (file && name) {
     // The same function gets the same range in every process of the job: sites compare across ranks.
-    const uint64_t h = fnv(fnv(0xcbf29ce484222325ull, file, size_t(file_len)), name, size_t(name_len) + 1);
+    const uint64_t h = format::fnv1a(name, size_t(name_len) + 1, format::fnv1a(file, size_t(file_len)));
     lo = LST_PY_ADDR_BASE | ((h ^ (h >> 32)) & 0xffffffffull) << 24;
     if (w->add_python_module(file, size_t(file_len), name, size_t(name_len), lo)) {
       g_api.incref(code);

@@ -4,6 +4,7 @@
 
 #include "python.h"
 #include "signals.h"
+#include "lockstep/format/fnv.h"
 
 #include <fcntl.h>
 #include <pthread.h>
@@ -466,14 +467,7 @@ void record_fatal_signal(int sig, const siginfo_t* info) noexcept {
   }
 }
 
-uint64_t hash_bytes(uint64_t h, const void* data, size_t len) noexcept {
-  const auto* p = static_cast<const unsigned char*>(data);
-  for (size_t i = 0; i < len; ++i) {
-    h ^= p[i];
-    h *= 0x100000001b3ull;
-  }
-  return h;
-}
+uint64_t hash_bytes(uint64_t h, const void* data, size_t len) noexcept { return format::fnv1a(data, len, h); }
 
 CommEntry* comm_find(uint8_t api, uintptr_t handle) noexcept {
   if (!g_comm_ready.load(std::memory_order_acquire)) return nullptr;
