@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "json_model.h"
+#include "lockstep/format/escape.h"
 #include "lockstep/format/reader.h"
 
 namespace lockstep::report {
@@ -73,29 +74,6 @@ std::string json_for_script(const Json& j) {
       ++i;
     } else {
       out += s[i];
-    }
-  }
-  return out;
-}
-
-std::string escape_html(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '&':
-        out += "&amp;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
     }
   }
   return out;
@@ -274,13 +252,13 @@ std::string html(const check::Job& job, const check::Result& r, Timeline& tl, co
   out.reserve(1 << 16);
   out += "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n";
   out += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
-  out += "<title>lockstep report: " + escape_html(ctx.dir) + "</title>\n<style>\n";
+  out += "<title>lockstep report: " + format::xml_text(ctx.dir) + "</title>\n<style>\n";
   out += kHtmlCss;
   out += "</style></head>\n<body>\n";
   out += "<header id=\"top\"><h1>lockstep report</h1><p id=\"verdict\" class=\"" +
-         std::string(r.in_lockstep() ? "ok" : "bad") + "\">" + escape_html(verdict(r)) + "</p>";
+         std::string(r.in_lockstep() ? "ok" : "bad") + "\">" + format::xml_text(verdict(r)) + "</p>";
   out +=
-      "<p class=\"meta\">" + escape_html(ctx.dir) + " &middot; lockstep " + escape_html(ctx.version) + "</p>";
+      "<p class=\"meta\">" + format::xml_text(ctx.dir) + " &middot; lockstep " + format::xml_text(ctx.version) + "</p>";
   out +=
       "<noscript><p>This report draws itself with JavaScript; the verdict above is the whole answer "
       "without it.</p></noscript></header>\n";
