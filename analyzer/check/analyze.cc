@@ -197,7 +197,8 @@ class Analyzer {
   }
 
   RankDetail detail_at(const Rank& r, const Sequence* s, int64_t pos) const {
-    if (!s || pos < 0 || size_t(pos) >= s->ref.size()) return detail(r, nullptr, -1, UINT32_MAX);
+    if (!s || pos < 0 || size_t(pos) >= s->size()) return detail(r, nullptr, -1, UINT32_MAX);
+    r.materialize();
     return detail(r, r.record(s->ref[size_t(pos)]), pos, s->ref[size_t(pos)]);
   }
 
@@ -323,8 +324,9 @@ class Analyzer {
     size_t support = 0;
   };
 
-  static size_t len(const Sequence* s) { return s ? s->sig.size() : 0; }
+  static size_t len(const Sequence* s) { return s ? s->size() : 0; }
 
+  // Both ranks' sequences must be materialized (align does it once views differ).
   static bool is_prefix(const Sequence* a, const Sequence* b) {  // a strictly shorter prefix of b
     if (len(a) >= len(b)) return false;
     for (size_t i = 0; i < len(a); ++i)
@@ -348,6 +350,10 @@ class Analyzer {
       if (s && s->has_control) control_comms_.insert(c.ref.id);
     }
     for (auto& g : groups) g.support = g.ranks.size();
+    // Views differ: from here on the calls themselves are compared, so the ranks that hold each view
+    // are read again (a streamed rank holds only its sequences' lengths and hashes until then).
+    if (groups.size() > 1)
+      for (auto& g : groups) g.ranks.front()->materialize();
     if (groups.size() > 1) {
       // Ranks that have not finished and are a prefix of a longer view are behind, not different.
       for (auto& h : groups) {
@@ -409,8 +415,14 @@ class Analyzer {
     invalid_roots(c, ref);
     for (size_t gi = 0; gi < groups.size(); ++gi) {
       if (gi == best) continue;
-      for (const Rank* r : groups[gi].ranks) compare(c, ref, *r, tie, majority);
+      for (const Rank* r : groups[gi].ranks) {
+        compare(c, ref, *r, tie, majority);
+        // Findings keep copies, never the vectors: a streamed rank that is no view's holder goes back
+        // to its lengths and hashes, so that many differing ranks are not all held at once.
+        if (r != groups[gi].ranks.front()) r->release();
+      }
     }
+    for (auto& g : groups) g.ranks.front()->release();
   }
 
   std::set<uint64_t> control_comms_;
@@ -422,6 +434,9 @@ class Analyzer {
     if (!ref.seq || c.members.empty()) return;
     const Rank& mr = *ref.ranks.front();
     const int32_t size = int32_t(c.members.size());
+    // A streamed rank knows the range of its roots: inside the communicator, there is nothing to find.
+    if (mr.streamed && ref.seq->root_min >= 0 && ref.seq->root_max < size) return;
+    mr.materialize();
     for (size_t i = 0; i < ref.seq->ref.size(); ++i) {
       const lst_record* rec = mr.record(ref.seq->ref[i]);
       if (!is_rooted(rec->op) || rec->api != LST_API_MPI) continue;
@@ -437,7 +452,7 @@ class Analyzer {
         RankDetail d = detail_at(*r, r->sequence(c.ref.id), int64_t(i));
         const Sequence* s = r->sequence(c.ref.id);
         bool inside = s && std::binary_search(s->open.begin(), s->open.end(), uint32_t(i)) &&
-                      s->ref.size() == i + 1 && !behind(*r);
+                      s->size() == i + 1 && !behind(*r);
         if (inside) {
           d.note = "died inside it: " + ending(*r);
           if (died.empty()) died = fmt::format("rank {} died inside {}", r->world_rank, d.operation);
@@ -459,6 +474,8 @@ class Analyzer {
   void compare(const Comm& c, const Group& ref, const Rank& r, bool tie, const std::vector<int32_t>& majority) {
     const Sequence* rs = r.sequence(c.ref.id);
     const Sequence* ms = ref.seq;
+    r.materialize();
+    ref.ranks.front()->materialize();
     if (behind(r) && is_prefix(rs, ms)) return;
     static const std::vector<uint64_t> kEmpty;
     const std::vector<uint64_t>& a = ms ? ms->sig : kEmpty;
@@ -487,7 +504,7 @@ class Analyzer {
         f.detail.push_back(detail_at(r, rs, -1));
         f.detail.back().note = tail ? ending(r) : "skipped this call and went on";
         // A rank that went on was, when it skipped, where its next call on this communicator is.
-        if (!tail && rs && b0 < rs->ref.size()) f.detail.back().context = std::string(r.context(rs->ref[b0]));
+        if (!tail && rs && b0 < rs->size()) f.detail.back().context = std::string(r.context(rs->ref[b0]));
         RankDetail md = detail_at(mr, ms, a0);
         std::string what = fmt::format("{} #{} on {}{}", md.operation, a0, c.ref.name,
                                        md.site.text().empty() ? "" : " (" + md.site.text() + ")");
@@ -733,6 +750,8 @@ class Analyzer {
     const Sequence* ms = ref.seq;
     const Sequence* rs = r.sequence(c.ref.id);
     if (!ms || !rs || callsite_flagged_.count({r.world_rank, c.ref.id})) return;
+    r.materialize();
+    ref.ranks.front()->materialize();
     size_t p = departs(rs->sig, bi);
     if (!p || departs(ms->sig, ai)) return;
     callsite_flagged_.insert({r.world_rank, c.ref.id});
@@ -874,16 +893,18 @@ class Analyzer {
     uint64_t best_t = 0;
     const uint64_t first = r.source->first_id();
     for (auto& s : r.seqs)
-      for (uint32_t o : s.open) {
-        const lst_record* rec = r.record(s.ref[o]);
+      for (size_t i = 0; i < s.open.size(); ++i) {
+        const uint32_t o = s.open[i];
+        const RecordRef ref = s.open_ref[i];
+        const lst_record* rec = r.record(ref);
         uint8_t st = uint8_t(LST_WORD_STATE(rec->word));
         bool nb = LST_WORD_FLAGS(rec->word) & LST_F_NONBLOCKING;
         bool in = st == LST_STATE_ENTERED ||
                   (nb && st == LST_STATE_RETURNED && r.in_wait &&
-                   (r.wait_first_ref == first + s.ref[o] || r.wait_first_ref == 0));
+                   (r.wait_first_ref == first + ref || r.wait_first_ref == 0));
         if (in && rec->t_ns >= best_t) {
           best_t = rec->t_ns;
-          b = {true, s.comm, int64_t(o), rec, nullptr, s.ref[o]};
+          b = {true, s.comm, int64_t(o), rec, nullptr, ref};
         }
       }
     for (auto& p : r.p2p) {
@@ -903,7 +924,7 @@ class Analyzer {
     if (r.in_wait && !b.yes)  // waiting on a request whose record is not the first: take the oldest open one
       for (auto& s : r.seqs)
         if (!s.open.empty()) {
-          b = {true, s.comm, int64_t(s.open.front()), r.record(s.ref[s.open.front()]), nullptr, s.ref[s.open.front()]};
+          b = {true, s.comm, int64_t(s.open.front()), r.record(s.open_ref.front()), nullptr, s.open_ref.front()};
           break;
         }
     return b;
@@ -926,6 +947,7 @@ class Analyzer {
   // record `upto`, as tokens equal for the same call from the same line; at most the last 4096.
   std::vector<uint64_t> stream(const Rank& r, RecordRef upto) const {
     constexpr size_t kWindow = 4096;
+    r.materialize();
     std::vector<std::pair<RecordRef, uint64_t>> ev;
     for (auto& s : r.seqs) {
       size_t end = size_t(std::upper_bound(s.ref.begin(), s.ref.end(), upto) - s.ref.begin());
@@ -994,10 +1016,12 @@ class Analyzer {
     const Rank& rb = *b.front();
     const Sequence* sa = ra.sequence(c.ref.id);
     const Sequence* sb = rb.sequence(c.ref.id);
+    ra.materialize();
+    rb.materialize();
     // 1. The rank's own repeating per-step pattern on this communicator.
     static const std::vector<uint64_t> kNone;
     size_t pa = departs(sa ? sa->sig : kNone, qa), pb = departs(sb ? sb->sig : kNone, qb);
-    bool enda = !sa || qa >= sa->sig.size(), endb = !sb || qb >= sb->sig.size();
+    bool enda = !sa || qa >= sa->size(), endb = !sb || qb >= sb->size();
     if ((pa && !pb && !endb) || (pb && !pa && !enda)) {
       const Rank& r = pa ? ra : rb;
       size_t p = pa ? pa : pb;
@@ -1009,8 +1033,9 @@ class Analyzer {
     // 2. Blocked in a call the other never reaches.
     auto blocked_beyond = [&](const Rank& r, const Sequence* s, const Sequence* other) {
       if (!behind(r) || !s) return false;
-      for (uint32_t o : s->open)
-        if (size_t(o) >= (other ? other->sig.size() : 0) && LST_WORD_STATE(r.record(s->ref[o])->word) == LST_STATE_ENTERED)
+      for (size_t i = 0; i < s->open.size(); ++i)
+        if (size_t(s->open[i]) >= (other ? other->size() : 0) &&
+            LST_WORD_STATE(r.record(s->open_ref[i])->word) == LST_STATE_ENTERED)
           return true;
       return false;
     };
@@ -1301,7 +1326,7 @@ class Analyzer {
         std::vector<int32_t> open, stuck_free, done;
         for (const Rank* r : c.ranks) {
           const Sequence* s = r->sequence(id);
-          if (!s || s->sig.size() <= k) {
+          if (!s || s->size() <= k) {
             all = false;
             break;
           }

@@ -47,6 +47,7 @@ Analysis analyze_dir(const std::vector<std::string>& inputs, const DirOptions& o
   lo.validate = options.validate;
   lo.this_host = options.this_host;
   lo.skipped = options.skipped;
+  lo.materialize = options.materialize;
   std::shared_ptr<symbolize::Symbolizer> sym;
   if (options.symbolize) {
     sym = std::make_shared<symbolize::Symbolizer>();

@@ -116,7 +116,12 @@ Rank load_one(const std::string& path, const LoadOptions& options, const std::st
   r.dropped = h.dropped_records;
   for (auto& m : f.modules()) r.modules.push_back({m.path, m.build_id, m.base, m.lo, m.hi, 0});
   try {
-    ingest(r, src, /*defer_sites=*/bool(options.site_keys));
+    if (options.materialize) {
+      ingest(r, src, /*defer_sites=*/bool(options.site_keys));
+    } else {
+      ingest_stream(r, src);
+      if (!options.site_keys) resolve_stream(r);  // keyed by module + offset, here in the worker
+    }
   } catch (const format::FormatError&) {
     throw;
   } catch (const std::exception& e) {
@@ -135,9 +140,12 @@ Rank load_one(const std::string& path, const LoadOptions& options, const std::st
 void resolve(Rank& r, const LoadOptions& options) {
   if (!options.site_keys) return;  // keyed by module + offset during ingest
   try {
-    resolve_sites(r, options.site_keys);
+    if (r.streamed) resolve_stream(r, options.site_keys);
+    else resolve_sites(r, options.site_keys);
   } catch (const std::exception&) {
-    resolve_sites(r);  // a symbolizer failure costs precision, never the check
+    // A symbolizer failure costs precision, never the check.
+    if (r.streamed) resolve_stream(r);
+    else resolve_sites(r);
   }
 }
 

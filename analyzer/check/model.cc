@@ -11,59 +11,16 @@
 
 #include "lockstep/check/model.h"
 #include "lockstep/format/fnv.h"
+#include "record_sig.h"
 
 namespace lockstep::check {
-namespace {
 
-inline uint64_t mix(uint64_t x) {
-  x ^= x >> 31;
-  x *= 0x7fb5d329728ea185ull;
-  x ^= x >> 27;
-  x *= 0x81dadef4bc2dd44dull;
-  x ^= x >> 33;
-  return x;
-}
-
-bool rooted(uint8_t op) {
-  switch (op) {
-    case LST_OP_BCAST: case LST_OP_REDUCE: case LST_OP_GATHER: case LST_OP_GATHERV:
-    case LST_OP_SCATTER: case LST_OP_SCATTERV:
-      return true;
-    default:
-      return false;
-  }
-}
-
-bool reducing(uint8_t op) {
-  switch (op) {
-    case LST_OP_REDUCE: case LST_OP_ALLREDUCE: case LST_OP_REDUCE_SCATTER:
-    case LST_OP_REDUCE_SCATTER_BLOCK: case LST_OP_SCAN: case LST_OP_EXSCAN:
-      return true;
-    default:
-      return false;
-  }
-}
-
-bool v_variant(uint8_t op, uint8_t flags) {
-  switch (op) {
-    case LST_OP_GATHERV: case LST_OP_SCATTERV: case LST_OP_ALLGATHERV: case LST_OP_ALLTOALLV:
-    case LST_OP_ALLTOALLW: case LST_OP_REDUCE_SCATTER:
-      return true;
-    default:
-      return (flags & LST_F_VCOUNTS) != 0;
-  }
-}
-
-// A call is done when nothing more will happen to it: MPI nonblocking calls need their Wait/Test;
-// NCCL and runtime calls count as done once they returned (device completion is optional).
-bool done(const lst_record& r) {
-  uint8_t state = LST_WORD_STATE(r.word);
-  if (state == LST_STATE_COMPLETED || state == LST_STATE_FAILED) return true;
-  if (state != LST_STATE_RETURNED) return false;
-  return !((LST_WORD_FLAGS(r.word) & LST_F_NONBLOCKING) && r.api == LST_API_MPI);
-}
-
-}  // namespace
+using recordsig::done;
+using recordsig::mix;
+using recordsig::reducing;
+using recordsig::rooted;
+using recordsig::semantic;
+using recordsig::v_variant;
 
 bool is_rooted(uint8_t op) { return rooted(op); }
 bool is_reducing(uint8_t op) { return reducing(op); }
@@ -82,19 +39,6 @@ const char* end_state_name(EndState s) {
   }
   return "unknown";
 }
-
-namespace {
-inline __attribute__((always_inline)) uint64_t semantic(const lst_record& r, std::string_view name) {
-  uint8_t flags = LST_WORD_FLAGS(r.word);
-  uint64_t h = mix(uint64_t(r.api) << 16 | uint64_t(r.op) << 8 | (flags & (LST_F_NONBLOCKING | LST_F_CONTROL)));
-  if (!v_variant(r.op, flags)) h = mix(h ^ (r.u.coll.count * uint64_t(r.u.coll.dtype_size)));
-  if (!(flags & LST_F_DERIVED) && r.dtype != LST_DT_DERIVED) h = mix(h ^ (uint64_t(r.dtype) << 40));
-  if (rooted(r.op)) h = mix(h ^ (uint64_t(uint32_t(r.u.coll.root_or_peer)) << 8));
-  if (reducing(r.op)) h = mix(h ^ (uint64_t(r.redop) << 48));
-  if (!name.empty()) h = mix(h ^ format::fnv1a(name));
-  return h;
-}
-}  // namespace
 
 uint64_t semantic_signature(const lst_record& r, std::string_view name) { return semantic(r, name); }
 
@@ -116,6 +60,85 @@ uint64_t site_hash(const Rank& rank, uint64_t caller) {
   if (m < 0) return mix(caller);
   return mix(rank.modules[m].path_hash ^ (caller - rank.modules[m].base));
 }
+
+namespace recordsig {
+void ingest_event(Rank& rank, const RecordSource& src, const lst_record& r, uint32_t word, RecordRef ref) {
+  switch (LST_WORD_KIND(word)) {
+    case LST_KIND_COLLECTIVE: {
+      // Messages pair by peer and tag, not by position: never part of the collective sequence.
+      const uint8_t fl = uint8_t(LST_WORD_FLAGS(word));
+      rank.p2p.push_back({r.comm, r.op, r.u.coll.root_or_peer, r.u.coll.count * r.u.coll.dtype_size, ref,
+                          uint8_t(LST_WORD_STATE(word)), fl,
+                          (fl & LST_F_P2P) ? int32_t(r.u.coll.seq) : int32_t(LST_ANY_TAG)});
+      break;
+    }
+    case LST_KIND_COMM: {
+      uint8_t op = r.op;
+      if (op == LST_COMM_FREE || op == LST_COMM_NCCL_DESTROY || op == LST_COMM_NCCL_ABORT ||
+          op == LST_COMM_NCCL_FINALIZE) {
+        for (auto& c : rank.comms)
+          if (c.id == r.comm) c.freed = true;
+        break;
+      }
+      CommView v;
+      v.id = r.comm;
+      v.parent = r.u.comm.parent;
+      v.api = r.api;
+      v.create_op = op;
+      v.size = r.u.comm.size;
+      v.rank = r.u.comm.rank;
+      v.color = r.u.comm.color;
+      if (r.members) v.members = src.members(r.members);
+      if (r.aux) v.name = std::string(src.string(r.aux));
+      bool replaced = false;
+      for (auto& c : rank.comms)
+        if (c.id == v.id) {
+          c = v;
+          replaced = true;
+        }
+      if (!replaced) rank.comms.push_back(std::move(v));
+      break;
+    }
+    case LST_KIND_MARKER:
+      switch (r.op) {
+        case LST_MARK_MPI_FINALIZE:
+          rank.finalize_entered = true;
+          if (LST_WORD_STATE(word) >= LST_STATE_RETURNED) rank.finalize_returned = true;
+          break;
+        case LST_MARK_SIGNAL:
+          rank.saw_signal = true;
+          rank.signal = r.u.marker.value;
+          break;
+        case LST_MARK_MPI_ABORT:
+          rank.saw_abort = true;
+          break;
+        case LST_MARK_PROCESS_END:
+          rank.saw_process_end = true;
+          rank.exit_status = r.u.marker.value;
+          break;
+        case LST_MARK_ANNOTATION:
+          // Only the string id is kept; the runtime's own abort note is an end state, not a phase.
+          if (r.aux) {
+            std::string_view text = src.string(r.aux);
+            if (text.substr(0, kRuntimeAbortPrefix.size()) == kRuntimeAbortPrefix)
+              rank.stopped_by_runtime = std::string(text.substr(kRuntimeAbortPrefix.size()));
+            else
+              rank.annotations.emplace_back(ref, r.aux);
+          }
+          break;
+        default:
+          break;
+      }
+      break;
+    case LST_KIND_WAIT:
+      rank.in_wait = LST_WORD_STATE(word) == LST_STATE_ENTERED;
+      rank.wait_first_ref = r.u.wait.first_ref;
+      break;
+    default:
+      break;
+  }
+}
+}  // namespace recordsig
 
 void ingest(Rank& rank, std::shared_ptr<const RecordSource> source, bool defer_sites) {
   auto bad_record = [&](uint64_t id, const char* what, uint32_t word) {
@@ -169,33 +192,13 @@ void ingest(Rank& rank, std::shared_ptr<const RecordSource> source, bool defer_s
     const uint8_t kind = LST_WORD_KIND(word);
     // The fields this pass relies on are range-checked here, so a damaged file is a one-line error
     // even when the reader's separate validation pass is skipped.
-    {
-      const uint8_t st = LST_WORD_STATE(word);
-      bool ok;
-      switch (kind) {
-        case LST_KIND_COLLECTIVE:
-          ok = r->op < LST_OP__COUNT && st >= LST_STATE_ENTERED && st <= LST_STATE_FAILED &&
-               (r->dtype <= LST_DT_PAIR || r->dtype >= LST_DT_DERIVED) &&
-               (r->redop <= LST_RED_PREMULSUM || r->redop >= LST_RED_USER);
-          break;
-        case LST_KIND_COMM: ok = r->op > 0 && r->op < LST_COMM__COUNT; break;
-        case LST_KIND_MARKER: ok = r->op > 0 && r->op < LST_MARK__COUNT; break;
-        case LST_KIND_WAIT: case LST_KIND_DEVICE: case LST_KIND_STACK: ok = true; break;
-        default: ok = false;
-      }
-      if (!ok) bad_record(id, "bad record", word);
-    }
+    if (!recordsig::record_ok(*r, word)) bad_record(id, "bad record", word);
     if (r->t_ns > rank.last_t_ns) rank.last_t_ns = r->t_ns;
     const RecordRef ref = RecordRef(id - first);
     switch (kind) {
       case LST_KIND_COLLECTIVE: {
-        // Messages pair by peer and tag, not by position: never part of the collective sequence.
-        if ((LST_WORD_FLAGS(word) & LST_F_P2P) || r->op == LST_OP_SEND || r->op == LST_OP_RECV ||
-            r->op == LST_OP_PROBE) {
-          const uint8_t fl = uint8_t(LST_WORD_FLAGS(word));
-          rank.p2p.push_back({r->comm, r->op, r->u.coll.root_or_peer, r->u.coll.count * r->u.coll.dtype_size, ref,
-                              uint8_t(LST_WORD_STATE(word)), fl,
-                              (fl & LST_F_P2P) ? int32_t(r->u.coll.seq) : int32_t(LST_ANY_TAG)});
+        if (recordsig::is_message(*r, word)) {
+          recordsig::ingest_event(rank, src, *r, word, ref);
           break;
         }
         if (r->comm != last_comm) {
@@ -228,7 +231,7 @@ void ingest(Rank& rank, std::shared_ptr<const RecordSource> source, bool defer_s
         if (slot.addr != r->caller) {
           auto [it, fresh] = site_ids.try_emplace(r->caller, uint32_t(rank.site_addr.size()));
           if (fresh) rank.site_addr.push_back(r->caller);
-          slot = {r->caller, it->second, defer_sites ? 0 : site_hash(rank, r->caller) * 0x9e3779b97f4a7c15ull};
+          slot = {r->caller, it->second, defer_sites ? 0 : site_hash(rank, r->caller) * recordsig::kSiteSpread};
         }
         uint64_t sig = semantic(*r, name);
         if (defer_sites)
@@ -236,80 +239,23 @@ void ingest(Rank& rank, std::shared_ptr<const RecordSource> source, bool defer_s
         else
           sig ^= slot.key;
         if (LST_WORD_FLAGS(word) & LST_F_CONTROL) seq->has_control = true;
-        if (!done(*r)) seq->open.push_back(uint32_t(seq->sig.size()));
+        if (!done(*r)) {
+          seq->open.push_back(uint32_t(seq->sig.size()));
+          seq->open_ref.push_back(ref);
+        }
         if (seq->sig.empty()) seq->first_seq = r->u.coll.seq;
         seq->last_seq = r->u.coll.seq;
         seq->sig.push_back(sig);
         seq->ref.push_back(ref);
         break;
       }
-      case LST_KIND_COMM: {
-        uint8_t op = r->op;
-        if (op == LST_COMM_FREE || op == LST_COMM_NCCL_DESTROY || op == LST_COMM_NCCL_ABORT ||
-            op == LST_COMM_NCCL_FINALIZE) {
-          for (auto& c : rank.comms)
-            if (c.id == r->comm) c.freed = true;
-          break;
-        }
-        CommView v;
-        v.id = r->comm;
-        v.parent = r->u.comm.parent;
-        v.api = r->api;
-        v.create_op = op;
-        v.size = r->u.comm.size;
-        v.rank = r->u.comm.rank;
-        v.color = r->u.comm.color;
-        if (r->members) v.members = src.members(r->members);
-        if (r->aux) v.name = std::string(src.string(r->aux));
-        bool replaced = false;
-        for (auto& c : rank.comms)
-          if (c.id == v.id) {
-            c = v;
-            replaced = true;
-          }
-        if (!replaced) rank.comms.push_back(std::move(v));
-        break;
-      }
-      case LST_KIND_MARKER:
-        switch (r->op) {
-          case LST_MARK_MPI_FINALIZE:
-            rank.finalize_entered = true;
-            if (LST_WORD_STATE(word) >= LST_STATE_RETURNED) rank.finalize_returned = true;
-            break;
-          case LST_MARK_SIGNAL:
-            rank.saw_signal = true;
-            rank.signal = r->u.marker.value;
-            break;
-          case LST_MARK_MPI_ABORT:
-            rank.saw_abort = true;
-            break;
-          case LST_MARK_PROCESS_END:
-            rank.saw_process_end = true;
-            rank.exit_status = r->u.marker.value;
-            break;
-          case LST_MARK_ANNOTATION:
-            // Only the string id is kept; the runtime's own abort note is an end state, not a phase.
-            if (r->aux) {
-              std::string_view text = src.string(r->aux);
-              if (text.substr(0, kRuntimeAbortPrefix.size()) == kRuntimeAbortPrefix)
-                rank.stopped_by_runtime = std::string(text.substr(kRuntimeAbortPrefix.size()));
-              else
-                rank.annotations.emplace_back(ref, r->aux);
-            }
-            break;
-          default:
-            break;
-        }
-        break;
-      case LST_KIND_WAIT:
-        rank.in_wait = LST_WORD_STATE(word) == LST_STATE_ENTERED;
-        rank.wait_first_ref = r->u.wait.first_ref;
-        break;
       default:
+        recordsig::ingest_event(rank, src, *r, word, ref);
         break;
     }
   }
   src.release(released, end);
+  for (auto& s : rank.seqs) s.count = uint32_t(s.sig.size());
   if (!defer_sites) resolve_sites(rank, nullptr);
 }
 
@@ -326,7 +272,7 @@ void resolve_sites(Rank& rank, const SiteKeys& keys) {
   if (!folded) k = keys ? keys(rank, rank.site_addr) : module_site_keys(rank, rank.site_addr);
   for (auto& s : rank.seqs) {
     if (!folded && s.site.size() == s.sig.size())
-      for (size_t i = 0; i < s.sig.size(); ++i) s.sig[i] ^= k[s.site[i]] * 0x9e3779b97f4a7c15ull;
+      for (size_t i = 0; i < s.sig.size(); ++i) s.sig[i] ^= k[s.site[i]] * recordsig::kSiteSpread;
     std::vector<uint32_t>().swap(s.site);
     uint64_t h = mix(s.sig.size());
     for (uint64_t v : s.sig) h = mix(h ^ v) + 0x632be59bd9b4e019ull;
@@ -383,26 +329,41 @@ void trim_ring_starts(Job& job) {
   job.ring_base.clear();
   if (!any_ring) return;
   std::unordered_map<uint64_t, uint32_t> base;
-  auto dense = [](const Sequence& s) { return uint64_t(s.last_seq) - s.first_seq + 1 == s.sig.size(); };
+  auto dense = [](const Sequence& s) { return uint64_t(s.last_seq) - s.first_seq + 1 == s.size(); };
   for (auto& r : job.ranks)
     for (auto& s : r.seqs)
       if (dense(s)) base[s.comm] = std::max(base[s.comm], s.first_seq);
-  for (auto& r : job.ranks)
+  for (auto& r : job.ranks) {
+    bool trimmed = false;
     for (auto& s : r.seqs) {
       auto it = base.find(s.comm);
       if (it == base.end() || !dense(s) || s.first_seq >= it->second) continue;
-      size_t drop = std::min<size_t>(it->second - s.first_seq, s.sig.size());
-      s.sig.erase(s.sig.begin(), s.sig.begin() + long(drop));
-      s.ref.erase(s.ref.begin(), s.ref.begin() + long(drop));
+      size_t drop = std::min<size_t>(it->second - s.first_seq, s.size());
+      if (r.streamed) {
+        s.skip += uint32_t(drop);
+      } else {
+        s.sig.erase(s.sig.begin(), s.sig.begin() + long(drop));
+        s.ref.erase(s.ref.begin(), s.ref.begin() + long(drop));
+      }
+      s.count -= uint32_t(drop);
       std::vector<uint32_t> open;
-      for (uint32_t o : s.open)
-        if (o >= drop) open.push_back(uint32_t(o - drop));
+      std::vector<RecordRef> open_ref;
+      for (size_t i = 0; i < s.open.size(); ++i)
+        if (s.open[i] >= drop) {
+          open.push_back(uint32_t(s.open[i] - drop));
+          open_ref.push_back(s.open_ref[i]);
+        }
       s.open.swap(open);
+      s.open_ref.swap(open_ref);
       s.first_seq = it->second;
+      trimmed = true;
+      if (r.streamed) continue;
       uint64_t h = mix(s.sig.size());
       for (uint64_t v : s.sig) h = mix(h ^ v) + 0x632be59bd9b4e019ull;
       s.hash = h;
     }
+    if (trimmed && r.streamed) rehash_stream(r);
+  }
   for (auto& [comm, b] : base)
     if (b) job.ring_base[comm] = b;
 }
@@ -421,8 +382,8 @@ void trim_cut_ends(Job& job) {
   uint64_t cut_wall = UINT64_MAX;
   for (const Rank* c : cut) {
     for (auto& s : c->seqs) {
-      auto [it, fresh] = window.emplace(s.comm, s.sig.size());
-      if (!fresh) it->second = std::min(it->second, s.sig.size());
+      auto [it, fresh] = window.emplace(s.comm, s.size());
+      if (!fresh) it->second = std::min(it->second, s.size());
     }
     if (c->last_t_ns) cut_wall = std::min(cut_wall, wall(*c, c->last_t_ns));
     // A communicator the cut rank belongs to but never recorded was created after its trace ended.
@@ -434,23 +395,35 @@ void trim_cut_ends(Job& job) {
   }
   uint64_t skipped = 0;
   for (auto& r : job.ranks) {
+    bool trimmed = false;
     for (auto& s : r.seqs) {
       auto it = window.find(s.comm);
-      if (it == window.end() || s.sig.size() <= it->second) continue;
+      if (it == window.end() || s.size() <= it->second) continue;
       const size_t keep = it->second;
-      skipped += s.sig.size() - keep;
-      s.sig.resize(keep);
-      s.ref.resize(keep);
+      skipped += s.size() - keep;
+      s.count = uint32_t(keep);
+      if (!r.streamed) {
+        s.sig.resize(keep);
+        s.ref.resize(keep);
+      }
       if (s.site.size() > keep) s.site.resize(keep);
       std::vector<uint32_t> open;
-      for (uint32_t o : s.open)
-        if (o < keep) open.push_back(o);
+      std::vector<RecordRef> open_ref;
+      for (size_t i = 0; i < s.open.size(); ++i)
+        if (s.open[i] < keep) {
+          open.push_back(s.open[i]);
+          open_ref.push_back(s.open_ref[i]);
+        }
       s.open.swap(open);
+      s.open_ref.swap(open_ref);
       s.last_seq = keep ? s.first_seq + uint32_t(keep) - 1 : s.first_seq;
+      trimmed = true;
+      if (r.streamed) continue;
       uint64_t h = mix(s.sig.size());
       for (uint64_t v : s.sig) h = mix(h ^ v) + 0x632be59bd9b4e019ull;
       s.hash = h;
     }
+    if (trimmed && r.streamed) rehash_stream(r);
     if (cut_wall != UINT64_MAX) {
       const size_t before = r.p2p.size();
       std::erase_if(r.p2p, [&](const P2P& p) {

@@ -61,6 +61,7 @@ std::map<std::string, Schedule> schedules(const Job& job) {
     Schedule s;
     s.path = p;
     s.rank = best->front();
+    s.rank->materialize();  // its calls are compared one by one
     for (auto& q : s.rank->seqs)
       if (creation_path(*s.rank, q.comm) == p) s.seq = &q;
     const check::CommView* v = s.rank->comm(s.seq->comm);

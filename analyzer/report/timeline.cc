@@ -123,6 +123,7 @@ std::vector<Lane> Timeline::lanes(const Rank& r) {
   }
   std::vector<Lane> out;
   std::unordered_map<uint64_t, uint32_t> kind_of;
+  r.materialize();  // a streamed rank: its calls in order, read again from its trace
   for (auto& s : r.seqs) {
     Lane lane;
     lane.rank = r.world_rank;
@@ -183,6 +184,7 @@ std::vector<Lane> Timeline::lanes(const Rank& r) {
   }
   // The lanes hold what the page and the export need: let the rank's mapped records go, so that a
   // 1,024-rank job is read once rank by rank rather than kept resident (a hint; reading again works).
+  r.release();
   r.source->release(r.source->first_id(), r.source->end_id());
   return out;
 }

@@ -2,6 +2,8 @@
 // MPI semantics (v-variants, derived types), hangs and the wait-for graph.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include <algorithm>
 
 #include "builder.h"
@@ -53,6 +55,23 @@ TEST(Analyze, IdenticalRanksAreInLockstep) {
   EXPECT_EQ(r.summary.collectives, 51u);
   EXPECT_EQ(r.summary.ranks, 4);
   EXPECT_FALSE(r.hung);
+}
+
+// The check.stream.* copies of these tests build their ranks through the streaming ingest: make sure
+// they do, and that a streamed rank holds no per-call vectors until an analysis asks for them.
+TEST(Analyze, RanksAreBuiltByTheIngestTheTestRunAsks) {
+  const char* mode = std::getenv("LOCKSTEP_TEST_INGEST");
+  const bool stream = mode && std::string(mode) == "stream";
+  RankBuilder b(0, 1);
+  b.calls(kWorld, allreduce(), 10).finalize();
+  Rank r = b.build(EndState::kExited);
+  ASSERT_EQ(r.seqs.size(), 1u);
+  EXPECT_EQ(r.streamed, stream);
+  EXPECT_EQ(r.seqs[0].size(), 10u);
+  EXPECT_EQ(r.seqs[0].sig.size(), stream ? 0u : 10u);
+  r.materialize();
+  EXPECT_EQ(r.seqs[0].sig.size(), 10u);
+  EXPECT_EQ(r.seqs[0].ref.size(), 10u);
 }
 
 TEST(Analyze, MissingCollectiveBlamesTheMinorityNotRankZero) {

@@ -2,6 +2,7 @@
 // in-memory model (MemorySource + ingest), so analysis tests need no files and no MPI.
 #pragma once
 
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <string>
@@ -150,8 +151,16 @@ class RankBuilder {
   }
 
   // `end` as classify_end would find it (tests do not look at /proc).
+  // LOCKSTEP_TEST_INGEST=stream builds through the streaming ingest, so that every analysis test runs
+  // on both paths (the check.stream.* copies of these tests).
   Rank build(EndState end) {
-    ingest(rank_, src_);
+    const char* mode = std::getenv("LOCKSTEP_TEST_INGEST");
+    if (mode && std::string(mode) == "stream") {
+      ingest_stream(rank_, src_);
+      resolve_stream(rank_);
+    } else {
+      ingest(rank_, src_);
+    }
     rank_.end = end;
     return std::move(rank_);
   }

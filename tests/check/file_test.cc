@@ -7,9 +7,11 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 
 #include "lockstep/check/check.h"
 #include "lockstep/check/load.h"
+#include "lockstep/report/report.h"
 #include "trace_writer.h"
 
 namespace lockstep::check {
@@ -227,6 +229,83 @@ TEST(Diff, AddedRemovedAndChangedCollectives) {
   EXPECT_EQ(c.rc, 1);
   EXPECT_NE(c.out.find("\"change\": \"added\""), std::string::npos) << c.out;
   EXPECT_EQ(lockstep("diff " + base.path + " " + base.path + "/absent").rc, 2);
+}
+
+// The streaming ingest (the default) and the one that keeps every call in memory find the same: one job
+// per kind of difference, every finding rendered as JSON and compared byte for byte, with call sites
+// keyed by module + offset and by a key that merges two sites (as a symbolizer merges two copies of one
+// line), which makes the streaming path number its sites again from the records.
+TEST(Load, StreamingAndMaterializingPathsFindTheSame) {
+  struct Case {
+    const char* name;
+    int size, comms;
+    uint64_t n;
+    std::function<void(gen::Spec&)> bug;
+  };
+  const std::vector<Case> cases = {
+      {"clean", 4, 3, 600, [](gen::Spec&) {}},
+      {"skip and continue", 4, 3, 600, [](gen::Spec& s) { if (s.rank == 2) s.skip_at = 200; }},
+      {"two sites per step", 4, 2, 600,
+       [](gen::Spec& s) {
+         s.two_sites = true;
+         if (s.rank == 0) s.skip_at = 301;
+       }},
+      {"two sites, clean", 4, 2, 600, [](gen::Spec& s) { s.two_sites = true; }},
+      {"count change", 4, 2, 400, [](gen::Spec& s) { if (s.rank == 1) s.count_change_at = 51; }},
+      {"two ranks differ", 5, 3, 300,
+       [](gen::Spec& s) {
+         if (s.rank == 1) s.skip_at = 31;
+         if (s.rank == 3) s.count_change_at = 100;
+       }},
+      {"tie of two", 2, 1, 200, [](gen::Spec& s) { if (s.rank == 1) s.skip_at = 150; }},
+      {"hang", 4, 3, 300,
+       [](gen::Spec& s) {
+         s.finalize = false;
+         if (s.rank == 0) s.collectives = 250;
+         s.last_entered = true;
+       }},
+      {"blocked receive", 3, 1, 90,
+       [](gen::Spec& s) {
+         s.finalize = false;
+         if (s.rank == 2) s.skip_at = 80;
+         s.blocked_recv_from = (s.rank + 1) % 3;
+       }},
+      {"cut short", 4, 3, 600, [](gen::Spec& s) { if (s.rank == 3) s.collectives = 450; }},
+  };
+  SiteKeys merged = [](const Rank& rank, const std::vector<uint64_t>& addrs) {
+    std::vector<uint64_t> k = module_site_keys(rank, addrs);
+    for (auto& x : k) x = 42;  // every site one line
+    return k;
+  };
+  for (const Case& c : cases) {
+    TempDir d;
+    for (int r = 0; r < c.size; ++r) {
+      gen::Spec s;
+      s.dir = d.path;
+      s.rank = r;
+      s.size = c.size;
+      s.collectives = c.n;
+      s.comms = c.comms;
+      c.bug(s);
+      gen::write_rank(s);
+    }
+    for (bool merge : {false, true}) {
+      std::string out[2];
+      for (int materialize = 0; materialize < 2; ++materialize) {
+        LoadOptions lo;
+        lo.jobs = 2;
+        lo.materialize = materialize == 1;
+        lo.this_host = "another-host";  // never look the synthetic pids up in /proc
+        if (merge) lo.site_keys = merged;
+        Job job = load_dir(d.path, lo);
+        EXPECT_EQ(job.ranks.front().streamed, !lo.materialize);
+        out[materialize] = report::json(analyze(job), report::Context{"traces", "test"});
+      }
+      EXPECT_EQ(out[0], out[1]) << c.name << (merge ? " (sites merged)" : "");
+      const bool clean = std::string(c.name).find("clean") != std::string::npos;
+      EXPECT_EQ(out[0].find("\"kind\"") == std::string::npos, clean) << c.name;
+    }
+  }
 }
 
 }  // namespace

@@ -18,6 +18,16 @@ echo "lockstep run exit: $run_rc"
 "$lockstep" check ${CHECK_FLAGS:-} "$out/traces" --format json -o "$out.json"
 rc=$?
 echo "lockstep check exit: $rc"
+# The path that keeps every call in memory from the start must find exactly what the default streaming
+# path found: the same JSON, byte for byte, and the same exit code.
+# shellcheck disable=SC2086
+"$lockstep" check ${CHECK_FLAGS:-} --materialize "$out/traces" --format json -o "$out.materialized.json"
+mrc=$?
+if [ "$mrc" != "$rc" ] || ! cmp -s "$out.json" "$out.materialized.json"; then
+  echo "FAIL: streaming and materializing checks differ (exit $rc vs $mrc):"
+  diff "$out.json" "$out.materialized.json" | head -40
+  exit 1
+fi
 # shellcheck disable=SC2086
 "$lockstep" check ${CHECK_FLAGS:-} "$out/traces" || true
 exec python3 "$here/expect.py" "$out.json" --exit-code "$rc" --run-exit "$run_rc" --schema "$here/../../docs/check-output.schema.json" "$@"

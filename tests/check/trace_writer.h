@@ -27,6 +27,7 @@ struct Spec {
   uint32_t chunk_records = 1u << 16;  // file growth unit: small keeps many-rank test jobs small on disk
   bool last_entered = false;    // the last collective never returns (a hang)
   int32_t blocked_recv_from = -1;  // then blocks in MPI_Recv from this rank of the world (format 1.1)
+  bool two_sites = false;       // the world's calls alternate between two call sites, step by step
 };
 
 inline uint64_t comm_id(int which, int32_t rank) {
@@ -91,7 +92,7 @@ inline std::string write_rank(const Spec& s) {
     r->u.coll.dtype_size = 4;
     r->u.coll.id_lo = uint32_t(id);
     r->u.coll.count = int64_t(i) == s.count_change_at ? 2048 : 1024;
-    r->caller = which == 1 ? b : a;
+    r->caller = which == 1 || (s.two_sites && which == 0 && (i / uint64_t(s.comms)) % 2) ? b : a;
     r->t_ns = t += 1000;
     r->t_return_us = 1;
     const bool last = i + 1 == s.collectives;

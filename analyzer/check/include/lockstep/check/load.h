@@ -21,6 +21,11 @@ struct LoadOptions {
   bool validate = false;
   std::string this_host;   // empty: gethostname(); processes on this host are looked up in /proc
   SiteKeys site_keys;      // how call sites are told apart (default: module + offset)
+  // Keep every collective's signature and record index in memory from the start (ingest), instead of
+  // streaming the records and walking them again only for the ranks an analysis looks into
+  // (ingest_stream). The findings are the same; this is for traces still being written (a second walk
+  // could see calls the first did not) and for tests comparing the two.
+  bool materialize = false;
   // With it, a file that cannot be loaded is left out and its one-line error appended here (and to the
   // job's warnings) instead of failing the whole load; the load still fails when no file is left.
   std::vector<std::string>* skipped = nullptr;

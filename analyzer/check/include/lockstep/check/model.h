@@ -56,18 +56,31 @@ struct CommView {
 // Index of a record within a rank's file: id - first_id (fits: 2^32 records are 256 GiB).
 using RecordRef = uint32_t;
 
-// One rank's collectives on one communicator, in call order.
+// One rank's collectives on one communicator, in call order. A streamed rank (ingest_stream) keeps only
+// what grouping needs (length, hash, open calls); `sig` and `ref` are filled by Rank::materialize() when
+// an analysis looks at individual calls. A materialized rank (ingest) has them from the start.
 struct Sequence {
   uint64_t comm = 0;
-  std::vector<uint64_t> sig;     // alignment signature of each collective
-  std::vector<RecordRef> ref;    // its record
+  mutable std::vector<uint64_t> sig;   // alignment signature of each collective
+  mutable std::vector<RecordRef> ref;  // its record
   std::vector<uint32_t> site;    // index into Rank::site_addr until resolve_sites() folds it into sig
   uint64_t hash = 0;             // hash of the whole sequence (equal sequences share it)
   // Positions not done: a blocking call still ENTERED, a nonblocking one not COMPLETED, or FAILED.
   std::vector<uint32_t> open;
+  std::vector<RecordRef> open_ref;  // the record of each open position
   bool has_control = false;
   uint32_t first_seq = 0;        // the tracer's number of the first collective kept (ring mode drops some)
   uint32_t last_seq = 0;
+  uint32_t count = 0;            // collectives kept: sig.size() once materialized
+  uint32_t skip = 0;             // collectives of the rank's trace before the first kept (trimmed windows)
+  // Streamed ranks: the bounds of the roots of MPI rooted calls (LST_NONE left out), so that a job whose
+  // roots all lie inside their communicators needs no second look at its records.
+  int32_t root_min = INT32_MAX, root_max = INT32_MIN;
+  // Streamed ranks: the call sites (indices into Rank::site_addr) in the order this sequence first uses
+  // them, and the hash of its calls with sites numbered that way; the site keys are folded in later.
+  std::vector<uint32_t> site_order;
+  uint64_t shape = 0;
+  size_t size() const { return count; }
 };
 
 // A point-to-point call (kept apart from the collective sequences: they pair by peer, not by order):
@@ -134,6 +147,14 @@ struct Rank {
 
   std::shared_ptr<const RecordSource> source;
   std::vector<uint64_t> site_addr;  // distinct call-site addresses of the collectives
+  std::vector<uint64_t> site_key;   // streamed ranks: the key of each site_addr (resolve_stream)
+  bool streamed = false;            // ingest_stream: sequences hold no per-call vectors until materialized
+  mutable bool materialized = false;
+
+  // Fills every sequence's `sig` and `ref` from the records (a second walk over the trace) when the rank
+  // was streamed; nothing otherwise. `release()` gives that memory back (a streamed rank only).
+  void materialize() const;
+  void release() const;
 
 
   const Sequence* sequence(uint64_t comm) const {
@@ -168,6 +189,10 @@ uint64_t site_hash(const Rank& rank, uint64_t caller);
 // call sites stay unresolved until resolve_sites(); otherwise they are keyed by module and offset.
 void ingest(Rank& rank, std::shared_ptr<const RecordSource> source, bool defer_sites = false);
 
+// The streaming ingest: the same model without the per-call vectors, so resident memory stays per
+// sequence rather than per record. Every site key is folded in by resolve_stream(), which must follow.
+void ingest_stream(Rank& rank, std::shared_ptr<const RecordSource> source);
+
 // Keys the distinct call sites of a rank (one key per address in rank.site_addr): calls with equal
 // keys are the same place in the program. The default is module + offset; a symbolizer gives
 // file:line, which also merges the copies of one line that an optimizer makes.
@@ -175,6 +200,10 @@ using SiteKeys = std::function<std::vector<uint64_t>(const Rank& rank, const std
 std::vector<uint64_t> module_site_keys(const Rank& rank, const std::vector<uint64_t>& addrs);
 // Folds the site keys into the alignment signatures and computes each sequence's hash.
 void resolve_sites(Rank& rank, const SiteKeys& keys = {});
+// resolve_sites() for a streamed rank: keys its sites and completes each sequence's hash.
+void resolve_stream(Rank& rank, const SiteKeys& keys = {});
+// Recomputes a streamed rank's sequence hashes over their windows [skip, skip + count), after trimming.
+void rehash_stream(Rank& rank);
 
 // How a process ended, as far as its trace and (on this host only) /proc can tell.
 void classify_end(Rank& rank, const std::string& this_host);

@@ -1,0 +1,126 @@
+// What both ingests (model.cc, stream.cc) compute per record: the range check of the fields they use,
+// whether a call is done, and its alignment signature. Inline: these run once per record.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "lockstep/check/model.h"
+#include "lockstep/format/fnv.h"
+#include "lockstep/format/layout.h"
+
+namespace lockstep::check::recordsig {
+
+inline uint64_t mix(uint64_t x) {
+  x ^= x >> 31;
+  x *= 0x7fb5d329728ea185ull;
+  x ^= x >> 27;
+  x *= 0x81dadef4bc2dd44dull;
+  x ^= x >> 33;
+  return x;
+}
+
+// Multiplier that spreads a site key over the signature's bits before it is folded in.
+inline constexpr uint64_t kSiteSpread = 0x9e3779b97f4a7c15ull;
+
+inline bool rooted(uint8_t op) {
+  switch (op) {
+    case LST_OP_BCAST:
+    case LST_OP_REDUCE:
+    case LST_OP_GATHER:
+    case LST_OP_GATHERV:
+    case LST_OP_SCATTER:
+    case LST_OP_SCATTERV:
+      return true;
+    default:
+      return false;
+  }
+}
+
+inline bool reducing(uint8_t op) {
+  switch (op) {
+    case LST_OP_REDUCE:
+    case LST_OP_ALLREDUCE:
+    case LST_OP_REDUCE_SCATTER:
+    case LST_OP_REDUCE_SCATTER_BLOCK:
+    case LST_OP_SCAN:
+    case LST_OP_EXSCAN:
+      return true;
+    default:
+      return false;
+  }
+}
+
+inline bool v_variant(uint8_t op, uint8_t flags) {
+  switch (op) {
+    case LST_OP_GATHERV:
+    case LST_OP_SCATTERV:
+    case LST_OP_ALLGATHERV:
+    case LST_OP_ALLTOALLV:
+    case LST_OP_ALLTOALLW:
+    case LST_OP_REDUCE_SCATTER:
+      return true;
+    default:
+      return (flags & LST_F_VCOUNTS) != 0;
+  }
+}
+
+// A call is done when nothing more will happen to it: MPI nonblocking calls need their Wait/Test;
+// NCCL and runtime calls count as done once they returned (device completion is optional).
+inline bool done(const lst_record& r) {
+  uint8_t state = LST_WORD_STATE(r.word);
+  if (state == LST_STATE_COMPLETED || state == LST_STATE_FAILED) return true;
+  if (state != LST_STATE_RETURNED) return false;
+  return !((LST_WORD_FLAGS(r.word) & LST_F_NONBLOCKING) && r.api == LST_API_MPI);
+}
+
+// The fields an ingest relies on, range-checked, so a damaged file is a one-line error even when the
+// reader's separate validation pass is skipped.
+inline bool record_ok(const lst_record& r, uint32_t word) {
+  const uint8_t st = LST_WORD_STATE(word);
+  switch (LST_WORD_KIND(word)) {
+    case LST_KIND_COLLECTIVE:
+      return r.op < LST_OP__COUNT && st >= LST_STATE_ENTERED && st <= LST_STATE_FAILED &&
+             (r.dtype <= LST_DT_PAIR || r.dtype >= LST_DT_DERIVED) &&
+             (r.redop <= LST_RED_PREMULSUM || r.redop >= LST_RED_USER);
+    case LST_KIND_COMM:
+      return r.op > 0 && r.op < LST_COMM__COUNT;
+    case LST_KIND_MARKER:
+      return r.op > 0 && r.op < LST_MARK__COUNT;
+    case LST_KIND_WAIT:
+    case LST_KIND_DEVICE:
+    case LST_KIND_STACK:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Messages pair by peer and tag, not by position: never part of the collective sequence.
+inline bool is_message(const lst_record& r, uint32_t word) {
+  return (LST_WORD_FLAGS(word) & LST_F_P2P) || r.op == LST_OP_SEND || r.op == LST_OP_RECV ||
+         r.op == LST_OP_PROBE;
+}
+
+inline __attribute__((always_inline)) uint64_t semantic(const lst_record& r, std::string_view name) {
+  uint8_t flags = LST_WORD_FLAGS(r.word);
+  uint64_t h =
+      mix(uint64_t(r.api) << 16 | uint64_t(r.op) << 8 | (flags & (LST_F_NONBLOCKING | LST_F_CONTROL)));
+  if (!v_variant(r.op, flags)) h = mix(h ^ (r.u.coll.count * uint64_t(r.u.coll.dtype_size)));
+  if (!(flags & LST_F_DERIVED) && r.dtype != LST_DT_DERIVED) h = mix(h ^ (uint64_t(r.dtype) << 40));
+  if (rooted(r.op)) h = mix(h ^ (uint64_t(uint32_t(r.u.coll.root_or_peer)) << 8));
+  if (reducing(r.op)) h = mix(h ^ (uint64_t(r.redop) << 48));
+  if (!name.empty()) h = mix(h ^ format::fnv1a(name));
+  return h;
+}
+
+// The runtime tensor name a signature includes ("" when none).
+template <class Source>
+inline std::string_view call_name(const Source& src, const lst_record& r) {
+  return r.api == LST_API_RT && r.aux ? src.string(r.aux) : std::string_view();
+}
+
+// Everything but a collective's place in its sequence: messages, communicators, markers, waits.
+void ingest_event(Rank& rank, const RecordSource& src, const lst_record& r, uint32_t word, RecordRef ref);
+
+}  // namespace lockstep::check::recordsig
