@@ -1,8 +1,10 @@
 // Checker throughput on synthetic traces written with the real Writer:
-//   check_bench gen DIR RANKS COLLECTIVES [COMMS]   write one job (once; several GB at full size)
-//   check_bench run DIR [JOBS]                      baseline read pass vs check, each in a child process
+//   check_bench gen DIR RANKS COLLECTIVES [COMMS [RING]]  write one job (once; several GB at full size);
+//                                                       RING > 0: ring-mode files keeping RING records
+//   check_bench run DIR [JOBS]                            baseline read pass vs check, each in a child
 // The baseline maps every file and touches every record (what merely reading costs); the check loads
-// (mapping, validation, ingest) and analyzes. Each runs in its own child so peak RSS is its own.
+// (mapping, validation, ingest) and analyzes, streaming (the default) and with every call kept in memory
+// (LoadOptions::materialize, the earlier path). Each runs in its own child so peak RSS is its own.
 #include <fmt/format.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -30,7 +32,7 @@ double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-int gen(const std::string& dir, int ranks, uint64_t n, int comms) {
+int gen(const std::string& dir, int ranks, uint64_t n, int comms, uint64_t ring) {
   fs::create_directories(dir);
   std::atomic<int> next{0};
   auto work = [&] {
@@ -42,6 +44,10 @@ int gen(const std::string& dir, int ranks, uint64_t n, int comms) {
       s.size = ranks;
       s.collectives = n;
       s.comms = comms;
+      s.ring_records = ring;
+      // Ring mode: ranks keep windows that start at different calls, as in a real job, so the check
+      // trims every rank to the calls they all still have.
+      if (ring) s.trailing_markers = uint32_t(r % 4) * 5;
       lockstep::check::gen::write_rank(s);
     }
   };
@@ -124,11 +130,12 @@ int run(const std::string& dir, int jobs) {
   fmt::print("traces: {} files, {:.2f} GiB in {}; {} thread(s)\n", files.size(), double(bytes) / (1ull << 30), dir, jobs);
   in_child([&] { return baseline(files, jobs); });  // warm the page cache
   Measure base = in_child([&] { return baseline(files, jobs); });
-  auto check = [&](bool validate) {
+  auto check = [&](bool validate, bool materialize = false) {
     return in_child([&] {
       lockstep::check::LoadOptions lo;
       lo.jobs = jobs;
       lo.validate = validate;
+      lo.materialize = materialize;
       auto job = lockstep::check::load_dir(dir, lo);
       auto res = lockstep::check::analyze(job);
       if (!res.in_lockstep()) std::fprintf(stderr, "unexpected findings\n");
@@ -137,6 +144,7 @@ int run(const std::string& dir, int jobs) {
   };
   Measure full = check(true);
   Measure fast = check(false);
+  Measure old = check(false, true);
   auto line = [&](const char* name, const Measure& m) {
     double rate = double(m.records) / m.seconds, cpu_rate = double(m.records) / m.cpu_seconds;
     fmt::print("{:<30} {:>10} records  wall {:>6.2f} s ({:>5.1f} M/s)  CPU {:>6.2f} s ({:>5.1f} M records/s per core)  "
@@ -147,18 +155,23 @@ int run(const std::string& dir, int jobs) {
   line("baseline (touch every record)", base);
   line("check (+ --validate pass)", full);
   line("check (default)", fast);
+  line("check, every call in memory", old);
   fmt::print("ratio check/baseline, CPU time: {:.2f} (default), {:.2f} (with --validate); wall: {:.2f}, {:.2f}\n",
              fast.cpu_seconds / base.cpu_seconds, full.cpu_seconds / base.cpu_seconds, fast.seconds / base.seconds,
              full.seconds / base.seconds);
-  return base.rc || full.rc || fast.rc ? 1 : 0;
+  fmt::print("ratio every-call-in-memory/streaming, CPU time: {:.2f}; wall: {:.2f}\n", old.cpu_seconds / fast.cpu_seconds,
+             old.seconds / fast.seconds);
+  return base.rc || full.rc || fast.rc || old.rc ? 1 : 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   std::vector<std::string> a(argv + 1, argv + argc);
-  if (a.size() >= 4 && a[0] == "gen") return gen(a[1], std::stoi(a[2]), std::stoull(a[3]), a.size() > 4 ? std::stoi(a[4]) : 3);
+  if (a.size() >= 4 && a[0] == "gen")
+    return gen(a[1], std::stoi(a[2]), std::stoull(a[3]), a.size() > 4 ? std::stoi(a[4]) : 3,
+               a.size() > 5 ? std::stoull(a[5]) : 0);
   if (a.size() >= 2 && a[0] == "run") return run(a[1], a.size() > 2 ? std::stoi(a[2]) : 1);
-  std::fprintf(stderr, "usage: check_bench gen DIR RANKS COLLECTIVES [COMMS] | check_bench run DIR [THREADS]\n");
+  std::fprintf(stderr, "usage: check_bench gen DIR RANKS COLLECTIVES [COMMS [RING]] | check_bench run DIR [THREADS]\n");
   return 2;
 }

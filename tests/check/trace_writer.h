@@ -28,6 +28,8 @@ struct Spec {
   bool last_entered = false;    // the last collective never returns (a hang)
   int32_t blocked_recv_from = -1;  // then blocks in MPI_Recv from this rank of the world (format 1.1)
   bool two_sites = false;       // the world's calls alternate between two call sites, step by step
+  uint64_t ring_records = 0;    // ring mode: keep only the last N records (0: growing file)
+  uint32_t trailing_markers = 0;  // empty markers after the collectives: a ring keeps fewer of the calls
 };
 
 inline uint64_t comm_id(int which, int32_t rank) {
@@ -44,6 +46,7 @@ inline std::string write_rank(const Spec& s) {
   c.job_id = s.job.c_str();
   c.cmdline = "synthetic";
   c.chunk_records = s.chunk_records;
+  c.ring_records = s.ring_records;
   c.meta_slots = 256;
   c.max_records = ((s.collectives + 64) | 0xFFFF) + 1;
   char err[256];
@@ -112,6 +115,12 @@ inline std::string write_rank(const Spec& s) {
     r->caller = a;
     r->t_ns = t += 1000;
     format::Writer::publish(r, LST_WORD(LST_KIND_COLLECTIVE, LST_STATE_ENTERED, LST_F_P2P));
+  }
+  for (uint32_t i = 0; i < s.trailing_markers; ++i) {
+    lst_record* r = w.reserve(&id);
+    r->op = LST_MARK_NCCL_GROUP_START;
+    r->t_ns = t += 10;
+    format::Writer::publish(r, LST_WORD(LST_KIND_MARKER, LST_STATE_RETURNED, 0));
   }
   if (s.finalize) {
     lst_record* r = w.reserve(&id);
