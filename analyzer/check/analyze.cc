@@ -234,9 +234,10 @@ class Analyzer {
       // Majority view of the member list.
       std::map<std::vector<int32_t>, std::vector<int32_t>> by_members;
       for (auto& [r, v] : vs) {
-        std::vector<int32_t> m = v->members;
-        if (m.empty() && v->create_op == LST_COMM_WORLD && v->size > 0)
-          for (int32_t i = 0; i < v->size; ++i) m.push_back(i);
+        std::vector<int32_t> world;
+        if ((!v->members || v->members->empty()) && v->create_op == LST_COMM_WORLD && v->size > 0)
+          for (int32_t i = 0; i < v->size; ++i) world.push_back(i);
+        const std::vector<int32_t>& m = v->members && !v->members->empty() ? *v->members : world;
         if (!m.empty()) by_members[m].push_back(r->world_rank);
         if (c.ref.name.empty() && !v->name.empty()) c.ref.name = v->name;
         if (c.ref.api == LST_API_NONE) c.ref.api = v->api;

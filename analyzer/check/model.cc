@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <mutex>
 #include <stdexcept>
+#include <unordered_map>
 
 #include "lockstep/check/model.h"
 #include "lockstep/format/fnv.h"
@@ -61,6 +63,23 @@ uint64_t site_hash(const Rank& rank, uint64_t caller) {
   return mix(rank.modules[m].path_hash ^ (caller - rank.modules[m].base));
 }
 
+std::shared_ptr<const std::vector<int32_t>> intern_members(std::vector<int32_t> members) {
+  if (members.empty()) return nullptr;
+  static std::mutex mutex;
+  // Weak: the lists live as long as some job holds them.
+  static std::unordered_map<uint64_t, std::vector<std::weak_ptr<const std::vector<int32_t>>>> table;
+  uint64_t h = mix(members.size());
+  for (int32_t m : members) h = mix(h ^ uint32_t(m));
+  std::lock_guard<std::mutex> lock(mutex);
+  auto& bucket = table[h];
+  std::erase_if(bucket, [](const auto& w) { return w.expired(); });
+  for (auto& w : bucket)
+    if (auto p = w.lock(); p && *p == members) return p;
+  auto p = std::make_shared<const std::vector<int32_t>>(std::move(members));
+  bucket.push_back(p);
+  return p;
+}
+
 namespace recordsig {
 void ingest_event(Rank& rank, const RecordSource& src, const lst_record& r, uint32_t word, RecordRef ref) {
   switch (LST_WORD_KIND(word)) {
@@ -88,7 +107,7 @@ void ingest_event(Rank& rank, const RecordSource& src, const lst_record& r, uint
       v.size = r.u.comm.size;
       v.rank = r.u.comm.rank;
       v.color = r.u.comm.color;
-      if (r.members) v.members = src.members(r.members);
+      if (r.members) v.members = intern_members(src.members(r.members));
       if (r.aux) v.name = std::string(src.string(r.aux));
       bool replaced = false;
       for (auto& c : rank.comms)
@@ -389,8 +408,8 @@ void trim_cut_ends(Job& job) {
     // A communicator the cut rank belongs to but never recorded was created after its trace ended.
     for (auto& r : job.ranks)
       for (auto& v : r.comms)
-        if (!c->sequence(v.id) &&
-            std::find(v.members.begin(), v.members.end(), c->world_rank) != v.members.end())
+        if (!c->sequence(v.id) && v.members &&
+            std::find(v.members->begin(), v.members->end(), c->world_rank) != v.members->end())
           window[v.id] = 0;
   }
   uint64_t skipped = 0;

@@ -48,7 +48,9 @@ struct CommView {
   int32_t size = LST_NONE;
   int32_t rank = LST_NONE;     // this process's rank in it
   int32_t color = LST_NONE;
-  std::vector<int32_t> members;  // world ranks in communicator-rank order; empty if unknown
+  // World ranks in communicator-rank order; null or empty if unknown. One list is shared by every rank
+  // that recorded it: a world-sized list per rank would grow with the square of the job's size.
+  std::shared_ptr<const std::vector<int32_t>> members;
   std::string name;
   bool freed = false;
 };
@@ -230,6 +232,9 @@ struct Job {
     return nullptr;
   }
 };
+
+// The shared copy of a member list (equal lists recorded by different ranks share one; thread-safe).
+std::shared_ptr<const std::vector<int32_t>> intern_members(std::vector<int32_t> members);
 
 // Sorts ranks, finds missing ones, and computes the time origin.
 void finish_job(Job& job);
