@@ -35,14 +35,43 @@ class FileSource : public RecordSource {
   // Pages already ingested are dropped from this process: they stay in the page cache, and resident
   // memory stays near the model's size rather than the traces'.
   void release(uint64_t lo, uint64_t hi) const override {
-    if (hi <= lo || (file_.header().flags & LST_HDR_RING)) return;
+    if (hi <= lo) return;
+    if (file_.header().flags & LST_HDR_RING) {
+      // A ring's slots wrap: once the walk reached its end, the whole ring goes at once.
+      if (hi != file_.end_id()) return;
+      for (uint64_t id = lo; id < hi && id < lo + 4096; ++id)
+        if (const lst_record* r = file_.record(id)) {
+          const uint8_t* base = reinterpret_cast<const uint8_t*>(r) - file_.offset_of(id);
+          const lst_header& h = file_.header();
+          drop(base + h.records_offset, base + h.records_offset + h.record_capacity * sizeof(lst_record));
+          return;
+        }
+      return;
+    }
+    const lst_record* a = file_.record(lo);
+    const lst_record* b = file_.record(hi - 1);
+    if (!a || !b || b < a) return;
+    drop(reinterpret_cast<const uint8_t*>(a), reinterpret_cast<const uint8_t*>(b) + sizeof(lst_record));
+  }
+  // The whole pages inside [a, b).
+  static void drop(const uint8_t* a, const uint8_t* b) {
+    const uintptr_t page = uintptr_t(sysconf(_SC_PAGESIZE));
+    uintptr_t p0 = (reinterpret_cast<uintptr_t>(a) + page - 1) & ~(page - 1);
+    uintptr_t p1 = reinterpret_cast<uintptr_t>(b) & ~(page - 1);
+    if (p1 > p0) ::madvise(reinterpret_cast<void*>(p0), p1 - p0, MADV_DONTNEED);
+  }
+  // One call maps a whole window in, instead of a page fault every few pages of it.
+  void prefetch(uint64_t lo, uint64_t hi) const override {
+#ifdef MADV_POPULATE_READ
+    if (hi <= lo) return;
     const lst_record* a = file_.record(lo);
     const lst_record* b = file_.record(hi - 1);
     if (!a || !b || b < a) return;
     const uintptr_t page = uintptr_t(sysconf(_SC_PAGESIZE));
-    uintptr_t p0 = (reinterpret_cast<uintptr_t>(a) + page - 1) & ~(page - 1);
-    uintptr_t p1 = (reinterpret_cast<uintptr_t>(b) + sizeof(lst_record)) & ~(page - 1);
-    if (p1 > p0) ::madvise(reinterpret_cast<void*>(p0), p1 - p0, MADV_DONTNEED);
+    uintptr_t p0 = reinterpret_cast<uintptr_t>(a) & ~(page - 1);
+    uintptr_t p1 = reinterpret_cast<uintptr_t>(b) + sizeof(lst_record);
+    ::madvise(reinterpret_cast<void*>(p0), p1 - p0, MADV_POPULATE_READ);  // older kernels: EINVAL, no harm
+#endif
   }
   const format::TraceFile& file() const { return file_; }
   const lst_record* contiguous() const override {

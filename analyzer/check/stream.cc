@@ -46,6 +46,11 @@ void walk(const Rank& rank, Fn fn) {
   const uint64_t first = src.first_id(), end = src.end_id();
   const lst_record* slots = src.contiguous();
   std::vector<uint32_t> pos(rank.seqs.size(), 0);
+  struct CommSlot {
+    uint64_t comm = ~0ull;
+    uint32_t index = 0;
+  };
+  CommSlot comms[16];
   uint64_t last_comm = ~0ull, released = first;
   uint32_t si = 0;
   for (uint64_t id = first; id < end; ++id) {
@@ -63,9 +68,13 @@ void walk(const Rank& rank, Fn fn) {
     const uint32_t word = r->word;
     if (LST_WORD_KIND(word) != LST_KIND_COLLECTIVE || recordsig::is_message(*r, word)) continue;
     if (r->comm != last_comm) {
-      auto it = rank.seq_index.find(r->comm);
-      if (it == rank.seq_index.end()) continue;  // published after the ingest: not part of the model
-      si = it->second;
+      CommSlot& cs = comms[(r->comm ^ (r->comm >> 17)) & 15];
+      if (cs.comm != r->comm) {
+        auto it = rank.seq_index.find(r->comm);
+        if (it == rank.seq_index.end()) continue;  // published after the ingest: not part of the model
+        cs = {r->comm, it->second};
+      }
+      si = cs.index;
       last_comm = r->comm;
     }
     fn(si, pos[si]++, *r, RecordRef(id - first));
@@ -131,10 +140,12 @@ void ingest_stream(Rank& rank, std::shared_ptr<const RecordSource> source) {
   const lst_record* slots = src.contiguous();
   const uint64_t first = src.first_id(), end = src.end_id();
   uint64_t released = first;
+  if (slots) src.prefetch(first, std::min(end, first + kRelease));
   for (uint64_t id = first; id < end; ++id) {
     if (id - released >= kRelease) {
       src.release(released, id);
       released = id;
+      if (slots) src.prefetch(id, std::min(end, id + kRelease));
     }
     const lst_record* r;
     if (slots) {
@@ -221,15 +232,35 @@ void rehash_stream(Rank& rank) {
   std::vector<std::unordered_map<uint64_t, uint32_t>> numbers(rank.seqs.size());
   std::vector<std::vector<uint64_t>> keys(rank.seqs.size());
   for (auto& s : rank.seqs) s.shape = 0;
+  // As in ingest_stream: a call whose site, communicator and arguments repeat reuses its element.
+  struct Slot {
+    uint64_t caller = ~0ull;
+    uint32_t seq = UINT32_MAX, number = 0;
+    lst_record last{};
+    uint64_t elem = 0;
+  };
+  std::vector<Slot> cache(64);
   walk(rank, [&](uint32_t si, uint32_t pos, const lst_record& r, RecordRef) {
     Sequence& s = rank.seqs[si];
     if (pos < s.skip || pos - s.skip >= s.count) return;
-    const uint32_t id = site(r.caller);
-    const uint64_t key = id < rank.site_key.size() ? rank.site_key[id] : site_hash(rank, r.caller);
-    auto [it, fresh] = numbers[si].try_emplace(key, uint32_t(keys[si].size()));
-    if (fresh) keys[si].push_back(key);
-    s.shape =
-        fold(s.shape, element(recordsig::semantic(r, recordsig::call_name(*rank.source, r)), it->second));
+    Slot& sl = cache[((r.caller ^ (uint64_t(si) * 0x9e3779b97f4a7c15ull)) * 0xff51afd7ed558ccdull) >> 58];
+    if (sl.caller != r.caller || sl.seq != si) {
+      const uint32_t id = site(r.caller);
+      const uint64_t key = id < rank.site_key.size() ? rank.site_key[id] : site_hash(rank, r.caller);
+      auto [it, fresh] = numbers[si].try_emplace(key, uint32_t(keys[si].size()));
+      if (fresh) keys[si].push_back(key);
+      sl.caller = r.caller;
+      sl.seq = si;
+      sl.number = it->second;
+      sl.last.word = 0;  // never a published word: computed below
+    }
+    if (sl.last.word != r.word || std::memcmp(&sl.last.op, &r.op, 4) != 0 ||
+        sl.last.u.coll.count != r.u.coll.count || sl.last.u.coll.dtype_size != r.u.coll.dtype_size ||
+        sl.last.u.coll.root_or_peer != r.u.coll.root_or_peer || sl.last.aux != r.aux) {
+      sl.last = r;
+      sl.elem = element(recordsig::semantic(r, recordsig::call_name(*rank.source, r)), sl.number);
+    }
+    s.shape = fold(s.shape, sl.elem);
   });
   for (size_t i = 0; i < rank.seqs.size(); ++i)
     rank.seqs[i].hash = finish_hash(rank.seqs[i].shape, rank.seqs[i].count, keys[i]);

@@ -27,6 +27,8 @@ class RecordSource {
   virtual std::vector<int32_t> members(uint32_t id) const = 0;
   // Drops the pages of records [lo, hi) from memory after ingest (a hint; may do nothing).
   virtual void release(uint64_t lo, uint64_t hi) const {}
+  // Maps the pages of records [lo, hi) in ahead of a sequential walk (a hint; may do nothing).
+  virtual void prefetch(uint64_t lo, uint64_t hi) const {}
   // The slots of ids [first_id(), end_id()) as one array when they are contiguous in memory (a
   // growing file), else nullptr. Slot words must still be checked (0: unpublished).
   virtual const lst_record* contiguous() const { return nullptr; }
