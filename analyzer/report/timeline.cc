@@ -37,8 +37,8 @@ Timeline::Timeline(const Job& job, TimelineOptions options) : job_(job), opt_(st
         if (c.ref.api == LST_API_NONE) c.ref.api = v->api;
       }
       c.ranks.push_back(r.world_rank);
-      c.lengths.push_back(s.ref.size());
-      c.min_length = std::min(c.min_length, s.ref.size());
+      c.lengths.push_back(s.size());
+      c.min_length = std::min(c.min_length, s.size());
     }
     end_ns = std::max(end_ns, time_of(r, r.last_t_ns));
   }

@@ -1,5 +1,6 @@
 // Loading real trace files written with the Writer: one job, missing ranks, two jobs in one directory,
 // damaged files, and the `lockstep check` command's exit codes and one-line errors.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -12,6 +13,7 @@
 #include "lockstep/check/check.h"
 #include "lockstep/check/load.h"
 #include "lockstep/report/report.h"
+#include "lockstep/report/timeline.h"
 #include "trace_writer.h"
 
 namespace lockstep::check {
@@ -291,6 +293,9 @@ TEST(Load, StreamingAndMaterializingPathsFindTheSame) {
     }
     for (bool merge : {false, true}) {
       std::string out[2];
+      // What the report and the export draw: per communicator, each rank's number of calls, and each
+      // lane's calls (kind, state, times).
+      std::string drawn[2];
       for (int materialize = 0; materialize < 2; ++materialize) {
         LoadOptions lo;
         lo.jobs = 2;
@@ -300,8 +305,21 @@ TEST(Load, StreamingAndMaterializingPathsFindTheSame) {
         Job job = load_dir(d.path, lo);
         EXPECT_EQ(job.ranks.front().streamed, !lo.materialize);
         out[materialize] = report::json(analyze(job), report::Context{"traces", "test"});
+        report::Timeline t(job);
+        for (auto& tc : t.comms) {
+          drawn[materialize] += fmt::format("{:#x} min {}:", tc.ref.id, tc.min_length);
+          for (size_t n : tc.lengths) drawn[materialize] += fmt::format(" {}", n);
+          drawn[materialize] += "\n";
+        }
+        for (auto& r : job.ranks)
+          for (auto& lane : t.lanes(r)) {
+            drawn[materialize] += fmt::format("rank {} comm {}:", lane.rank, lane.comm);
+            for (auto& call : lane.calls) drawn[materialize] += fmt::format(" {}/{}/{}", call.kind, call.state, call.t0_ns);
+            drawn[materialize] += "\n";
+          }
       }
       EXPECT_EQ(out[0], out[1]) << c.name << (merge ? " (sites merged)" : "");
+      EXPECT_EQ(drawn[0], drawn[1]) << c.name << (merge ? " (sites merged)" : "");
       const bool clean = std::string(c.name).find("clean") != std::string::npos;
       EXPECT_EQ(out[0].find("\"kind\"") == std::string::npos, clean) << c.name;
     }
