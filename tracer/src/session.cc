@@ -4,6 +4,7 @@
 
 #include "python.h"
 #include "signals.h"
+#include "stack.h"
 #include "lockstep/format/fnv.h"
 
 #include <fcntl.h>
@@ -12,7 +13,6 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include <unwind.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -38,6 +38,7 @@ struct Config {
   int32_t rank_hint = LST_NONE;
   uint64_t ring = 0;
   int stack_frames = 0;  // LOCKSTEP_TRACE_STACK: frames kept in all, the caller included
+  bool stack_stats = false;  // LOCKSTEP_TRACE_STACK_STATS=1: say at exit which unwinder made the stacks
   char job_id[64] = {};
   char cmdline[1024] = {};
 };
@@ -77,6 +78,12 @@ void load_config() {
   c.ring = static_cast<uint64_t>(env_int("LOCKSTEP_TRACE_RING", 0));
   c.stack_frames = env_int("LOCKSTEP_TRACE_STACK", 0);
   if (c.stack_frames > kMaxFrames) c.stack_frames = kMaxFrames;
+  if (const char* u = std::getenv("LOCKSTEP_TRACE_STACK_UNWIND")) {
+    if (std::strcmp(u, "fp") == 0) set_unwind_mode(Unwind::kFramePointers);
+    if (std::strcmp(u, "dwarf") == 0) set_unwind_mode(Unwind::kDwarf);
+  }
+  c.stack_stats = env_int("LOCKSTEP_TRACE_STACK_STATS", 0) == 1;
+  count_stacks(c.stack_stats);
   const char* job = nullptr;
   for (const char* name : {"LOCKSTEP_JOB_ID", "PMIX_NAMESPACE", "OMPI_MCA_ess_base_jobid", "SLURM_JOB_ID"}) {
     const char* v = std::getenv(name);
@@ -288,27 +295,6 @@ inline Emitted emit(format::Writer* w, uint32_t word, Fill&& fill) noexcept {
 
 // ---- call stacks -------------------------------------------------------------------------------
 
-struct StackWalk {
-  uint64_t caller;
-  uint64_t* out;
-  int max;
-  int n;
-  bool found;
-};
-
-_Unwind_Reason_Code stack_step(struct _Unwind_Context* ctx, void* arg) {
-  auto* w = static_cast<StackWalk*>(arg);
-  uint64_t ip = static_cast<uint64_t>(_Unwind_GetIP(ctx));
-  if (!w->found) {
-    // Frames up to and including the application's caller are the tracer's and the caller itself.
-    if (ip == w->caller) w->found = true;
-    return _URC_NO_REASON;
-  }
-  if (ip == 0 || w->n >= w->max) return _URC_END_OF_STACK;
-  w->out[w->n++] = ip;
-  return _URC_NO_REASON;
-}
-
 // STACK records for `frames` (two per record), after the record `ref` they belong to.
 void write_stack(format::Writer* w, uint64_t ref, const uint64_t* frames, int n, uint64_t t_ns) noexcept {
   for (int i = 0; i < n; i += 2) {
@@ -327,11 +313,9 @@ void write_stack(format::Writer* w, uint64_t ref, const uint64_t* frames, int n,
 
 __attribute__((noinline)) void record_stack(format::Writer* w, uint64_t ref, uint64_t caller,
                                             uint64_t t_ns) noexcept {
-  uint64_t frames[64];
-  StackWalk walk{caller, frames, g_config.stack_frames - 1, 0, false};
-  if (walk.max <= 0) return;
-  _Unwind_Backtrace(stack_step, &walk);
-  write_stack(w, ref, frames, walk.n, t_ns);
+  uint64_t frames[kMaxFrames];
+  const int n = capture_stack(caller, frames, g_config.stack_frames - 1);
+  write_stack(w, ref, frames, n, t_ns);
 }
 
 // ---- the communicator registry -----------------------------------------------------------------
@@ -373,6 +357,13 @@ void on_exit_hook() {
     r.t_ns = now_ns();
   });
   w->set_end_state(LST_END_EXIT);
+  if (g_config.stack_stats && g_config.stack_frames > 1) {
+    uint64_t fp = 0, dwarf = 0;
+    stack_counts(&fp, &dwarf);
+    std::fprintf(stderr, "lockstep: pid %d: %llu stacks without the DWARF unwinder, %llu with it\n",
+                 static_cast<int>(getpid()), static_cast<unsigned long long>(fp),
+                 static_cast<unsigned long long>(dwarf));
+  }
 }
 
 void write_process_start(format::Writer* w) noexcept {
