@@ -13,20 +13,32 @@
 namespace lockstep::trace {
 
 // The process's writer, opened on first use from LOCKSTEP_TRACE_DIR; nullptr when tracing is off or
-// the directory is not writable (one warning is printed, then the tracer is a no-op).
-format::Writer* writer() noexcept;
+// the directory is not writable (one warning is printed, then the tracer is a no-op). Inline: every
+// intercepted call asks, and the answer is one load once the trace is open.
+extern std::atomic<format::Writer*> g_live_writer;  // the writer this process opened, else nullptr
+extern std::atomic<bool> g_tracing_off;             // known for good: nothing will be recorded
+format::Writer* writer_slow() noexcept;
+inline format::Writer* writer() noexcept {
+  if (format::Writer* w = g_live_writer.load(std::memory_order_acquire); __builtin_expect(w != nullptr, 1))
+    return w;
+  if (g_tracing_off.load(std::memory_order_relaxed)) return nullptr;
+  return writer_slow();
+}
 
 uint64_t now_ns() noexcept;  // CLOCK_MONOTONIC
 
 // Set while this thread is inside an intercepted call, so that calls the library makes internally
 // (NCCL implemented over MPI in tests, MPI collectives built from other MPI calls) are not recorded
 // as the application's. Also carries the runtime's control-plane depth (LST_F_CONTROL).
+// Zero-initialised like any thread_local without a constructor, so that other files reach it without a
+// TLS wrapper call; initial-exec: the library is loaded at start-up (LD_PRELOAD), never with dlopen late.
 struct ThreadState {
-  int depth = 0;
-  int control = 0;
-  int nccl_group_depth = 0;
+  int depth;
+  int control;
+  int nccl_group_depth;
 };
-ThreadState& thread_state() noexcept;
+extern __attribute__((tls_model("initial-exec"))) thread_local ThreadState t_thread_state;
+inline ThreadState& thread_state() noexcept { return t_thread_state; }
 
 class CallGuard {  // RAII: outermost() is true for the application's own call
  public:
