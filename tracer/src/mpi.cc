@@ -558,14 +558,15 @@ __attribute__((always_inline)) inline int traced_test(uint8_t op, int count, MPI
   Tracked t;
   track(t, count, reqs);
   if (t.n == 0) return call();
-  uint64_t t0 = now_ns();
+  uint64_t ticks0 = 0;
+  const uint64_t t0 = record_clock(&ticks0);
   int rc = call();
   uint32_t done = settle(t, reqs);
   if (done > 0 || rc != MPI_SUCCESS) {
     Pending p = wait_enter(op, t.first(), static_cast<uint32_t>(count), caller);
     if (p.rec) p.rec->t_ns = t0;
     p.t0 = t0;
-    p.ticks0 = 0;  // the duration is from t0, before the call
+    p.ticks0 = ticks0;  // the duration is from t0, before the call
     wait_return(p, done, rc == MPI_SUCCESS);
   }
   return rc;

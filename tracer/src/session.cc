@@ -270,21 +270,23 @@ inline format::Writer* open_writer_or_null() noexcept {
 
 // Writer::note_module for a call site, skipped when this thread already passed the same address to the
 // same writer: a loop's call sites are few, and the module table scan is a tenth of a record's cost.
+// Two places per address (of 16), so that the few call sites of a loop rarely evict each other.
 struct Noted {
   uint32_t gen;
-  uint64_t addr[8];
+  uint64_t addr[16];
 };
 __attribute__((tls_model("initial-exec"))) thread_local Noted t_noted;
 inline void note(format::Writer* w, uint64_t addr) noexcept {
   Noted& n = t_noted;
   const uint32_t gen = g_writer_gen.load(std::memory_order_relaxed);
-  const size_t i = (addr ^ (addr >> 5)) & 7;
-  if (__builtin_expect(n.gen == gen && n.addr[i] == addr, 1)) return;
+  const uint64_t h = addr * 0x9e3779b97f4a7c15ull;
+  const size_t a = h >> 60, b = (h >> 56) & 15;
+  if (__builtin_expect(n.gen == gen && (n.addr[a] == addr || n.addr[b] == addr), 1)) return;
   if (n.gen != gen) {
     n.gen = gen;
-    for (uint64_t& a : n.addr) a = 0;
+    for (uint64_t& x : n.addr) x = 0;
   }
-  if (w->note_module(addr)) n.addr[i] = addr;
+  if (w->note_module(addr)) n.addr[n.addr[a] == 0 ? a : b] = addr;
 }
 
 // Set while this thread is inside the tracer itself: a signal that lands there must not re-enter the
@@ -757,6 +759,40 @@ void wait_return(Pending& p, uint32_t ncompleted, bool ok) noexcept {
   p.rec = nullptr;
 }
 
+namespace {
+struct Interned {
+  const char* ptr;
+  uint32_t len, id, gen;
+  char text[44];
+};
+__attribute__((tls_model("initial-exec"))) thread_local Interned t_interned[8];
+}  // namespace
+
+uint32_t intern_text(format::Writer* w, const char* text) noexcept {
+  if (!text || !*text) return 0;
+  const size_t len = std::strlen(text);
+  if (len > sizeof(Interned::text)) return w->intern(text, len);
+  Interned& c = t_interned[(reinterpret_cast<uintptr_t>(text) >> 3) & 7];
+  const uint32_t gen = g_writer_gen.load(std::memory_order_relaxed);
+  // The same address may hold other text by now (a reused buffer): the content decides.
+  if (c.ptr == text && c.len == len && c.gen == gen && std::memcmp(c.text, text, len) == 0) return c.id;
+  const uint32_t id = w->intern(text, len);
+  if (id) {
+    c.ptr = text;
+    c.len = static_cast<uint32_t>(len);
+    c.id = id;
+    c.gen = gen;
+    std::memcpy(c.text, text, len);
+  }
+  return id;
+}
+
+uint64_t record_clock(uint64_t* ticks) noexcept {
+  const Stamp s = stamp();
+  if (ticks) *ticks = s.tsc;
+  return s.ns;
+}
+
 uint64_t marker(uint8_t op, uint64_t value, const char* text, uint64_t caller) noexcept {
   return marker_ex(op, value, 0, 0, text, caller, 0);
 }
@@ -766,15 +802,16 @@ uint64_t marker_ex(uint8_t op, uint64_t value, uint64_t ref, uint64_t extra, con
   format::Writer* w = writer();
   if (!w) return UINT64_MAX;
   InTracer in;
-  uint32_t text_id = (text && *text) ? w->intern(text, std::strlen(text)) : 0;
+  const uint32_t text_id = intern_text(w, text);
   if (caller) note(w, caller);
+  const uint64_t t_ns = stamp().ns;
   Emitted e = emit(w, LST_WORD(LST_KIND_MARKER, state, 0), [&](lst_record& r, uint64_t) {
     r.op = op;
     r.u.marker.value = value;
     r.u.marker.ref = ref;
     r.u.marker.extra = extra;
     r.caller = caller;
-    r.t_ns = now_ns();
+    r.t_ns = t_ns;
     r.aux = text_id;
   });
   return e.rec ? e.id : UINT64_MAX;

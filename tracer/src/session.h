@@ -26,6 +26,9 @@ inline format::Writer* writer() noexcept {
 }
 
 uint64_t now_ns() noexcept;  // CLOCK_MONOTONIC
+// A record's timestamp: CLOCK_MONOTONIC ns derived from one TSC read where the kernel keeps time with
+// the TSC (docs/tracer.md), else now_ns(); `ticks` gets the TSC reading (0 without it) for durations.
+uint64_t record_clock(uint64_t* ticks) noexcept;
 
 // Set while this thread is inside an intercepted call, so that calls the library makes internally
 // (NCCL implemented over MPI in tests, MPI collectives built from other MPI calls) are not recorded
@@ -97,6 +100,10 @@ Pending collective_enter(const CollectiveArgs& a, uint64_t caller) noexcept;
 void collective_return(Pending& p, bool ok) noexcept;
 // Marks an earlier record COMPLETED (MPI Wait/Test, device completion); no-op if it was overwritten.
 void collective_complete(uint64_t id) noexcept;
+
+// The interned id of a NUL-terminated text (0 for null or empty). A thread remembers the last few
+// texts it interned, by address and content, so a name passed on every call is hashed once.
+uint32_t intern_text(format::Writer* w, const char* text) noexcept;
 
 // Markers (process lifecycle, MPI_Init/Finalize, NCCL groups, annotations).
 uint64_t marker(uint8_t op, uint64_t value, const char* text, uint64_t caller) noexcept;
