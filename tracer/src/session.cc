@@ -787,6 +787,8 @@ uint32_t intern_text(format::Writer* w, const char* text) noexcept {
   return id;
 }
 
+uint32_t writer_generation() noexcept { return g_writer_gen.load(std::memory_order_relaxed); }
+
 uint64_t record_clock(uint64_t* ticks) noexcept {
   const Stamp s = stamp();
   if (ticks) *ticks = s.tsc;

@@ -29,6 +29,9 @@ uint64_t now_ns() noexcept;  // CLOCK_MONOTONIC
 // A record's timestamp: CLOCK_MONOTONIC ns derived from one TSC read where the kernel keeps time with
 // the TSC (docs/tracer.md), else now_ns(); `ticks` gets the TSC reading (0 without it) for durations.
 uint64_t record_clock(uint64_t* ticks) noexcept;
+// Changes each time this process opens a trace (a forked child opens its own): a record pointer kept
+// across calls is only good for the generation it was made in.
+uint32_t writer_generation() noexcept;
 
 // Set while this thread is inside an intercepted call, so that calls the library makes internally
 // (NCCL implemented over MPI in tests, MPI collectives built from other MPI calls) are not recorded
