@@ -99,6 +99,15 @@ void BM_Isend_Irecv_Waitall(benchmark::State& state) {
   }
 }
 
+// MPI_Allreduce 8 frames deep (call_chain.c), in code built with and without frame pointers: what
+// LOCKSTEP_TRACE_STACK=8 costs on each (the frame-pointer walk, or the DWARF unwinder).
+extern "C" int fp_allreduce(int traced);
+extern "C" int nofp_allreduce(int traced);
+template <int (*kChain)(int), bool kTraced>
+void BM_Deep(benchmark::State& state) {
+  for (auto _ : state) benchmark::DoNotOptimize(kChain(kTraced));
+}
+
 // Fixed iterations keep the trace file bounded (64 bytes per record).
 constexpr int kIterations = 300000;
 
@@ -118,6 +127,15 @@ int child(int argc, char** argv, const char* mode) {
                                                BM_Isend_Irecv_Waitall<false>),
                   benchmark::RegisterBenchmark((std::string("MPI_Isend_Irecv_Waitall/") + mode).c_str(),
                                                BM_Isend_Irecv_Waitall<true>)})
+    b->Iterations(kIterations)->Repetitions(7)->ReportAggregatesOnly(true);
+  for (auto* b : {benchmark::RegisterBenchmark((std::string("PMPI_Allreduce_8deep_fp/") + mode).c_str(),
+                                               BM_Deep<fp_allreduce, false>),
+                  benchmark::RegisterBenchmark((std::string("MPI_Allreduce_8deep_fp/") + mode).c_str(),
+                                               BM_Deep<fp_allreduce, true>),
+                  benchmark::RegisterBenchmark((std::string("PMPI_Allreduce_8deep_nofp/") + mode).c_str(),
+                                               BM_Deep<nofp_allreduce, false>),
+                  benchmark::RegisterBenchmark((std::string("MPI_Allreduce_8deep_nofp/") + mode).c_str(),
+                                               BM_Deep<nofp_allreduce, true>)})
     b->Iterations(kIterations)->Repetitions(7)->ReportAggregatesOnly(true);
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();

@@ -26,6 +26,11 @@ LOCKSTEP_EXPORT void lockstep_rt_process_set(uint64_t id, const char* name, cons
            members, name, LOCKSTEP_CALLER());
 }
 
+// The thread's last runtime collective: its end usually comes next on the same thread, and then the
+// record's slot and start time are known without looking the id up or reading the clock again.
+static __attribute__((tls_model("initial-exec"))) thread_local Pending t_last_begun;
+static __attribute__((tls_model("initial-exec"))) thread_local uint32_t t_last_begun_gen;
+
 static uint64_t rt_collective_begin(uint64_t process_set, int op, const char* name, uint64_t count, int dtype,
                                     uint32_t dtype_size, int redop, int root, uint64_t caller) {
   lockstep::format::Writer* w = writer();
@@ -39,8 +44,10 @@ static uint64_t rt_collective_begin(uint64_t process_set, int op, const char* na
   a.dtype_size = dtype_size;
   a.redop = static_cast<uint8_t>(redop);
   a.root_or_peer = root;
-  a.name = (name && *name) ? w->intern(name, std::strlen(name)) : 0;
+  a.name = intern_text(w, name);
   Pending p = collective_enter(a, caller);
+  t_last_begun = p;
+  t_last_begun_gen = writer_generation();
   // The token is the record id + 1, so that 0 can mean "not traced".
   return p.rec ? p.id + 1 : 0;
 }
@@ -58,6 +65,10 @@ LOCKSTEP_EXPORT uint64_t lockstep_rt_collective_begin_at(uint64_t process_set, i
 
 LOCKSTEP_EXPORT void lockstep_rt_collective_end(uint64_t token, int ok) {
   if (token == 0) return;
+  if (t_last_begun.rec && t_last_begun.id == token - 1 && t_last_begun_gen == writer_generation()) {
+    collective_return(t_last_begun, ok != 0);  // checks that a ring has not reused the slot since
+    return;
+  }
   collective_return_id(token - 1, ok != 0);
 }
 

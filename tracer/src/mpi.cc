@@ -188,6 +188,36 @@ constexpr size_t kNumOps = sizeof kOps / sizeof kOps[0];
 MPI_Datatype g_types[kNumTypes];  // kTypes' handles, looked up with the other predefined handles
 MPI_Op g_ops[kNumOps];
 
+// Handle -> index in kTypes / kOps, open addressing, filled once before the handles are published
+// (g_mpi_state 1): a call's datatype and op cost one or two probes instead of a scan of the tables.
+constexpr size_t kIndexSlots = 128;  // power of two, over twice the entries
+struct HandleIndex {
+  const void* handle[kIndexSlots];
+  uint8_t index[kIndexSlots];
+
+  static size_t home(const void* h) noexcept {
+    return static_cast<size_t>((reinterpret_cast<uintptr_t>(h) * 0x9e3779b97f4a7c15ull) >> 57);
+  }
+  void add(const void* h, size_t i) noexcept {
+    if (!h) return;
+    for (size_t s = home(h);; s = (s + 1) & (kIndexSlots - 1)) {
+      if (handle[s] == h) return;  // two names of one object (MPI_LONG_LONG_INT and MPI_INT64_T): the first
+      if (!handle[s]) {
+        handle[s] = h;
+        index[s] = static_cast<uint8_t>(i);
+        return;
+      }
+    }
+  }
+  int find(const void* h) const noexcept {
+    for (size_t s = home(h);; s = (s + 1) & (kIndexSlots - 1)) {
+      if (handle[s] == h) return index[s];
+      if (!handle[s]) return -1;
+    }
+  }
+};
+HandleIndex g_type_index, g_op_index;
+
 }  // namespace
 
 void set_dtype(CollectiveArgs& a, MPI_Datatype t) noexcept {
@@ -195,18 +225,16 @@ void set_dtype(CollectiveArgs& a, MPI_Datatype t) noexcept {
     a.dtype = LST_DT_NONE;
     return;
   }
-  for (size_t i = 0; i < kNumTypes; ++i) {
+  if (const int i = g_type_index.find(t); i >= 0) {
     const TypeEntry& e = kTypes[i];
-    if (g_types[i] == t) {
-      a.dtype = e.dtype;
-      a.dtype_size = e.size;
-      if (e.size == 0) {
-        int sz = 0;
-        REAL(MPI_Type_size)(t, &sz);
-        a.dtype_size = static_cast<uint32_t>(sz);
-      }
-      return;
+    a.dtype = e.dtype;
+    a.dtype_size = e.size;
+    if (e.size == 0) {
+      int sz = 0;
+      REAL(MPI_Type_size)(t, &sz);
+      a.dtype_size = static_cast<uint32_t>(sz);
     }
+    return;
   }
   // A constructed type, or a predefined one without an lst_dtype (complex numbers): bytes compare.
   int sz = 0;
@@ -217,8 +245,8 @@ void set_dtype(CollectiveArgs& a, MPI_Datatype t) noexcept {
 }
 
 uint8_t redop_of(MPI_Op op) noexcept {
-  for (size_t i = 0; i < kNumOps; ++i)
-    if (g_ops[i] == op && op != nullptr) return kOps[i].redop;
+  if (op == nullptr) return LST_RED_USER;
+  if (const int i = g_op_index.find(op); i >= 0) return kOps[i].redop;
   return op == MPI_OP_NULL ? LST_RED_NONE : LST_RED_USER;
 }
 
@@ -258,6 +286,8 @@ bool resolve_mpi() noexcept {
   for (size_t i = 0; i < kNumTypes; ++i)
     g_types[i] = static_cast<MPI_Datatype>(lookup_symbol(kTypes[i].symbol));
   for (size_t i = 0; i < kNumOps; ++i) g_ops[i] = static_cast<MPI_Op>(lookup_symbol(kOps[i].symbol));
+  for (size_t i = 0; i < kNumTypes; ++i) g_type_index.add(g_types[i], i);
+  for (size_t i = 0; i < kNumOps; ++i) g_op_index.add(g_ops[i], i);
   g_predefined = p;
   g_mpi_state.store(1, std::memory_order_release);
   return true;
@@ -424,13 +454,23 @@ void after_init(int provided, uint64_t caller) noexcept {
 // sets completed requests to MPI_REQUEST_NULL).
 struct Tracked {
   static constexpr int kInline = 32;
+  // Beyond kInline (a large Waitall): rare, allocated then. Built only then, so that the common call
+  // constructs and destroys nothing.
+  struct More {
+    std::vector<int> idx;
+    std::vector<uint64_t> ids;
+    std::vector<MPI_Request> handles;
+  };
   int n = 0;
   int idx[kInline];
   uint64_t ids[kInline];
   MPI_Request handles[kInline];
-  std::vector<int> more_idx;  // beyond kInline (large Waitall): rare, allocates
-  std::vector<uint64_t> more_ids;
-  std::vector<MPI_Request> more_handles;
+  More* more = nullptr;
+
+  Tracked() noexcept = default;
+  Tracked(const Tracked&) = delete;
+  Tracked& operator=(const Tracked&) = delete;
+  ~Tracked() { delete more; }
 
   void add(int i, uint64_t id, MPI_Request h) noexcept {
     if (n < kInline) {
@@ -438,20 +478,21 @@ struct Tracked {
       ids[n] = id;
       handles[n] = h;
     } else {
-      more_idx.push_back(i);
-      more_ids.push_back(id);
-      more_handles.push_back(h);
+      if (!more) more = new More();
+      more->idx.push_back(i);
+      more->ids.push_back(id);
+      more->handles.push_back(h);
     }
     ++n;
   }
   int index(int k) const noexcept {
-    return k < kInline ? idx[k] : more_idx[static_cast<size_t>(k - kInline)];
+    return k < kInline ? idx[k] : more->idx[static_cast<size_t>(k - kInline)];
   }
   uint64_t id(int k) const noexcept {
-    return k < kInline ? ids[k] : more_ids[static_cast<size_t>(k - kInline)];
+    return k < kInline ? ids[k] : more->ids[static_cast<size_t>(k - kInline)];
   }
   MPI_Request handle(int k) const noexcept {
-    return k < kInline ? handles[k] : more_handles[static_cast<size_t>(k - kInline)];
+    return k < kInline ? handles[k] : more->handles[static_cast<size_t>(k - kInline)];
   }
   uint64_t first() const noexcept { return n ? id(0) : 0; }
 };
@@ -517,14 +558,15 @@ __attribute__((always_inline)) inline int traced_test(uint8_t op, int count, MPI
   Tracked t;
   track(t, count, reqs);
   if (t.n == 0) return call();
-  uint64_t t0 = now_ns();
+  uint64_t ticks0 = 0;
+  const uint64_t t0 = record_clock(&ticks0);
   int rc = call();
   uint32_t done = settle(t, reqs);
   if (done > 0 || rc != MPI_SUCCESS) {
     Pending p = wait_enter(op, t.first(), static_cast<uint32_t>(count), caller);
     if (p.rec) p.rec->t_ns = t0;
     p.t0 = t0;
-    p.ticks0 = 0;  // the duration is from t0, before the call
+    p.ticks0 = ticks0;  // the duration is from t0, before the call
     wait_return(p, done, rc == MPI_SUCCESS);
   }
   return rc;

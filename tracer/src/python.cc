@@ -38,6 +38,7 @@ struct PyApi {
   int (*gil_ensure)();
   void (*gil_release)(int);
   int (*finalizing)();  // Py_IsFinalizing (3.13) or _Py_IsFinalizing; may be absent
+  int (*frame_lasti)(void*);  // PyFrame_GetLasti (3.11+); without it every line is computed
 };
 PyApi g_api;
 
@@ -64,6 +65,7 @@ bool detect() noexcept {
   ok = ok && find(a.this_thread_state, "PyGILState_GetThisThreadState") &&
        find(a.gil_ensure, "PyGILState_Ensure") && find(a.gil_release, "PyGILState_Release");
   if (ok && !find(a.finalizing, "Py_IsFinalizing")) find(a.finalizing, "_Py_IsFinalizing");
+  if (ok) find(a.frame_lasti, "PyFrame_GetLasti");
   if (ok) g_api = a;
   g_python_state.store(ok ? 1 : 2, std::memory_order_release);
   return ok;
@@ -91,12 +93,33 @@ const char* text_attr(void* obj, const char* name, void** owner, ssize_t* len) n
   return s;
 }
 
-uint64_t code_base(format::Writer* w, void* code) noexcept {
+// (code object, instruction offset) -> call-site address: PyFrame_GetLineNumber walks the code
+// object's line table on every call (the largest part of a Python call site's cost). Only code objects
+// kept alive by g_codes are entered, so an address here always names the same function and line.
+constexpr size_t kLineSlots = 4096;
+struct LineSlot {
+  void* code;
+  int lasti;
+  uint64_t site;
+};
+LineSlot g_lines[kLineSlots];
+
+inline size_t line_slot(void* code, int lasti) noexcept {
+  const uint64_t k = reinterpret_cast<uintptr_t>(code) ^ (static_cast<uint64_t>(lasti) << 40);
+  return static_cast<size_t>((k * 0x9e3779b97f4a7c15ull) >> 52);  // 12 bits: kLineSlots
+}
+
+// `kept`: the code object is in g_codes (alive for good), so its sites may be cached.
+uint64_t code_base(format::Writer* w, void* code, bool* kept) noexcept {
   const uintptr_t k = reinterpret_cast<uintptr_t>(code);
   size_t i = ((k >> 4) * 0x9e3779b97f4a7c15ull) >> 52;  // 12 bits: kCodeSlots
   size_t n = 0;
+  *kept = false;
   for (; n < kCodeSlots && g_codes[i].code; ++n, i = (i + 1) & (kCodeSlots - 1))
-    if (g_codes[i].code == code) return g_codes[i].lo;
+    if (g_codes[i].code == code) {
+      *kept = true;
+      return g_codes[i].lo;
+    }
   if (n == kCodeSlots) return 0;  // table full: this function keeps its native call site
   void *file_obj = nullptr, *name_obj = nullptr;
   ssize_t file_len = 0, name_len = 0;
@@ -114,6 +137,7 @@ uint64_t code_base(format::Writer* w, void* code) noexcept {
     if (w->add_python_module(file, size_t(file_len), name, size_t(name_len), lo)) {
       g_api.incref(code);
       g_codes[i] = {code, lo};
+      *kept = true;
     }
   }
   if (file_obj) g_api.decref(file_obj);
@@ -136,10 +160,20 @@ int python_frames_slow(format::Writer* w, uint64_t* out, int max) noexcept {
   int n = 0;
   while (frame) {
     void* code = g_api.frame_code(frame);
-    const int line = g_api.line_number(frame);
-    const uint64_t lo = code ? code_base(w, code) : 0;
+    const int lasti = g_api.frame_lasti && code ? g_api.frame_lasti(frame) : -1;
+    LineSlot* cached = lasti >= 0 ? &g_lines[line_slot(code, lasti)] : nullptr;
+    if (cached && cached->code == code && cached->lasti == lasti) {
+      out[n++] = cached->site;
+    } else {
+      const int line = g_api.line_number(frame);
+      bool kept = false;
+      const uint64_t lo = code ? code_base(w, code, &kept) : 0;
+      if (lo && line >= 0 && uint64_t(line) + 1 < LST_PY_LINE_SPAN) {
+        out[n++] = lo + uint64_t(line) + 1;
+        if (cached && kept) *cached = {code, lasti, out[n - 1]};
+      }
+    }
     if (code) g_api.decref(code);
-    if (lo && line >= 0 && uint64_t(line) + 1 < LST_PY_LINE_SPAN) out[n++] = lo + uint64_t(line) + 1;
     void* back = n < max ? g_api.frame_back(frame) : nullptr;
     g_api.decref(frame);
     frame = back;

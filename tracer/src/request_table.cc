@@ -20,18 +20,27 @@ inline void cpu_relax() noexcept {
 
 }  // namespace
 
+// Held by the shard's writers; it also makes the shard's sequence count odd for as long as it is held,
+// so a lookup that overlapped a change sees the count move and looks again.
 class RequestTable::Lock {
  public:
   explicit Lock(Shard& s) noexcept : s_(s) {
     while (s_.lock.exchange(true, std::memory_order_acquire))
       while (s_.lock.load(std::memory_order_relaxed)) cpu_relax();
+    seq_ = s_.seq.load(std::memory_order_relaxed);
+    s_.seq.store(seq_ + 1, std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_release);
   }
-  ~Lock() { s_.lock.store(false, std::memory_order_release); }
+  ~Lock() {
+    s_.seq.store(seq_ + 2, std::memory_order_release);
+    s_.lock.store(false, std::memory_order_release);
+  }
   Lock(const Lock&) = delete;
   Lock& operator=(const Lock&) = delete;
 
  private:
   Shard& s_;
+  uint32_t seq_;
 };
 
 bool RequestTable::insert(uintptr_t k, uint64_t id) noexcept {
@@ -40,13 +49,14 @@ bool RequestTable::insert(uintptr_t k, uint64_t id) noexcept {
   Lock lock(s);
   size_t i = (h / kShards) % kShardSlots;
   for (size_t n = 0; n < kShardSlots; ++n, i = (i + 1) % kShardSlots) {
-    if (s.keys[i] == k) {
-      s.ids[i] = id;
+    const uintptr_t key = s.keys[i].load(std::memory_order_relaxed);
+    if (key == k) {
+      s.ids[i].store(id, std::memory_order_relaxed);
       return true;
     }
-    if (s.keys[i] == 0) {
-      s.keys[i] = k;
-      s.ids[i] = id;
+    if (key == 0) {
+      s.keys[i].store(k, std::memory_order_relaxed);
+      s.ids[i].store(id, std::memory_order_relaxed);
       pending_.fetch_add(1, std::memory_order_relaxed);
       return true;
     }
@@ -57,44 +67,59 @@ bool RequestTable::insert(uintptr_t k, uint64_t id) noexcept {
 bool RequestTable::find(uintptr_t k, uint64_t* id) noexcept {
   const size_t h = mix(k);
   Shard& s = shards_[h % kShards];
-  Lock lock(s);
-  size_t i = (h / kShards) % kShardSlots;
-  for (size_t n = 0; n < kShardSlots; ++n, i = (i + 1) % kShardSlots) {
-    if (s.keys[i] == 0) return false;
-    if (s.keys[i] == k) {
-      *id = s.ids[i];
-      return true;
+  for (;;) {
+    const uint32_t seq = s.seq.load(std::memory_order_acquire);
+    if (seq & 1) {
+      cpu_relax();
+      continue;
+    }
+    bool found = false;
+    uint64_t got = 0;
+    size_t i = (h / kShards) % kShardSlots;
+    for (size_t n = 0; n < kShardSlots; ++n, i = (i + 1) % kShardSlots) {
+      const uintptr_t key = s.keys[i].load(std::memory_order_relaxed);
+      if (key == 0) break;
+      if (key == k) {
+        got = s.ids[i].load(std::memory_order_relaxed);
+        found = true;
+        break;
+      }
+    }
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (s.seq.load(std::memory_order_relaxed) == seq) {
+      if (found) *id = got;
+      return found;
     }
   }
-  return false;
 }
 
 bool RequestTable::erase(uintptr_t k) noexcept {
   const size_t h = mix(k);
   Shard& s = shards_[h % kShards];
   Lock lock(s);
+  auto key = [&](size_t j) { return s.keys[j].load(std::memory_order_relaxed); };
   size_t i = (h / kShards) % kShardSlots;
   size_t n = 0;
   for (; n < kShardSlots; ++n, i = (i + 1) % kShardSlots) {
-    if (s.keys[i] == 0) return false;
-    if (s.keys[i] == k) break;
+    if (key(i) == 0) return false;
+    if (key(i) == k) break;
   }
   if (n == kShardSlots) return false;
   pending_.fetch_sub(1, std::memory_order_relaxed);
   // Backward shift: move every later entry of the chain whose home is at or before the hole.
   size_t hole = i;
   for (size_t j = (hole + 1) % kShardSlots;; j = (j + 1) % kShardSlots) {
-    if (s.keys[j] == 0) break;
-    const size_t home = (mix(s.keys[j]) / kShards) % kShardSlots;
+    if (key(j) == 0) break;
+    const size_t home = (mix(key(j)) / kShards) % kShardSlots;
     const bool movable = hole <= j ? (home <= hole || home > j) : (home <= hole && home > j);
     if (movable) {
-      s.keys[hole] = s.keys[j];
-      s.ids[hole] = s.ids[j];
+      s.keys[hole].store(key(j), std::memory_order_relaxed);
+      s.ids[hole].store(s.ids[j].load(std::memory_order_relaxed), std::memory_order_relaxed);
       hole = j;
     }
   }
-  s.keys[hole] = 0;
-  s.ids[hole] = 0;
+  s.keys[hole].store(0, std::memory_order_relaxed);
+  s.ids[hole].store(0, std::memory_order_relaxed);
   return true;
 }
 

@@ -1,6 +1,7 @@
 // The requests of pending nonblocking calls (MPI_I* collectives and point-to-point), each mapped to
-// the id of the record it completes. Looked up by every Wait/Test call, so lookups are a few probes
-// under a per-shard spin lock and a Wait skips the table entirely while nothing is pending.
+// the id of the record it completes. Looked up by every Wait/Test call, so a lookup takes no lock (a
+// per-shard sequence count tells it to retry when a writer changed the shard meanwhile), changes take a
+// per-shard spin lock, and a Wait skips the table entirely while nothing is pending.
 #pragma once
 
 #include <atomic>
@@ -27,8 +28,9 @@ class RequestTable {
   // Open addressing with backward-shift deletion, so probe chains never need tombstones.
   struct alignas(64) Shard {
     std::atomic<bool> lock{false};
-    uintptr_t keys[kShardSlots] = {};
-    uint64_t ids[kShardSlots] = {};
+    std::atomic<uint32_t> seq{0};  // odd while a writer changes the shard
+    std::atomic<uintptr_t> keys[kShardSlots] = {};
+    std::atomic<uint64_t> ids[kShardSlots] = {};
   };
   class Lock;
   Shard shards_[kShards];

@@ -4,6 +4,7 @@
 
 #include "python.h"
 #include "signals.h"
+#include "stack.h"
 #include "lockstep/format/fnv.h"
 
 #include <fcntl.h>
@@ -12,7 +13,6 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include <unwind.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -38,6 +38,7 @@ struct Config {
   int32_t rank_hint = LST_NONE;
   uint64_t ring = 0;
   int stack_frames = 0;  // LOCKSTEP_TRACE_STACK: frames kept in all, the caller included
+  bool stack_stats = false;  // LOCKSTEP_TRACE_STACK_STATS=1: say at exit which unwinder made the stacks
   char job_id[64] = {};
   char cmdline[1024] = {};
 };
@@ -77,6 +78,12 @@ void load_config() {
   c.ring = static_cast<uint64_t>(env_int("LOCKSTEP_TRACE_RING", 0));
   c.stack_frames = env_int("LOCKSTEP_TRACE_STACK", 0);
   if (c.stack_frames > kMaxFrames) c.stack_frames = kMaxFrames;
+  if (const char* u = std::getenv("LOCKSTEP_TRACE_STACK_UNWIND")) {
+    if (std::strcmp(u, "fp") == 0) set_unwind_mode(Unwind::kFramePointers);
+    if (std::strcmp(u, "dwarf") == 0) set_unwind_mode(Unwind::kDwarf);
+  }
+  c.stack_stats = env_int("LOCKSTEP_TRACE_STACK_STATS", 0) == 1;
+  count_stacks(c.stack_stats);
   const char* job = nullptr;
   for (const char* name : {"LOCKSTEP_JOB_ID", "PMIX_NAMESPACE", "OMPI_MCA_ess_base_jobid", "SLURM_JOB_ID"}) {
     const char* v = std::getenv(name);
@@ -108,6 +115,9 @@ uint64_t g_load_ns = 0;
 // Never destroyed: other threads may still record while exit handlers run.
 alignas(format::Writer) unsigned char g_writer_storage[sizeof(format::Writer)];
 format::Writer* g_writer = nullptr;
+// Bumped each time this process opens a writer (after fork, the child's own): per-thread caches of
+// what the writer already knows (modules noted) are valid for one generation.
+std::atomic<uint32_t> g_writer_gen{0};
 
 void write_process_start(format::Writer* w) noexcept;
 
@@ -224,6 +234,7 @@ format::Writer* open_writer() noexcept {
   if (st == kOff) return nullptr;
   if (!g_config.dir) {
     g_state.store(kOff, std::memory_order_release);
+    g_tracing_off.store(true, std::memory_order_relaxed);
     return nullptr;
   }
   if (!g_writer) g_writer = new (g_writer_storage) format::Writer();
@@ -238,22 +249,44 @@ format::Writer* open_writer() noexcept {
     std::fprintf(stderr, "lockstep: tracing is off for pid %d: %s\n", static_cast<int>(getpid()),
                  err[0] ? err : "cannot open the trace file");
     g_state.store(kOff, std::memory_order_release);
+    g_tracing_off.store(true, std::memory_order_relaxed);
     return nullptr;
   }
   g_owner.store(g_pid.load(std::memory_order_relaxed), std::memory_order_relaxed);
   calibrate_ticks();
+  g_writer_gen.fetch_add(1, std::memory_order_relaxed);
   g_state.store(kOpen, std::memory_order_release);
+  g_live_writer.store(g_writer, std::memory_order_release);
   // The first record says when the library was loaded, so a trace shows time spent before MPI_Init.
   write_process_start(g_writer);
   install_fatal_signal_handlers();
   return g_writer;
 }
 
-// Only the writer this process opened itself, never one inherited through fork.
-format::Writer* open_writer_or_null() noexcept {
-  if (g_state.load(std::memory_order_acquire) != kOpen) return nullptr;
-  if (g_owner.load(std::memory_order_relaxed) != g_pid.load(std::memory_order_relaxed)) return nullptr;
-  return g_writer;
+// Only the writer this process opened itself, never one inherited through fork (the child clears it).
+inline format::Writer* open_writer_or_null() noexcept {
+  return g_live_writer.load(std::memory_order_acquire);
+}
+
+// Writer::note_module for a call site, skipped when this thread already passed the same address to the
+// same writer: a loop's call sites are few, and the module table scan is a tenth of a record's cost.
+// Two places per address (of 16), so that the few call sites of a loop rarely evict each other.
+struct Noted {
+  uint32_t gen;
+  uint64_t addr[16];
+};
+__attribute__((tls_model("initial-exec"))) thread_local Noted t_noted;
+inline void note(format::Writer* w, uint64_t addr) noexcept {
+  Noted& n = t_noted;
+  const uint32_t gen = g_writer_gen.load(std::memory_order_relaxed);
+  const uint64_t h = addr * 0x9e3779b97f4a7c15ull;
+  const size_t a = h >> 60, b = (h >> 56) & 15;
+  if (__builtin_expect(n.gen == gen && (n.addr[a] == addr || n.addr[b] == addr), 1)) return;
+  if (n.gen != gen) {
+    n.gen = gen;
+    for (uint64_t& x : n.addr) x = 0;
+  }
+  if (w->note_module(addr)) n.addr[n.addr[a] == 0 ? a : b] = addr;
 }
 
 // Set while this thread is inside the tracer itself: a signal that lands there must not re-enter the
@@ -288,33 +321,12 @@ inline Emitted emit(format::Writer* w, uint32_t word, Fill&& fill) noexcept {
 
 // ---- call stacks -------------------------------------------------------------------------------
 
-struct StackWalk {
-  uint64_t caller;
-  uint64_t* out;
-  int max;
-  int n;
-  bool found;
-};
-
-_Unwind_Reason_Code stack_step(struct _Unwind_Context* ctx, void* arg) {
-  auto* w = static_cast<StackWalk*>(arg);
-  uint64_t ip = static_cast<uint64_t>(_Unwind_GetIP(ctx));
-  if (!w->found) {
-    // Frames up to and including the application's caller are the tracer's and the caller itself.
-    if (ip == w->caller) w->found = true;
-    return _URC_NO_REASON;
-  }
-  if (ip == 0 || w->n >= w->max) return _URC_END_OF_STACK;
-  w->out[w->n++] = ip;
-  return _URC_NO_REASON;
-}
-
 // STACK records for `frames` (two per record), after the record `ref` they belong to.
 void write_stack(format::Writer* w, uint64_t ref, const uint64_t* frames, int n, uint64_t t_ns) noexcept {
   for (int i = 0; i < n; i += 2) {
     const uint64_t f0 = frames[i], f1 = i + 1 < n ? frames[i + 1] : 0;
-    w->note_module(f0);
-    if (f1) w->note_module(f1);
+    note(w, f0);
+    if (f1) note(w, f1);
     Emitted e = emit(w, LST_WORD(LST_KIND_STACK, 0, 0), [&](lst_record& r, uint64_t) {
       r.u.stack.ref = ref;
       r.u.stack.frames[0] = f0;
@@ -327,11 +339,9 @@ void write_stack(format::Writer* w, uint64_t ref, const uint64_t* frames, int n,
 
 __attribute__((noinline)) void record_stack(format::Writer* w, uint64_t ref, uint64_t caller,
                                             uint64_t t_ns) noexcept {
-  uint64_t frames[64];
-  StackWalk walk{caller, frames, g_config.stack_frames - 1, 0, false};
-  if (walk.max <= 0) return;
-  _Unwind_Backtrace(stack_step, &walk);
-  write_stack(w, ref, frames, walk.n, t_ns);
+  uint64_t frames[kMaxFrames];
+  const int n = capture_stack(caller, frames, g_config.stack_frames - 1);
+  write_stack(w, ref, frames, n, t_ns);
 }
 
 // ---- the communicator registry -----------------------------------------------------------------
@@ -348,6 +358,14 @@ struct CommSlot {
 CommSlot* g_comm_slots = nullptr;  // allocated once, never freed
 std::atomic<bool> g_comm_ready{false};
 std::mutex g_comm_mutex;
+// Bumped by every registration and removal: a thread's last lookup stays valid while it is unchanged.
+std::atomic<uint32_t> g_comm_gen{0};
+struct LastComm {
+  uint32_t gen;
+  uint64_t key;
+  CommEntry* entry;
+};
+__attribute__((tls_model("initial-exec"))) thread_local LastComm t_last_comm;
 
 uint64_t comm_key(uint8_t api, uintptr_t handle) noexcept {
   return (static_cast<uint64_t>(handle) ^ (static_cast<uint64_t>(api) << 58)) | 1ull << 63;
@@ -373,6 +391,13 @@ void on_exit_hook() {
     r.t_ns = now_ns();
   });
   w->set_end_state(LST_END_EXIT);
+  if (g_config.stack_stats && g_config.stack_frames > 1) {
+    uint64_t fp = 0, dwarf = 0;
+    stack_counts(&fp, &dwarf);
+    std::fprintf(stderr, "lockstep: pid %d: %llu stacks without the DWARF unwinder, %llu with it\n",
+                 static_cast<int>(getpid()), static_cast<unsigned long long>(fp),
+                 static_cast<unsigned long long>(dwarf));
+  }
 }
 
 void write_process_start(format::Writer* w) noexcept {
@@ -386,6 +411,8 @@ void write_process_start(format::Writer* w) noexcept {
 
 void on_fork_child() {
   g_pid.store(getpid(), std::memory_order_relaxed);
+  g_live_writer.store(nullptr, std::memory_order_relaxed);
+  g_tracing_off.store(!g_config.dir, std::memory_order_relaxed);
   // The child must never write into the parent's file: drop the mapping without touching it. If the
   // child later calls a collective, it opens a trace of its own.
   if (g_state.load(std::memory_order_acquire) == kOpen && g_writer) g_writer->abandon();
@@ -400,7 +427,10 @@ __attribute__((constructor)) void on_load() {
   g_load_ns = now_ns();
   g_pid.store(getpid(), std::memory_order_relaxed);
   load_config();
-  if (!g_config.dir) g_state.store(kOff, std::memory_order_release);
+  if (!g_config.dir) {
+    g_state.store(kOff, std::memory_order_release);
+    g_tracing_off.store(true, std::memory_order_relaxed);
+  }
   pthread_atfork(nullptr, nullptr, on_fork_child);
   std::atexit(on_exit_hook);
 }
@@ -409,9 +439,13 @@ __attribute__((constructor)) void on_load() {
 
 // ---- session.h ---------------------------------------------------------------------------------
 
-format::Writer* writer() noexcept {
+std::atomic<format::Writer*> g_live_writer{nullptr};
+std::atomic<bool> g_tracing_off{false};
+__attribute__((tls_model("initial-exec"))) thread_local ThreadState t_thread_state;
+
+format::Writer* writer_slow() noexcept {
   int st = g_state.load(std::memory_order_acquire);
-  if (st == kOpen) return g_writer;
+  if (st == kOpen) return g_live_writer.load(std::memory_order_acquire);
   if (st == kOff) return nullptr;
   return open_writer();
 }
@@ -420,11 +454,6 @@ uint64_t now_ns() noexcept {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
-}
-
-ThreadState& thread_state() noexcept {
-  static __attribute__((tls_model("initial-exec"))) thread_local ThreadState state;
-  return state;
 }
 
 const char* job_id() noexcept { return g_config.job_id; }
@@ -470,13 +499,19 @@ void record_fatal_signal(int sig, const siginfo_t* info) noexcept {
 uint64_t hash_bytes(uint64_t h, const void* data, size_t len) noexcept { return format::fnv1a(data, len, h); }
 
 CommEntry* comm_find(uint8_t api, uintptr_t handle) noexcept {
-  if (!g_comm_ready.load(std::memory_order_acquire)) return nullptr;
   uint64_t key = comm_key(api, handle);
+  LastComm& last = t_last_comm;
+  const uint32_t gen = g_comm_gen.load(std::memory_order_acquire);
+  if (__builtin_expect(last.key == key && last.gen == gen, 1)) return last.entry;
+  if (!g_comm_ready.load(std::memory_order_acquire)) return nullptr;
   size_t i = comm_hash(key);
   for (size_t probes = 0; probes < kCommSlots; ++probes, i = (i + 1) & (kCommSlots - 1)) {
     CommSlot& s = g_comm_slots[i];
     uint64_t k = s.key.load(std::memory_order_acquire);
-    if (k == key) return &s.entry;
+    if (k == key) {
+      last = {gen, key, &s.entry};
+      return &s.entry;
+    }
     // A slot that was never used ends the probe; a freed one does not.
     if (k == 0 && !s.used.load(std::memory_order_acquire)) return nullptr;
   }
@@ -521,6 +556,7 @@ CommEntry* comm_add(uint8_t api, uintptr_t handle, uint8_t comm_op, uint64_t id,
     e.children.store(0, std::memory_order_relaxed);
     target->used.store(true, std::memory_order_release);
     target->key.store(key, std::memory_order_release);
+    g_comm_gen.fetch_add(1, std::memory_order_release);
     entry = &e;
   }
   format::Writer* w = writer();
@@ -530,7 +566,7 @@ CommEntry* comm_add(uint8_t api, uintptr_t handle, uint8_t comm_op, uint64_t id,
   uint32_t name_id = (name && *name) ? w->intern(name, std::strlen(name)) : 0;
   uint64_t py[1];
   if (caller && python_frames(w, py, 1) > 0) caller = py[0];
-  if (caller) w->note_module(caller);
+  if (caller) note(w, caller);
   emit(w, LST_WORD(LST_KIND_COMM, 0, 0), [&](lst_record& r, uint64_t) {
     r.op = comm_op;
     r.api = api;
@@ -559,10 +595,11 @@ void comm_remove(uint8_t api, uintptr_t handle, uint8_t comm_op, uint64_t caller
     uint64_t key = comm_key(api, handle);
     CommSlot* slot = reinterpret_cast<CommSlot*>(reinterpret_cast<char*>(e) - offsetof(CommSlot, entry));
     if (slot->key.load(std::memory_order_relaxed) == key) slot->key.store(0, std::memory_order_release);
+    g_comm_gen.fetch_add(1, std::memory_order_release);
   }
   format::Writer* w = writer();
   if (!w) return;
-  if (caller) w->note_module(caller);
+  if (caller) note(w, caller);
   emit(w, LST_WORD(LST_KIND_COMM, 0, 0), [&](lst_record& r, uint64_t) {
     r.op = comm_op;
     r.api = api;
@@ -611,7 +648,7 @@ Pending collective_enter(const CollectiveArgs& a, uint64_t caller) noexcept {
   r->t_ns = t0.ns;
   r->t_return_us = 0;
   r->aux = a.name;
-  w->note_module(caller);
+  note(w, caller);
   format::Writer::publish(r, LST_WORD(LST_KIND_COLLECTIVE, LST_STATE_ENTERED, flags));
   if (npy > 1)
     write_stack(w, id, py + 1, npy - 1, t0.ns);
@@ -625,10 +662,9 @@ Pending collective_enter(const CollectiveArgs& a, uint64_t caller) noexcept {
 }
 
 namespace {
-// The slot of `id` if it still holds that record (a ring may have reused it).
+// The slot of `id`: the one it was written to (callers check that a ring has not reused it since).
 lst_record* live_slot(format::Writer* w, lst_record* hint, uint64_t id) noexcept {
-  if (g_config.ring == 0 && hint) return hint;
-  return w->at(id);
+  return hint ? hint : w->at(id);
 }
 
 void advance(lst_record* r, uint8_t state) noexcept {
@@ -647,7 +683,12 @@ void collective_return(Pending& p, bool ok) noexcept {
   format::Writer* w = open_writer_or_null();
   if (!w) return;
   lst_record* r = live_slot(w, p.rec, p.id);
-  if (!r || (g_config.ring && r->u.coll.id_lo != static_cast<uint32_t>(p.id))) return;
+  // In a ring the slot may hold a newer record by now: another kind, or unpublished while it is being
+  // refilled (word 0), or a collective with another id.
+  if (!r ||
+      (g_config.ring && (LST_WORD_KIND(__atomic_load_n(&r->word, __ATOMIC_ACQUIRE)) != LST_KIND_COLLECTIVE ||
+                         r->u.coll.id_lo != static_cast<uint32_t>(p.id))))
+    return;
   r->t_return_us = elapsed_us(p.t0, p.ticks0);
   // Only this thread updates the record until the call has returned (a request it completes is not
   // visible to other threads before that), so a plain release store suffices.
@@ -682,7 +723,7 @@ Pending wait_enter(uint8_t wait_op, uint64_t first_ref, uint32_t nrequests, uint
   InTracer in;
   uint64_t py[1];
   if (python_frames(w, py, 1) > 0) caller = py[0];
-  w->note_module(caller);
+  note(w, caller);
   const Stamp t0 = stamp();
   Emitted e = emit(w, LST_WORD(LST_KIND_WAIT, LST_STATE_ENTERED, 0), [&](lst_record& r, uint64_t id) {
     r.op = wait_op;
@@ -706,11 +747,52 @@ void wait_return(Pending& p, uint32_t ncompleted, bool ok) noexcept {
   format::Writer* w = open_writer_or_null();
   if (!w) return;
   lst_record* r = live_slot(w, p.rec, p.id);
-  if (!r || (g_config.ring && r->u.wait.id != p.id)) return;
+  if (!r || (g_config.ring && (LST_WORD_KIND(__atomic_load_n(&r->word, __ATOMIC_ACQUIRE)) != LST_KIND_WAIT ||
+                               r->u.wait.id != p.id)))
+    return;
   r->u.wait.ncompleted = ncompleted;
   r->t_return_us = elapsed_us(p.t0, p.ticks0);
-  advance(r, ok ? LST_STATE_RETURNED : LST_STATE_FAILED);
+  // A WAIT record is only ever updated by the thread that made the call: no other writer to race.
+  const uint32_t old = __atomic_load_n(&r->word, __ATOMIC_RELAXED);
+  format::Writer::publish(
+      r, LST_WORD(LST_WORD_KIND(old), ok ? LST_STATE_RETURNED : LST_STATE_FAILED, LST_WORD_FLAGS(old)));
   p.rec = nullptr;
+}
+
+namespace {
+struct Interned {
+  const char* ptr;
+  uint32_t len, id, gen;
+  char text[44];
+};
+__attribute__((tls_model("initial-exec"))) thread_local Interned t_interned[8];
+}  // namespace
+
+uint32_t intern_text(format::Writer* w, const char* text) noexcept {
+  if (!text || !*text) return 0;
+  const size_t len = std::strlen(text);
+  if (len > sizeof(Interned::text)) return w->intern(text, len);
+  Interned& c = t_interned[(reinterpret_cast<uintptr_t>(text) >> 3) & 7];
+  const uint32_t gen = g_writer_gen.load(std::memory_order_relaxed);
+  // The same address may hold other text by now (a reused buffer): the content decides.
+  if (c.ptr == text && c.len == len && c.gen == gen && std::memcmp(c.text, text, len) == 0) return c.id;
+  const uint32_t id = w->intern(text, len);
+  if (id) {
+    c.ptr = text;
+    c.len = static_cast<uint32_t>(len);
+    c.id = id;
+    c.gen = gen;
+    std::memcpy(c.text, text, len);
+  }
+  return id;
+}
+
+uint32_t writer_generation() noexcept { return g_writer_gen.load(std::memory_order_relaxed); }
+
+uint64_t record_clock(uint64_t* ticks) noexcept {
+  const Stamp s = stamp();
+  if (ticks) *ticks = s.tsc;
+  return s.ns;
 }
 
 uint64_t marker(uint8_t op, uint64_t value, const char* text, uint64_t caller) noexcept {
@@ -722,15 +804,16 @@ uint64_t marker_ex(uint8_t op, uint64_t value, uint64_t ref, uint64_t extra, con
   format::Writer* w = writer();
   if (!w) return UINT64_MAX;
   InTracer in;
-  uint32_t text_id = (text && *text) ? w->intern(text, std::strlen(text)) : 0;
-  if (caller) w->note_module(caller);
+  const uint32_t text_id = intern_text(w, text);
+  if (caller) note(w, caller);
+  const uint64_t t_ns = stamp().ns;
   Emitted e = emit(w, LST_WORD(LST_KIND_MARKER, state, 0), [&](lst_record& r, uint64_t) {
     r.op = op;
     r.u.marker.value = value;
     r.u.marker.ref = ref;
     r.u.marker.extra = extra;
     r.caller = caller;
-    r.t_ns = now_ns();
+    r.t_ns = t_ns;
     r.aux = text_id;
   });
   return e.rec ? e.id : UINT64_MAX;

@@ -13,20 +13,38 @@
 namespace lockstep::trace {
 
 // The process's writer, opened on first use from LOCKSTEP_TRACE_DIR; nullptr when tracing is off or
-// the directory is not writable (one warning is printed, then the tracer is a no-op).
-format::Writer* writer() noexcept;
+// the directory is not writable (one warning is printed, then the tracer is a no-op). Inline: every
+// intercepted call asks, and the answer is one load once the trace is open.
+extern std::atomic<format::Writer*> g_live_writer;  // the writer this process opened, else nullptr
+extern std::atomic<bool> g_tracing_off;             // known for good: nothing will be recorded
+format::Writer* writer_slow() noexcept;
+inline format::Writer* writer() noexcept {
+  if (format::Writer* w = g_live_writer.load(std::memory_order_acquire); __builtin_expect(w != nullptr, 1))
+    return w;
+  if (g_tracing_off.load(std::memory_order_relaxed)) return nullptr;
+  return writer_slow();
+}
 
 uint64_t now_ns() noexcept;  // CLOCK_MONOTONIC
+// A record's timestamp: CLOCK_MONOTONIC ns derived from one TSC read where the kernel keeps time with
+// the TSC (docs/tracer.md), else now_ns(); `ticks` gets the TSC reading (0 without it) for durations.
+uint64_t record_clock(uint64_t* ticks) noexcept;
+// Changes each time this process opens a trace (a forked child opens its own): a record pointer kept
+// across calls is only good for the generation it was made in.
+uint32_t writer_generation() noexcept;
 
 // Set while this thread is inside an intercepted call, so that calls the library makes internally
 // (NCCL implemented over MPI in tests, MPI collectives built from other MPI calls) are not recorded
 // as the application's. Also carries the runtime's control-plane depth (LST_F_CONTROL).
+// Zero-initialised like any thread_local without a constructor, so that other files reach it without a
+// TLS wrapper call; initial-exec: the library is loaded at start-up (LD_PRELOAD), never with dlopen late.
 struct ThreadState {
-  int depth = 0;
-  int control = 0;
-  int nccl_group_depth = 0;
+  int depth;
+  int control;
+  int nccl_group_depth;
 };
-ThreadState& thread_state() noexcept;
+extern __attribute__((tls_model("initial-exec"))) thread_local ThreadState t_thread_state;
+inline ThreadState& thread_state() noexcept { return t_thread_state; }
 
 class CallGuard {  // RAII: outermost() is true for the application's own call
  public:
@@ -85,6 +103,10 @@ Pending collective_enter(const CollectiveArgs& a, uint64_t caller) noexcept;
 void collective_return(Pending& p, bool ok) noexcept;
 // Marks an earlier record COMPLETED (MPI Wait/Test, device completion); no-op if it was overwritten.
 void collective_complete(uint64_t id) noexcept;
+
+// The interned id of a NUL-terminated text (0 for null or empty). A thread remembers the last few
+// texts it interned, by address and content, so a name passed on every call is hashed once.
+uint32_t intern_text(format::Writer* w, const char* text) noexcept;
 
 // Markers (process lifecycle, MPI_Init/Finalize, NCCL groups, annotations).
 uint64_t marker(uint8_t op, uint64_t value, const char* text, uint64_t caller) noexcept;

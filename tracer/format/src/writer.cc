@@ -624,22 +624,22 @@ uint32_t Writer::intern(const void* bytes, size_t len, uint8_t subkind) {
   return id;
 }
 
-void Writer::note_module(uint64_t addr) {
+bool Writer::note_module(uint64_t addr) {
   // Python call sites are entered by add_python_module(), never found by walking the loaded objects.
-  if (!header_ || addr == 0 || addr >= LST_PY_ADDR_BASE) return;
+  if (!header_ || addr == 0 || addr >= LST_PY_ADDR_BASE) return true;
   auto* im = static_cast<Impl*>(impl_);
   const uint32_t n = im->nmodules.load(std::memory_order_acquire);
   for (uint32_t i = 0; i < n; ++i)
-    if (addr >= im->modules[i].lo && addr < im->modules[i].hi) return;
-  if (n >= kMaxModules) return;
+    if (addr >= im->modules[i].lo && addr < im->modules[i].hi) return true;
+  if (n >= kMaxModules) return true;
 
   PhdrSearch s;
   memset(&s, 0, sizeof s);
   s.addr = addr;
   dl_iterate_phdr(phdr_callback, &s);
-  if (!s.found) return;
+  if (!s.found) return true;
 
-  if (!try_lock(im->meta_lock)) return;
+  if (!try_lock(im->meta_lock)) return false;
   const uint32_t m = im->nmodules.load(std::memory_order_relaxed);
   bool known = false;
   for (uint32_t i = 0; i < m; ++i) known = known || (s.lo == im->modules[i].lo && s.hi == im->modules[i].hi);
@@ -662,6 +662,7 @@ void Writer::note_module(uint64_t addr) {
     im->nmodules.store(m + 1, std::memory_order_release);
   }
   unlock(im->meta_lock);
+  return true;
 }
 
 bool Writer::add_python_module(const char* file, size_t file_len, const char* function, size_t function_len,

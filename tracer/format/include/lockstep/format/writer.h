@@ -51,8 +51,9 @@ class Writer {
   // Interns bytes into the metadata region; returns the string id (0 when the region is full or the
   // file system has no room for its page).
   uint32_t intern(const void* bytes, size_t len, uint8_t subkind = LST_STR_TEXT);
-  // Makes sure the module containing `addr` is in the module table (dl_iterate_phdr on a miss).
-  void note_module(uint64_t addr);
+  // Makes sure the module containing `addr` is in the module table (dl_iterate_phdr on a miss). Returns
+  // false only when it could not look now (the metadata lock was busy): a later call may add it.
+  bool note_module(uint64_t addr);
   // Adds a Python code object's module entry (layout.h, LST_MOD_PYTHON) for [lo, lo + LST_PY_LINE_SPAN).
   // Returns false when the metadata region is full or busy.
   bool add_python_module(const char* file, size_t file_len, const char* function, size_t function_len, uint64_t lo);

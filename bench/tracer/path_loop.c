@@ -1,0 +1,115 @@
+/* One intercepted path in a loop, for instruction counts under callgrind (path_instructions.sh): each
+ * path has a traced loop (MPI_* through the preloaded tracer) and its PMPI_* twin, and callgrind
+ * counts the instructions inside each loop function alone (--toggle-collect).
+ *   path_loop PATH N      PATH: allreduce | iallreduce_wait | iallreduce_test | send_recv |
+ *                               isend_irecv_waitall | annotate | rt_collective */
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lockstep/annotate.h"
+
+#define LOOP(name, body)                           \
+  __attribute__((noinline)) void name(long n) {    \
+    int x = 1, y = 0;                              \
+    for (long i = 0; i < n; ++i) {                 \
+      body;                                        \
+      __asm__ volatile("" : : "r"(&y) : "memory"); \
+    }                                              \
+  }
+
+LOOP(traced_allreduce, MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_SELF))
+LOOP(pmpi_allreduce, PMPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_SELF))
+LOOP(traced_iallreduce_wait, {
+  MPI_Request r;
+  MPI_Iallreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_SELF, &r);
+  MPI_Wait(&r, MPI_STATUS_IGNORE);
+})
+LOOP(pmpi_iallreduce_wait, {
+  MPI_Request r;
+  PMPI_Iallreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_SELF, &r);
+  PMPI_Wait(&r, MPI_STATUS_IGNORE);
+})
+LOOP(traced_iallreduce_test, {
+  MPI_Request r;
+  int flag = 0;
+  MPI_Iallreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_SELF, &r);
+  while (!flag) MPI_Test(&r, &flag, MPI_STATUS_IGNORE);
+})
+LOOP(pmpi_iallreduce_test, {
+  MPI_Request r;
+  int flag = 0;
+  PMPI_Iallreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_SELF, &r);
+  while (!flag) PMPI_Test(&r, &flag, MPI_STATUS_IGNORE);
+})
+LOOP(traced_send_recv, {
+  MPI_Send(&x, 1, MPI_INT, 0, 7, MPI_COMM_SELF);
+  MPI_Recv(&y, 1, MPI_INT, 0, 7, MPI_COMM_SELF, MPI_STATUS_IGNORE);
+})
+LOOP(pmpi_send_recv, {
+  PMPI_Send(&x, 1, MPI_INT, 0, 7, MPI_COMM_SELF);
+  PMPI_Recv(&y, 1, MPI_INT, 0, 7, MPI_COMM_SELF, MPI_STATUS_IGNORE);
+})
+LOOP(traced_isend_irecv_waitall, {
+  MPI_Request r[2];
+  MPI_Irecv(&y, 1, MPI_INT, 0, 7, MPI_COMM_SELF, &r[0]);
+  MPI_Isend(&x, 1, MPI_INT, 0, 7, MPI_COMM_SELF, &r[1]);
+  MPI_Waitall(2, r, MPI_STATUSES_IGNORE);
+})
+LOOP(pmpi_isend_irecv_waitall, {
+  MPI_Request r[2];
+  PMPI_Irecv(&y, 1, MPI_INT, 0, 7, MPI_COMM_SELF, &r[0]);
+  PMPI_Isend(&x, 1, MPI_INT, 0, 7, MPI_COMM_SELF, &r[1]);
+  PMPI_Waitall(2, r, MPI_STATUSES_IGNORE);
+})
+/* The annotation API has no untraced twin: its baseline is the empty loop. */
+LOOP(traced_annotate, LOCKSTEP_ANNOTATE("step"))
+LOOP(pmpi_annotate, (void)x)
+LOOP(traced_rt_collective, {
+  if (lockstep_rt_collective_begin && lockstep_rt_collective_end)
+    lockstep_rt_collective_end(lockstep_rt_collective_begin(7, 3, NULL, 1, 0, 4, 1, -1), 1);
+})
+LOOP(pmpi_rt_collective, (void)x)
+
+struct path {
+  const char* name;
+  void (*traced)(long);
+  void (*pmpi)(long);
+};
+static const struct path kPaths[] = {
+    {"allreduce", traced_allreduce, pmpi_allreduce},
+    {"iallreduce_wait", traced_iallreduce_wait, pmpi_iallreduce_wait},
+    {"iallreduce_test", traced_iallreduce_test, pmpi_iallreduce_test},
+    {"send_recv", traced_send_recv, pmpi_send_recv},
+    {"isend_irecv_waitall", traced_isend_irecv_waitall, pmpi_isend_irecv_waitall},
+    {"annotate", traced_annotate, pmpi_annotate},
+    {"rt_collective", traced_rt_collective, pmpi_rt_collective},
+};
+
+int main(int argc, char** argv) {
+  if (argc != 3) {
+    fprintf(stderr, "usage: path_loop PATH N\n");
+    return 2;
+  }
+  const long n = atol(argv[2]);
+  MPI_Init(&argc, &argv);
+  if (lockstep_rt_process_set) {
+    const int32_t me = 0;
+    lockstep_rt_process_set(7, "self", &me, 1, 0);
+  }
+  int rc = 2;
+  for (size_t i = 0; i < sizeof kPaths / sizeof kPaths[0]; ++i)
+    if (strcmp(argv[1], kPaths[i].name) == 0) {
+      /* Warm both loops (first-use lookups, first file pages) before the counted runs. */
+      kPaths[i].traced(1000);
+      kPaths[i].pmpi(1000);
+      kPaths[i].traced(n);
+      kPaths[i].pmpi(n);
+      rc = 0;
+    }
+  if (rc) fprintf(stderr, "path_loop: unknown path %s\n", argv[1]);
+  MPI_Finalize();
+  return rc;
+}
