@@ -24,6 +24,7 @@
 
 #include "../../tracer/format/src/checks.h"
 #include "lockstep/format/reader.h"
+#include "lockstep/format/record_check.h"
 #include "lockstep/format/writer.h"
 #include "sample_trace.h"
 
@@ -527,12 +528,34 @@ TEST(Reader, TargetedCorruptionNamesTheByte) {
     }
   };
   expect_error(0, 'X', 0, "bad magic");
-  expect_error(8, 2, 8, "format version 2." + std::to_string(LST_VERSION_MINOR));
-  expect_error(rec + 64 + 1, 77, rec + 64, "record 1 has unknown kind 77");
-  expect_error(rec + 2 * 64 + 6, 99, rec + 2 * 64 + 6, "record 2 has unknown datatype 99");
-  expect_error(rec + 2 * 64 + 7, 99, rec + 2 * 64 + 7, "record 2 has unknown reduction op 99");
-  expect_error(rec + 2 * 64 + 2, 9, rec + 2 * 64, "record 2 has invalid state 9");
-  expect_error(rec + 1 * 64 + 60, 0xEE, rec + 64 + 60, "record 1 name refers to string");
+  expect_error(8, 3, 8, "format version 3." + std::to_string(LST_VERSION_MINOR));
+  // A changed byte anywhere in a record (2.0): the record's check, at the record's first byte.
+  for (size_t byte : {0, 1, 2, 3, 4, 6, 9, 17, 30, 33, 41, 50, 57, 63})
+    expect_error(rec + 2 * 64 + byte, uint8_t(good[rec + 2 * 64 + byte] ^ 0x10), rec + 2 * 64,
+                 "record 2 does not match its check");
+  // Values out of range in an intact record (one a newer writer could make): named by the field.
+  auto expect_sealed_error = [&](uint64_t id, auto edit, uint64_t offset, const std::string& text) {
+    std::string b = good;
+    auto* r = reinterpret_cast<lst_record*>(&b[rec + id * 64]);
+    edit(*r);
+    r->word = seal_record_word(r, r->word);
+    write_all(bad, b);
+    try {
+      load(bad);
+      ADD_FAILURE() << "accepted " << text;
+    } catch (const FormatError& e) {
+      EXPECT_EQ(e.offset(), offset) << e.what();
+      EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
+    }
+  };
+  expect_sealed_error(1, [](lst_record& r) { r.word = (r.word & ~0x1F00u) | (29u << 8); }, rec + 64,
+                      "record 1 has unknown kind 29");
+  expect_sealed_error(2, [](lst_record& r) { r.dtype = 99; }, rec + 2 * 64 + 6, "record 2 has unknown datatype 99");
+  expect_sealed_error(2, [](lst_record& r) { r.redop = 99; }, rec + 2 * 64 + 7,
+                      "record 2 has unknown reduction op 99");
+  expect_sealed_error(2, [](lst_record& r) { r.word = (r.word & ~0x70000u) | (7u << 16); }, rec + 2 * 64,
+                      "record 2 has invalid state 7");
+  expect_sealed_error(1, [](lst_record& r) { r.aux = 0xEE; }, rec + 64 + 60, "record 1 name refers to string");
   expect_error(offsetof(lst_header, records_offset) + 7, 0x40, offsetof(lst_header, records_offset), "records offset");
   // Integrity checks (LST_HDR_CHECKED): a fixed header field, a string's payload, a module's range.
   expect_error(offsetof(lst_header, cmdline) + 3, 0x7f, offsetof(lst_header, header_check),
@@ -556,7 +579,8 @@ TEST(Reader, TargetedCorruptionNamesTheByte) {
   // A higher minor version is read; an unknown kind it may add is skipped, not an error.
   std::string newer = good;
   newer[10] = 9;
-  newer[rec + 64 + 1] = 77;
+  auto* added = reinterpret_cast<lst_record*>(&newer[rec + 64]);
+  added->word = seal_record_word(added, (added->word & ~0x1F00u) | (20u << 8));
   const uint32_t check = lockstep::format::header_check(reinterpret_cast<const lst_header*>(newer.data()));
   std::memcpy(&newer[offsetof(lst_header, header_check)], &check, 4);
   write_all(bad, newer);

@@ -631,15 +631,8 @@ lst_record* live_slot(format::Writer* w, lst_record* hint, uint64_t id) noexcept
   return w->at(id);
 }
 
-void advance(lst_record* r, uint8_t state) noexcept {
-  // States only move forward, even when a Wait on another thread races the call's own return.
-  auto* word = reinterpret_cast<std::atomic<uint32_t>*>(&r->word);
-  uint32_t old = word->load(std::memory_order_acquire);
-  while (LST_WORD_STATE(old) < state) {
-    uint32_t next = LST_WORD(LST_WORD_KIND(old), state, LST_WORD_FLAGS(old));
-    if (word->compare_exchange_weak(old, next, std::memory_order_release, std::memory_order_acquire)) return;
-  }
-}
+// States only move forward, even when a Wait on another thread races the call's own return.
+void advance(lst_record* r, uint8_t state) noexcept { format::Writer::advance(r, state); }
 }  // namespace
 
 void collective_return(Pending& p, bool ok) noexcept {
@@ -655,6 +648,8 @@ void collective_return(Pending& p, bool ok) noexcept {
   if (LST_WORD_STATE(old) < LST_STATE_RETURNED)
     format::Writer::publish(r, LST_WORD(LST_WORD_KIND(old), ok ? LST_STATE_RETURNED : LST_STATE_FAILED,
                                         LST_WORD_FLAGS(old)));
+  else
+    format::Writer::advance(r, LST_WORD_STATE(old));  // moved on by another thread: seal the duration
   p.rec = nullptr;
 }
 
@@ -675,7 +670,8 @@ void collective_complete(uint64_t id) noexcept {
   advance(r, LST_STATE_COMPLETED);
 }
 
-Pending wait_enter(uint8_t wait_op, uint64_t first_ref, uint32_t nrequests, uint64_t caller) noexcept {
+Pending wait_enter(uint8_t wait_op, uint64_t first_ref, uint32_t nrequests, uint64_t caller,
+                   uint64_t start_ns) noexcept {
   Pending p;
   format::Writer* w = writer();
   if (!w) return p;
@@ -683,7 +679,7 @@ Pending wait_enter(uint8_t wait_op, uint64_t first_ref, uint32_t nrequests, uint
   uint64_t py[1];
   if (python_frames(w, py, 1) > 0) caller = py[0];
   w->note_module(caller);
-  const Stamp t0 = stamp();
+  const Stamp t0 = start_ns ? Stamp{start_ns, 0} : stamp();
   Emitted e = emit(w, LST_WORD(LST_KIND_WAIT, LST_STATE_ENTERED, 0), [&](lst_record& r, uint64_t id) {
     r.op = wait_op;
     r.api = LST_API_MPI;

@@ -5,6 +5,7 @@
 #endif
 #include "lockstep/format/writer.h"
 #include "lockstep/format/fnv.h"
+#include "lockstep/format/record_check.h"
 
 #include "checks.h"
 
@@ -532,7 +533,23 @@ lst_record* Writer::reserve(uint64_t* id_out) {
   return r;
 }
 
-void Writer::publish(lst_record* r, uint32_t word) { __atomic_store_n(&r->word, word, __ATOMIC_RELEASE); }
+void Writer::publish(lst_record* r, uint32_t word) {
+  __atomic_store_n(&r->word, seal_record_word(r, word), __ATOMIC_RELEASE);
+}
+
+uint32_t Writer::seal(const lst_record* r, uint32_t word) { return seal_record_word(r, word); }
+
+void Writer::advance(lst_record* r, uint8_t state) {
+  uint32_t old = __atomic_load_n(&r->word, __ATOMIC_ACQUIRE);
+  for (;;) {
+    const uint8_t s = LST_WORD_STATE(old) > state ? uint8_t(LST_WORD_STATE(old)) : state;
+    // Sealed again even when the state stays: the caller may have written fields (a duration) after
+    // another thread moved the state on, and the word must cover them.
+    const uint32_t next = seal_record_word(r, LST_WORD(LST_WORD_KIND(old), s, LST_WORD_FLAGS(old)));
+    if (next == old || __atomic_compare_exchange_n(&r->word, &old, next, true, __ATOMIC_RELEASE, __ATOMIC_ACQUIRE))
+      return;
+  }
+}
 
 lst_record* Writer::at(uint64_t id) {
   lst_header* h = header_;

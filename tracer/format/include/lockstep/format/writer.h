@@ -41,9 +41,15 @@ class Writer {
   // holds the id's low 32 bits (collective records keep it: it tells a ring reader the slot's owner).
   // Async-signal-safe: no allocation, no lock (growth is a bounded wait on the growing thread).
   lst_record* reserve(uint64_t* id);
-  // Stores `word` with release order: every field written before is visible to a reader that
-  // sees the word.
+  // Stores `word` (LST_WORD: kind, state, flags) sealed with the check of the record's fields (format
+  // 2.0, record_check.h), with release order: every field written before is visible to a reader that
+  // sees the word, and covered by its check. Fields changed later need a new publish (or seal).
   static void publish(lst_record* r, uint32_t word);
+  // `word` with the check of the record's current fields, for a compare-and-swap of the word.
+  static uint32_t seal(const lst_record* r, uint32_t word);
+  // Moves a published record to `state` unless it is already further (states only move forward, also
+  // when threads race), sealing the word over the fields as they are now. Lock-free.
+  static void advance(lst_record* r, uint8_t state);
   // The slot of a record reserved earlier, for in-place updates; nullptr when a ring has since
   // reused it.
   lst_record* at(uint64_t id);
