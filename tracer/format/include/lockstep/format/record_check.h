@@ -58,7 +58,8 @@ enum class RecordVerdict {
 // keeps a torn record readable: a collective, wait or marker returns by writing t_return_us (a wait
 // also ncompleted) and then storing the new word, so a process killed between the two, or a reader
 // racing the return, sees an ENTERED word with those fields already written. Such a record matches
-// its check once they read as the zeros they were at ENTERED; it is read as ENTERED, as before.
+// its check once they read as the zeros they were at ENTERED (writers leave them zero until the
+// return); it is read as ENTERED, as before.
 inline RecordVerdict verify_record(const lst_record* r, uint32_t word, uint32_t major) {
   if (major < 2)
     return (word & LST_REC_CHECK_MASK) == LST_SLOT_MAGIC ? RecordVerdict::kIntact : RecordVerdict::kDamaged;
