@@ -24,8 +24,11 @@ void fill(lst_record* r, uint64_t id) {
   r->u.coll.seq = uint32_t(id);
   r->u.coll.count = 1024;
   r->u.coll.dtype_size = 4;
+  r->u.coll.root_or_peer = LST_NONE;
   r->caller = 0x401000;
   r->t_ns = id;
+  r->t_return_us = 0;
+  r->aux = 0;
 }
 
 // One writer shared by every thread of a run, as in the traced process.
@@ -62,7 +65,7 @@ void BM_WriterReservePublish(benchmark::State& state) {
   }
 }
 // Arg: 0 = growing file (grows in 4 MiB chunks as the benchmark runs), N = ring of N records.
-BENCHMARK(BM_WriterReservePublish)->Arg(0)->Arg(1 << 16)->Threads(1)->Threads(2)->UseRealTime();
+BENCHMARK(BM_WriterReservePublish)->Arg(0)->Arg(64)->Arg(1 << 16)->Threads(1)->Threads(2)->UseRealTime();
 
 std::vector<lst_record>* g_array = nullptr;
 std::atomic<uint64_t> g_next{0};
