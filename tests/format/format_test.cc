@@ -653,7 +653,7 @@ TEST(RecordCheck, TornReturnReadsAsEnteredNotDamage) {
     }
 }
 
-TEST(RecordCheck, AdvanceSealsFieldsWrittenAfterAnotherThreadMovedTheState) {
+TEST(RecordCheck, UpdatesRacingOnOneRecordEachCountOnce) {
   TempDir d;
   Writer w;
   char err[256];
@@ -664,11 +664,24 @@ TEST(RecordCheck, AdvanceSealsFieldsWrittenAfterAnotherThreadMovedTheState) {
   r->op = LST_OP_ALLREDUCE;
   r->api = LST_API_NCCL;
   Writer::publish(r, LST_WORD(LST_KIND_COLLECTIVE, LST_STATE_ENTERED, 0));
-  Writer::advance(r, LST_STATE_COMPLETED);  // the device completion came first
-  r->t_return_us = 5;                       // then the call's own return writes its duration
-  Writer::advance(r, LST_STATE_RETURNED);   // and cannot move the state back, only re-seal
-  EXPECT_EQ(LST_WORD_STATE(r->word), LST_STATE_COMPLETED);
+  Writer::advance(r, LST_STATE_COMPLETED);             // the device completion came first
+  Writer::finish(r, LST_STATE_RETURNED, 5);            // then the call's own return: its duration,
+  EXPECT_EQ(LST_WORD_STATE(r->word), LST_STATE_COMPLETED);  // never the state back
+  EXPECT_EQ(r->t_return_us, 5u);
   EXPECT_EQ(verify_record(r, r->word, LST_VERSION_MAJOR), RecordVerdict::kIntact);
+  EXPECT_EQ(r->word, seal_record_word(r, r->word)) << "the updated check is the check of the fields";
+  // Two threads racing updates on one record: every combination ends with the fields' own check.
+  uint64_t wid;
+  lst_record* wr = w.reserve(&wid);
+  wr->op = LST_WAIT_WAITALL;
+  wr->u.wait.ncompleted = 0;
+  Writer::publish(wr, LST_WORD(LST_KIND_WAIT, LST_STATE_ENTERED, 0));
+  std::thread a([&] { Writer::finish_wait(wr, LST_STATE_RETURNED, 9, 3); });
+  std::thread b([&] { Writer::advance(wr, LST_STATE_COMPLETED); });
+  a.join();
+  b.join();
+  EXPECT_EQ(LST_WORD_STATE(wr->word), LST_STATE_COMPLETED);
+  EXPECT_EQ(wr->word, seal_record_word(wr, wr->word));
   const std::string p = w.path();
   w.close();
   EXPECT_NO_THROW(TraceFile::open(p).validate());

@@ -71,9 +71,10 @@ void advance_record(uint64_t id, uint8_t state) noexcept {
   if (LST_WORD_KIND(old) != LST_KIND_COLLECTIVE || r->u.coll.id_lo != static_cast<uint32_t>(id)) return;
   if (state == LST_STATE_RETURNED) {
     uint64_t us = (now_ns() - r->t_ns) / 1000;
-    r->t_return_us = us > UINT32_MAX ? UINT32_MAX : static_cast<uint32_t>(us);
+    format::Writer::finish(r, state, us > UINT32_MAX ? UINT32_MAX : static_cast<uint32_t>(us));
+  } else {
+    format::Writer::advance(r, state);
   }
-  format::Writer::advance(r, state);
 }
 
 void write_inferred_comm(uint64_t comm, int32_t size, int32_t rank, const char* name) noexcept {

@@ -5,6 +5,7 @@
 #include "python.h"
 #include "signals.h"
 #include "lockstep/format/fnv.h"
+#include "lockstep/format/record_check.h"
 
 #include <fcntl.h>
 #include <pthread.h>
@@ -597,11 +598,12 @@ Pending collective_enter(const CollectiveArgs& a, uint64_t caller) noexcept {
   lst_record* r = w->reserve(&id);
   if (!r) return p;
   const Stamp t0 = stamp();
+  const uint64_t comm = a.comm ? a.comm->id : 0;
   r->op = a.op;
   r->api = a.api;
   r->dtype = a.dtype;
   r->redop = a.redop;
-  r->comm = a.comm ? a.comm->id : 0;
+  r->comm = comm;
   r->u.coll.seq = seq;
   r->u.coll.root_or_peer = a.root_or_peer;
   r->u.coll.dtype_size = a.dtype_size;
@@ -612,7 +614,14 @@ Pending collective_enter(const CollectiveArgs& a, uint64_t caller) noexcept {
   r->t_return_us = 0;
   r->aux = a.name;
   w->note_module(caller);
-  format::Writer::publish(r, LST_WORD(LST_KIND_COLLECTIVE, LST_STATE_ENTERED, flags));
+  // The record's check from the values just stored (the same bytes, as the format's eight words), so
+  // that nothing is read back from the slot before the word is published.
+  const uint64_t head = uint64_t(a.op) | uint64_t(a.api) << 8 | uint64_t(a.dtype) << 16 | uint64_t(a.redop) << 24;
+  format::Writer::publish_sealed(
+      r, format::seal_words(LST_WORD(LST_KIND_COLLECTIVE, LST_STATE_ENTERED, flags), head << 32, comm,
+                            uint64_t(seq) | uint64_t(static_cast<uint32_t>(a.root_or_peer)) << 32,
+                            uint64_t(a.dtype_size) | uint64_t(static_cast<uint32_t>(id)) << 32, a.count, caller,
+                            t0.ns, uint64_t(a.name) << 32));
   if (npy > 1)
     write_stack(w, id, py + 1, npy - 1, t0.ns);
   else if (g_config.stack_frames > 1 && npy == 0)
@@ -641,15 +650,9 @@ void collective_return(Pending& p, bool ok) noexcept {
   if (!w) return;
   lst_record* r = live_slot(w, p.rec, p.id);
   if (!r || (g_config.ring && r->u.coll.id_lo != static_cast<uint32_t>(p.id))) return;
-  r->t_return_us = elapsed_us(p.t0, p.ticks0);
-  // Only this thread updates the record until the call has returned (a request it completes is not
-  // visible to other threads before that), so a plain release store suffices.
-  uint32_t old = __atomic_load_n(&r->word, __ATOMIC_RELAXED);
-  if (LST_WORD_STATE(old) < LST_STATE_RETURNED)
-    format::Writer::publish(r, LST_WORD(LST_WORD_KIND(old), ok ? LST_STATE_RETURNED : LST_STATE_FAILED,
-                                        LST_WORD_FLAGS(old)));
-  else
-    format::Writer::advance(r, LST_WORD_STATE(old));  // moved on by another thread: seal the duration
+  // The duration, then RETURNED or FAILED -- unless another thread (a device completion) moved the
+  // record on first: then it keeps its state and gains the duration.
+  format::Writer::finish(r, ok ? LST_STATE_RETURNED : LST_STATE_FAILED, elapsed_us(p.t0, p.ticks0));
   p.rec = nullptr;
 }
 
@@ -703,9 +706,8 @@ void wait_return(Pending& p, uint32_t ncompleted, bool ok) noexcept {
   if (!w) return;
   lst_record* r = live_slot(w, p.rec, p.id);
   if (!r || (g_config.ring && r->u.wait.id != p.id)) return;
-  r->u.wait.ncompleted = ncompleted;
-  r->t_return_us = elapsed_us(p.t0, p.ticks0);
-  advance(r, ok ? LST_STATE_RETURNED : LST_STATE_FAILED);
+  format::Writer::finish_wait(r, ok ? LST_STATE_RETURNED : LST_STATE_FAILED, elapsed_us(p.t0, p.ticks0),
+                              ncompleted);
   p.rec = nullptr;
 }
 
@@ -739,8 +741,7 @@ void marker_return(uint64_t id) noexcept {
   lst_record* r = w->at(id);
   if (!r || LST_WORD_KIND(r->word) != LST_KIND_MARKER) return;
   uint64_t us = (now_ns() - r->t_ns) / 1000;
-  r->t_return_us = us > UINT32_MAX ? UINT32_MAX : static_cast<uint32_t>(us);
-  advance(r, LST_STATE_RETURNED);
+  format::Writer::finish(r, LST_STATE_RETURNED, us > UINT32_MAX ? UINT32_MAX : static_cast<uint32_t>(us));
 }
 
 }  // namespace lockstep::trace

@@ -67,6 +67,24 @@ inline uint32_t seal_record_word(const lst_record* r, uint32_t word) {
   return (word & ~LST_REC_CHECK_MASK) | detail::check_as_stored(r, word);
 }
 
+// `word` sealed with the check of a record given as its eight little-endian words, bytes 4-7 in the
+// high half of v0 (its low half is ignored): for a writer that holds the fields in registers and so
+// need not read back what it just stored.
+inline uint32_t seal_words(uint32_t word, uint64_t v0, uint64_t v1, uint64_t v2, uint64_t v3, uint64_t v4,
+                           uint64_t v5, uint64_t v6, uint64_t v7) {
+  const uint32_t fields = word & ~LST_REC_CHECK_MASK;
+  return fields | detail::check_of((v0 & ~0xFFFFFFFFull) | fields, v1, v2, v3, v4, v5, v6, v7);
+}
+
+// The check bits of a record whose word fields changed from `old_word`'s to `new_fields` and whose
+// words 3 and 7 changed by the XOR deltas d3 and d7, from `old_word`'s check alone: the check is
+// linear (rotations, XOR, fold), so nothing is read back. Updates that each apply their own change
+// compose in any order.
+inline uint32_t updated_check(uint32_t old_word, uint32_t new_fields, uint64_t d3, uint64_t d7) {
+  const uint64_t d0 = (old_word ^ new_fields) & ~LST_REC_CHECK_MASK;
+  return (old_word & LST_REC_CHECK_MASK) ^ detail::check_of(d0, 0, 0, d3, 0, 0, 0, d7);
+}
+
 enum class RecordVerdict {
   kIntact,   // the word's check matches the fields (or the fields of an ENTERED record mid-return)
   kChanged,  // the word changed while the fields were read: a slot being refilled or updated; unpublished
