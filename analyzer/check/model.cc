@@ -167,7 +167,7 @@ void ingest(Rank& rank, std::shared_ptr<const RecordSource> source, bool defer_s
         case format::RecordVerdict::kIntact: break;
         case format::RecordVerdict::kChanged: r = nullptr; break;  // rewritten while read: not there yet
         case format::RecordVerdict::kDamaged:
-          bad_record(id, major < 2 ? "bad slot word" : "does not match its check (damaged somewhere in its 64 bytes)",
+          bad_record(id, major < 2 ? "bad slot word" : "does not match its check (damaged in its 64 bytes)",
                      w);
       }
     if (!r) {

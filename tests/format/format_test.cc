@@ -550,12 +550,14 @@ TEST(Reader, TargetedCorruptionNamesTheByte) {
   };
   expect_sealed_error(1, [](lst_record& r) { r.word = (r.word & ~0x1F00u) | (29u << 8); }, rec + 64,
                       "record 1 has unknown kind 29");
-  expect_sealed_error(2, [](lst_record& r) { r.dtype = 99; }, rec + 2 * 64 + 6, "record 2 has unknown datatype 99");
+  expect_sealed_error(2, [](lst_record& r) { r.dtype = 99; }, rec + 2 * 64 + 6,
+                      "record 2 has unknown datatype 99");
   expect_sealed_error(2, [](lst_record& r) { r.redop = 99; }, rec + 2 * 64 + 7,
                       "record 2 has unknown reduction op 99");
   expect_sealed_error(2, [](lst_record& r) { r.word = (r.word & ~0x70000u) | (7u << 16); }, rec + 2 * 64,
                       "record 2 has invalid state 7");
-  expect_sealed_error(1, [](lst_record& r) { r.aux = 0xEE; }, rec + 64 + 60, "record 1 name refers to string");
+  expect_sealed_error(1, [](lst_record& r) { r.aux = 0xEE; }, rec + 64 + 60,
+                      "record 1 name refers to string");
   expect_error(offsetof(lst_header, records_offset) + 7, 0x40, offsetof(lst_header, records_offset), "records offset");
   // Integrity checks (LST_HDR_CHECKED): a fixed header field, a string's payload, a module's range.
   expect_error(offsetof(lst_header, cmdline) + 3, 0x7f, offsetof(lst_header, header_check),

@@ -616,12 +616,13 @@ Pending collective_enter(const CollectiveArgs& a, uint64_t caller) noexcept {
   w->note_module(caller);
   // The record's check from the values just stored (the same bytes, as the format's eight words), so
   // that nothing is read back from the slot before the word is published.
-  const uint64_t head = uint64_t(a.op) | uint64_t(a.api) << 8 | uint64_t(a.dtype) << 16 | uint64_t(a.redop) << 24;
+  const uint64_t head =
+      uint64_t(a.op) | uint64_t(a.api) << 8 | uint64_t(a.dtype) << 16 | uint64_t(a.redop) << 24;
   format::Writer::publish_sealed(
       r, format::seal_words(LST_WORD(LST_KIND_COLLECTIVE, LST_STATE_ENTERED, flags), head << 32, comm,
                             uint64_t(seq) | uint64_t(static_cast<uint32_t>(a.root_or_peer)) << 32,
-                            uint64_t(a.dtype_size) | uint64_t(static_cast<uint32_t>(id)) << 32, a.count, caller,
-                            t0.ns, uint64_t(a.name) << 32));
+                            uint64_t(a.dtype_size) | uint64_t(static_cast<uint32_t>(id)) << 32, a.count,
+                            caller, t0.ns, uint64_t(a.name) << 32));
   if (npy > 1)
     write_stack(w, id, py + 1, npy - 1, t0.ns);
   else if (g_config.stack_frames > 1 && npy == 0)

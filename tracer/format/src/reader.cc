@@ -284,7 +284,8 @@ const lst_record* TraceFile::record(uint64_t id) const {
   if (w == 0) return nullptr;
   // A collective slot holding another id is a ring slot not refilled yet -- unless the id is damage:
   // then the caller's verification of the record says so.
-  if ((header_->flags & LST_HDR_RING) && LST_WORD_KIND(w) == LST_KIND_COLLECTIVE && r->u.coll.id_lo != uint32_t(id) &&
+  if ((header_->flags & LST_HDR_RING) && LST_WORD_KIND(w) == LST_KIND_COLLECTIVE &&
+      r->u.coll.id_lo != uint32_t(id) &&
       verify_record(r, w, header_->version_major) != RecordVerdict::kDamaged)
     return nullptr;
   return r;

@@ -548,7 +548,8 @@ static void update(lst_record* r, uint8_t state, bool returning, uint64_t d3, ui
     const uint8_t s = returning ? (cur < LST_STATE_RETURNED ? state : cur) : (cur > state ? cur : state);
     const uint32_t fields = LST_WORD(LST_WORD_KIND(old), s, LST_WORD_FLAGS(old)) & ~LST_REC_CHECK_MASK;
     const uint32_t next = fields | updated_check(old, fields, d3, d7);
-    if (next == old || __atomic_compare_exchange_n(&r->word, &old, next, true, __ATOMIC_RELEASE, __ATOMIC_ACQUIRE))
+    if (next == old ||
+        __atomic_compare_exchange_n(&r->word, &old, next, true, __ATOMIC_RELEASE, __ATOMIC_ACQUIRE))
       return;
   }
 }

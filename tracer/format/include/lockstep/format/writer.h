@@ -47,7 +47,9 @@ class Writer {
   static void publish(lst_record* r, uint32_t word);
   // publish() of a word already sealed by the caller (seal_words in record_check.h, from the values it
   // stored), so that the record is not read back.
-  static void publish_sealed(lst_record* r, uint32_t sealed) { __atomic_store_n(&r->word, sealed, __ATOMIC_RELEASE); }
+  static void publish_sealed(lst_record* r, uint32_t sealed) {
+    __atomic_store_n(&r->word, sealed, __ATOMIC_RELEASE);
+  }
   // In-place updates of a published record, lock-free. Each applies its own change to the word's
   // check (record_check.h, updated_check), so updates racing on one record compose; a field changed
   // after publish must go through one of them. advance: moves to `state` unless already further.
