@@ -74,6 +74,7 @@ class FileSource : public RecordSource {
 #endif
   }
   const format::TraceFile& file() const { return file_; }
+  uint32_t format_major() const override { return file_.header().version_major; }
   const lst_record* contiguous() const override {
     if (file_.header().flags & LST_HDR_RING) return nullptr;
     const uint64_t first = file_.first_id(), end = file_.end_id();

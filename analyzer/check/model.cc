@@ -186,6 +186,7 @@ void ingest(Rank& rank, std::shared_ptr<const RecordSource> source, bool defer_s
   // Walk the slots directly when they are one array (a growing file): no per-record call.
   const lst_record* slots = src.contiguous();
   const uint64_t first = src.first_id(), end = src.end_id();
+  const uint32_t major = src.format_major();
   constexpr uint64_t kRelease = 1u << 16;  // records per page-release step
   uint64_t released = first;
   for (uint64_t id = first; id < end; ++id) {
@@ -193,21 +194,14 @@ void ingest(Rank& rank, std::shared_ptr<const RecordSource> source, bool defer_s
       src.release(released, id);
       released = id;
     }
-    const lst_record* r;
-    if (slots) {
-      r = slots + (id - first);
-      const uint32_t w = __atomic_load_n(&r->word, __ATOMIC_ACQUIRE);
-      if (w == 0) r = nullptr;
-      else if (LST_WORD_MAGIC(w) != LST_SLOT_MAGIC) bad_record(id, "bad slot word", w);
-    } else {
-      r = src.record(id);
-    }
+    uint32_t w;
+    const lst_record* r = recordsig::load_record(src, slots, first, id, major, w);
     if (!r) {
       ++rank.unpublished;
       continue;
     }
     ++rank.records;
-    const uint32_t word = r->word;
+    const uint32_t word = w;
     const uint8_t kind = LST_WORD_KIND(word);
     // The fields this pass relies on are range-checked here, so a damaged file is a one-line error
     // even when the reader's separate validation pass is skipped.

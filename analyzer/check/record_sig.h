@@ -3,11 +3,14 @@
 #pragma once
 
 #include <cstdint>
+#include <fmt/format.h>
+#include <stdexcept>
 #include <string_view>
 
 #include "lockstep/check/model.h"
 #include "lockstep/format/fnv.h"
 #include "lockstep/format/layout.h"
+#include "lockstep/format/record_check.h"
 
 namespace lockstep::check::recordsig {
 
@@ -72,6 +75,36 @@ inline bool done(const lst_record& r) {
   if (state == LST_STATE_COMPLETED || state == LST_STATE_FAILED) return true;
   if (state != LST_STATE_RETURNED) return false;
   return !((LST_WORD_FLAGS(r.word) & LST_F_NONBLOCKING) && r.api == LST_API_MPI);
+}
+
+// The published record at `id`, its word in `word`; nullptr when the slot is not published yet (or
+// was being rewritten while read). A record that does not match its check (2.x) or whose magic is
+// wrong (1.x) is damage: one error naming the record.
+inline const lst_record* load_record(const RecordSource& src, const lst_record* slots, uint64_t first,
+                                     uint64_t id, uint32_t major, uint32_t& word) {
+  const lst_record* r;
+  word = 0;
+  if (slots) {
+    r = slots + (id - first);
+    word = __atomic_load_n(&r->word, __ATOMIC_ACQUIRE);
+    if (word == 0) return nullptr;
+  } else {
+    r = src.record(id);
+    if (!r) return nullptr;
+    word = __atomic_load_n(&r->word, __ATOMIC_ACQUIRE);
+  }
+  switch (format::verify_record(r, word, major)) {
+    case format::RecordVerdict::kIntact:
+      return r;
+    case format::RecordVerdict::kChanged:
+      return nullptr;
+    case format::RecordVerdict::kDamaged:
+      break;
+  }
+  throw std::runtime_error(fmt::format("record {}: {} (word {:#010x})", id,
+                                       major < 2 ? "bad slot word"
+                                                 : "does not match its check (damaged in its 64 bytes)",
+                                       word));
 }
 
 // The fields an ingest relies on, range-checked, so a damaged file is a one-line error even when the

@@ -139,6 +139,7 @@ void ingest_stream(Rank& rank, std::shared_ptr<const RecordSource> source) {
   std::unordered_map<uint64_t, uint32_t> numbers;  // sequence << 32 | site -> the site's number there
   const lst_record* slots = src.contiguous();
   const uint64_t first = src.first_id(), end = src.end_id();
+  const uint32_t major = src.format_major();
   uint64_t released = first;
   if (slots) src.prefetch(first, std::min(end, first + kRelease));
   for (uint64_t id = first; id < end; ++id) {
@@ -147,23 +148,14 @@ void ingest_stream(Rank& rank, std::shared_ptr<const RecordSource> source) {
       released = id;
       if (slots) src.prefetch(id, std::min(end, id + kRelease));
     }
-    const lst_record* r;
-    if (slots) {
-      r = slots + (id - first);
-      const uint32_t w = __atomic_load_n(&r->word, __ATOMIC_ACQUIRE);
-      if (w == 0)
-        r = nullptr;
-      else if (LST_WORD_MAGIC(w) != LST_SLOT_MAGIC)
-        bad_record(id, "bad slot word", w);
-    } else {
-      r = src.record(id);
-    }
+    uint32_t w;
+    const lst_record* r = recordsig::load_record(src, slots, first, id, major, w);
     if (!r) {
       ++rank.unpublished;
       continue;
     }
     ++rank.records;
-    const uint32_t word = r->word;
+    const uint32_t word = w;
     if (!recordsig::record_ok(*r, word)) bad_record(id, "bad record", word);
     if (r->t_ns > rank.last_t_ns) rank.last_t_ns = r->t_ns;
     const RecordRef ref = RecordRef(id - first);

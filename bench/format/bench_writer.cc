@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "lockstep/format/record_check.h"
 #include "lockstep/format/writer.h"
 
 namespace {
@@ -24,8 +25,11 @@ void fill(lst_record* r, uint64_t id) {
   r->u.coll.seq = uint32_t(id);
   r->u.coll.count = 1024;
   r->u.coll.dtype_size = 4;
+  r->u.coll.root_or_peer = LST_NONE;
   r->caller = 0x401000;
   r->t_ns = id;
+  r->t_return_us = 0;
+  r->aux = 0;
 }
 
 // One writer shared by every thread of a run, as in the traced process.
@@ -62,7 +66,47 @@ void BM_WriterReservePublish(benchmark::State& state) {
   }
 }
 // Arg: 0 = growing file (grows in 4 MiB chunks as the benchmark runs), N = ring of N records.
-BENCHMARK(BM_WriterReservePublish)->Arg(0)->Arg(1 << 16)->Threads(1)->Threads(2)->UseRealTime();
+BENCHMARK(BM_WriterReservePublish)->Arg(0)->Arg(64)->Arg(1 << 16)->Threads(1)->Threads(2)->UseRealTime();
+
+// One collective's record as the MPI interposer writes it: fill, publish ENTERED, then the return's
+// duration and RETURNED (format 2.0: the ENTERED check from the values stored, the return's by update).
+void BM_WriterEnterReturn(benchmark::State& state) {
+  if (state.thread_index() == 0) {
+    char tmpl[] = "/tmp/lockstep-bench-XXXXXX";
+    g_dir = mkdtemp(tmpl);
+    g_writer = new Writer;
+    WriterConfig c;
+    c.dir = g_dir.c_str();
+    c.ring_records = uint64_t(state.range(0));
+    char err[256];
+    if (!g_writer->open(c, err, sizeof err)) state.SkipWithError(err);
+  }
+  for (auto _ : state) {
+    uint64_t id;
+    lst_record* r = g_writer->reserve(&id);
+    if (!r) {
+      state.SkipWithError("record dropped");
+      break;
+    }
+    fill(r, id);
+    const uint32_t word = LST_WORD(LST_KIND_COLLECTIVE, LST_STATE_ENTERED, 0);
+    Writer::publish_sealed(
+        r, lockstep::format::seal_words(
+               word,
+               uint64_t(LST_OP_ALLREDUCE | LST_API_MPI << 8 | LST_DT_FLOAT32 << 16 | LST_RED_SUM << 24) << 32,
+               0x1234, uint64_t(uint32_t(id)) | uint64_t(uint32_t(LST_NONE)) << 32,
+               4 | uint64_t(uint32_t(id)) << 32, 1024, 0x401000, id, 0));
+    benchmark::DoNotOptimize(r);
+    Writer::finish(r, LST_STATE_RETURNED, 3);
+  }
+  state.SetItemsProcessed(state.iterations());
+  if (state.thread_index() == 0) {
+    g_writer->close();
+    delete g_writer;
+    std::system(("rm -rf '" + g_dir + "'").c_str());
+  }
+}
+BENCHMARK(BM_WriterEnterReturn)->Arg(64)->Arg(1 << 16)->Threads(1)->UseRealTime();
 
 std::vector<lst_record>* g_array = nullptr;
 std::atomic<uint64_t> g_next{0};

@@ -217,6 +217,14 @@ case "$mode" in
     "$lockstep" check --no-symbolize "$work/good" >/dev/null || fail "check rejects the undamaged traces"
     python3 "$(dirname "$0")/damage_rate.py" "$lockstep" "$work/good" "$work" 200 20261203 || fail "detection rate"
     ;;
+  damage-records)
+    # The same damage to the records only, in-process (no process start per trial): fast enough for
+    # thousands of trials. The probe damages a copy in place and restores each byte after its trial.
+    "${mpirun[@]}" -np 4 -x LD_PRELOAD="$tracer" -x LOCKSTEP_TRACE_DIR="$work/good" "$program" 300 \
+      >/dev/null || fail "the job failed"
+    cp -r "$work/good" "$work/damaged"
+    "$(dirname "$inspect")/faults_damage_probe" "$work/damaged" 3000 20261203 99 || fail "detection rate"
+    ;;
   *) fail "unknown mode" ;;
 esac
 echo "run_faults.sh $mode: ok"

@@ -67,16 +67,13 @@ void advance_record(uint64_t id, uint8_t state) noexcept {
   if (!w) return;
   lst_record* r = w->at(id);
   if (!r) return;
-  auto* word = reinterpret_cast<std::atomic<uint32_t>*>(&r->word);
-  uint32_t old = word->load(std::memory_order_acquire);
+  const uint32_t old = __atomic_load_n(&r->word, __ATOMIC_ACQUIRE);
   if (LST_WORD_KIND(old) != LST_KIND_COLLECTIVE || r->u.coll.id_lo != static_cast<uint32_t>(id)) return;
   if (state == LST_STATE_RETURNED) {
     uint64_t us = (now_ns() - r->t_ns) / 1000;
-    r->t_return_us = us > UINT32_MAX ? UINT32_MAX : static_cast<uint32_t>(us);
-  }
-  while (LST_WORD_STATE(old) < state) {
-    uint32_t next = LST_WORD(LST_WORD_KIND(old), state, LST_WORD_FLAGS(old));
-    if (word->compare_exchange_weak(old, next, std::memory_order_release, std::memory_order_acquire)) return;
+    format::Writer::finish(r, state, us > UINT32_MAX ? UINT32_MAX : static_cast<uint32_t>(us));
+  } else {
+    format::Writer::advance(r, state);
   }
 }
 

@@ -563,10 +563,8 @@ __attribute__((always_inline)) inline int traced_test(uint8_t op, int count, MPI
   int rc = call();
   uint32_t done = settle(t, reqs);
   if (done > 0 || rc != MPI_SUCCESS) {
-    Pending p = wait_enter(op, t.first(), static_cast<uint32_t>(count), caller);
-    if (p.rec) p.rec->t_ns = t0;
-    p.t0 = t0;
-    p.ticks0 = ticks0;  // the duration is from t0, before the call
+    // Entered at t0, before the call, so the duration is measured from t0.
+    Pending p = wait_enter(op, t.first(), static_cast<uint32_t>(count), caller, t0, ticks0);
     wait_return(p, done, rc == MPI_SUCCESS);
   }
   return rc;

@@ -6,6 +6,7 @@
 #include "signals.h"
 #include "stack.h"
 #include "lockstep/format/fnv.h"
+#include "lockstep/format/record_check.h"
 
 #include <fcntl.h>
 #include <pthread.h>
@@ -634,11 +635,12 @@ Pending collective_enter(const CollectiveArgs& a, uint64_t caller) noexcept {
   lst_record* r = w->reserve(&id);
   if (!r) return p;
   const Stamp t0 = stamp();
+  const uint64_t comm = a.comm ? a.comm->id : 0;
   r->op = a.op;
   r->api = a.api;
   r->dtype = a.dtype;
   r->redop = a.redop;
-  r->comm = a.comm ? a.comm->id : 0;
+  r->comm = comm;
   r->u.coll.seq = seq;
   r->u.coll.root_or_peer = a.root_or_peer;
   r->u.coll.dtype_size = a.dtype_size;
@@ -649,7 +651,15 @@ Pending collective_enter(const CollectiveArgs& a, uint64_t caller) noexcept {
   r->t_return_us = 0;
   r->aux = a.name;
   note(w, caller);
-  format::Writer::publish(r, LST_WORD(LST_KIND_COLLECTIVE, LST_STATE_ENTERED, flags));
+  // The record's check from the values just stored (the same bytes, as the format's eight words), so
+  // that nothing is read back from the slot before the word is published.
+  const uint64_t head =
+      uint64_t(a.op) | uint64_t(a.api) << 8 | uint64_t(a.dtype) << 16 | uint64_t(a.redop) << 24;
+  format::Writer::publish_sealed(
+      r, format::seal_words(LST_WORD(LST_KIND_COLLECTIVE, LST_STATE_ENTERED, flags), head << 32, comm,
+                            uint64_t(seq) | uint64_t(static_cast<uint32_t>(a.root_or_peer)) << 32,
+                            uint64_t(a.dtype_size) | uint64_t(static_cast<uint32_t>(id)) << 32, a.count,
+                            caller, t0.ns, uint64_t(a.name) << 32));
   if (npy > 1)
     write_stack(w, id, py + 1, npy - 1, t0.ns);
   else if (g_config.stack_frames > 1 && npy == 0)
@@ -667,15 +677,8 @@ lst_record* live_slot(format::Writer* w, lst_record* hint, uint64_t id) noexcept
   return hint ? hint : w->at(id);
 }
 
-void advance(lst_record* r, uint8_t state) noexcept {
-  // States only move forward, even when a Wait on another thread races the call's own return.
-  auto* word = reinterpret_cast<std::atomic<uint32_t>*>(&r->word);
-  uint32_t old = word->load(std::memory_order_acquire);
-  while (LST_WORD_STATE(old) < state) {
-    uint32_t next = LST_WORD(LST_WORD_KIND(old), state, LST_WORD_FLAGS(old));
-    if (word->compare_exchange_weak(old, next, std::memory_order_release, std::memory_order_acquire)) return;
-  }
-}
+// States only move forward, even when a Wait on another thread races the call's own return.
+void advance(lst_record* r, uint8_t state) noexcept { format::Writer::advance(r, state); }
 }  // namespace
 
 void collective_return(Pending& p, bool ok) noexcept {
@@ -689,13 +692,9 @@ void collective_return(Pending& p, bool ok) noexcept {
       (g_config.ring && (LST_WORD_KIND(__atomic_load_n(&r->word, __ATOMIC_ACQUIRE)) != LST_KIND_COLLECTIVE ||
                          r->u.coll.id_lo != static_cast<uint32_t>(p.id))))
     return;
-  r->t_return_us = elapsed_us(p.t0, p.ticks0);
-  // Only this thread updates the record until the call has returned (a request it completes is not
-  // visible to other threads before that), so a plain release store suffices.
-  uint32_t old = __atomic_load_n(&r->word, __ATOMIC_RELAXED);
-  if (LST_WORD_STATE(old) < LST_STATE_RETURNED)
-    format::Writer::publish(r, LST_WORD(LST_WORD_KIND(old), ok ? LST_STATE_RETURNED : LST_STATE_FAILED,
-                                        LST_WORD_FLAGS(old)));
+  // The duration, then RETURNED or FAILED -- unless another thread (a device completion) moved the
+  // record on first: then it keeps its state and gains the duration.
+  format::Writer::finish(r, ok ? LST_STATE_RETURNED : LST_STATE_FAILED, elapsed_us(p.t0, p.ticks0));
   p.rec = nullptr;
 }
 
@@ -716,7 +715,8 @@ void collective_complete(uint64_t id) noexcept {
   advance(r, LST_STATE_COMPLETED);
 }
 
-Pending wait_enter(uint8_t wait_op, uint64_t first_ref, uint32_t nrequests, uint64_t caller) noexcept {
+Pending wait_enter(uint8_t wait_op, uint64_t first_ref, uint32_t nrequests, uint64_t caller,
+                   uint64_t start_ns, uint64_t start_ticks) noexcept {
   Pending p;
   format::Writer* w = writer();
   if (!w) return p;
@@ -724,7 +724,7 @@ Pending wait_enter(uint8_t wait_op, uint64_t first_ref, uint32_t nrequests, uint
   uint64_t py[1];
   if (python_frames(w, py, 1) > 0) caller = py[0];
   note(w, caller);
-  const Stamp t0 = stamp();
+  const Stamp t0 = start_ns ? Stamp{start_ns, start_ticks} : stamp();
   Emitted e = emit(w, LST_WORD(LST_KIND_WAIT, LST_STATE_ENTERED, 0), [&](lst_record& r, uint64_t id) {
     r.op = wait_op;
     r.api = LST_API_MPI;
@@ -750,12 +750,8 @@ void wait_return(Pending& p, uint32_t ncompleted, bool ok) noexcept {
   if (!r || (g_config.ring && (LST_WORD_KIND(__atomic_load_n(&r->word, __ATOMIC_ACQUIRE)) != LST_KIND_WAIT ||
                                r->u.wait.id != p.id)))
     return;
-  r->u.wait.ncompleted = ncompleted;
-  r->t_return_us = elapsed_us(p.t0, p.ticks0);
-  // A WAIT record is only ever updated by the thread that made the call: no other writer to race.
-  const uint32_t old = __atomic_load_n(&r->word, __ATOMIC_RELAXED);
-  format::Writer::publish(
-      r, LST_WORD(LST_WORD_KIND(old), ok ? LST_STATE_RETURNED : LST_STATE_FAILED, LST_WORD_FLAGS(old)));
+  format::Writer::finish_wait(r, ok ? LST_STATE_RETURNED : LST_STATE_FAILED, elapsed_us(p.t0, p.ticks0),
+                              ncompleted);
   p.rec = nullptr;
 }
 
@@ -826,8 +822,7 @@ void marker_return(uint64_t id) noexcept {
   lst_record* r = w->at(id);
   if (!r || LST_WORD_KIND(r->word) != LST_KIND_MARKER) return;
   uint64_t us = (now_ns() - r->t_ns) / 1000;
-  r->t_return_us = us > UINT32_MAX ? UINT32_MAX : static_cast<uint32_t>(us);
-  advance(r, LST_STATE_RETURNED);
+  format::Writer::finish(r, LST_STATE_RETURNED, us > UINT32_MAX ? UINT32_MAX : static_cast<uint32_t>(us));
 }
 
 }  // namespace lockstep::trace

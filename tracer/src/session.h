@@ -122,7 +122,11 @@ void marker_return(uint64_t id) noexcept;
 void collective_return_id(uint64_t id, bool ok) noexcept;
 // One MPI Wait/Test family call (kind WAIT): entered before the call, returned with the number of
 // collectives it completed.
-Pending wait_enter(uint8_t wait_op, uint64_t first_ref, uint32_t nrequests, uint64_t caller) noexcept;
+// `start_ns` (0: now) and `start_ticks` are the entry time of a call recorded only after it returned
+// (MPI_Test*): every field is in place before the record is published, as its check
+// (docs/trace-format.md) needs.
+Pending wait_enter(uint8_t wait_op, uint64_t first_ref, uint32_t nrequests, uint64_t caller,
+                   uint64_t start_ns = 0, uint64_t start_ticks = 0) noexcept;
 void wait_return(Pending& p, uint32_t ncompleted, bool ok) noexcept;
 
 // The job id the files are grouped by and the launcher's rank hint (LST_NONE when unknown).

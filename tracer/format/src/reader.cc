@@ -4,6 +4,7 @@
 #include "lockstep/format/reader.h"
 
 #include "lockstep/format/escape.h"
+#include "lockstep/format/record_check.h"
 
 #include "checks.h"
 
@@ -129,11 +130,12 @@ TraceFile TraceFile::open(const std::string& path) {
     t.header_ = h;
     // Header.
     if (memcmp(h->magic, LST_MAGIC, 8) != 0) throw fail(0, "bad magic: not a lockstep trace");
-    if (h->version_major != LST_VERSION_MAJOR)
+    // 1.x files (records without checks) stay readable; records then keep the 1.x word layout.
+    if (h->version_major != LST_VERSION_MAJOR && h->version_major != 1)
       throw fail(offsetof(lst_header, version_major),
-                 format("format version %u.%u is not readable by this reader (reads %u.x)", h->version_major,
-                        h->version_minor, LST_VERSION_MAJOR));
-    newer = h->version_minor > LST_VERSION_MINOR;
+                 format("format version %u.%u is not readable by this reader (reads 1.x and %u.x)",
+                        h->version_major, h->version_minor, LST_VERSION_MAJOR));
+    newer = h->version_minor > (h->version_major == 1 ? LST_V1_LAST_MINOR : LST_VERSION_MINOR);
     if (h->header_size != LST_HEADER_SIZE)
       throw fail(offsetof(lst_header, header_size), format("header size %u, expected %u", h->header_size, LST_HEADER_SIZE));
     if (h->slot_size != LST_SLOT_SIZE)
@@ -200,7 +202,7 @@ TraceFile TraceFile::open(const std::string& path) {
     if (w == 0) break;
     if (LST_WORD_MAGIC(w) != LST_SLOT_MAGIC)
       throw fail(at, format("metadata slot %" PRIu64 " has a bad word 0x%08x", i, w));
-    const uint32_t kind = LST_WORD_KIND(w);
+    const uint32_t kind = LST_META_KIND(w);
     if (kind == LST_KIND_STRING) {
       const auto* s = reinterpret_cast<const lst_meta_string*>(t.base_ + at);
       const uint64_t nslots = (sizeof(lst_meta_string) + uint64_t(s->len) + LST_SLOT_SIZE - 1) / LST_SLOT_SIZE;
@@ -211,7 +213,7 @@ TraceFile TraceFile::open(const std::string& path) {
       const uint8_t sub = LST_WORD_FLAGS(w);
       if (sub > kMaxSubkind && !newer)
         throw fail(at, format("string at metadata slot %" PRIu64 " has unknown subkind %u", i, sub));
-      if (checked && LST_WORD_STATE(w) != string_check(s->len, t.base_ + at + sizeof(lst_meta_string)))
+      if (checked && LST_META_STATE(w) != string_check(s->len, t.base_ + at + sizeof(lst_meta_string)))
         throw fail(at, format("string at metadata slot %" PRIu64
                               " does not match its check byte (damaged somewhere in "
                               "bytes %" PRIu64 "..%" PRIu64 ")",
@@ -222,9 +224,9 @@ TraceFile TraceFile::open(const std::string& path) {
       const auto* mod = reinterpret_cast<const lst_meta_module*>(t.base_ + at);
       // The check covers the fields, not the word: its flags must be known and fit the fields.
       const uint8_t mflags = LST_WORD_FLAGS(w);
-      if (LST_WORD_STATE(w) != 0 && !newer)
+      if (LST_META_STATE(w) != 0 && !newer)
         throw fail(at + 2, format("module entry at metadata slot %" PRIu64 " has state %u, not 0", i,
-                                  unsigned(LST_WORD_STATE(w))));
+                                  unsigned(LST_META_STATE(w))));
       if (mflags & ~uint8_t(LST_MOD_PYTHON) && !newer)
         throw fail(at + 3, format("module entry at metadata slot %" PRIu64 " has unknown flags 0x%x", i, mflags));
       if (!(mflags & LST_MOD_PYTHON) && (mod->function != 0 || mod->lo >= LST_PY_ADDR_BASE))
@@ -280,7 +282,11 @@ const lst_record* TraceFile::record(uint64_t id) const {
   const auto* r = reinterpret_cast<const lst_record*>(base_ + offset_of(id));
   const uint32_t w = load_acq(&r->word);
   if (w == 0) return nullptr;
-  if ((header_->flags & LST_HDR_RING) && LST_WORD_KIND(w) == LST_KIND_COLLECTIVE && r->u.coll.id_lo != uint32_t(id))
+  // A collective slot holding another id is a ring slot not refilled yet -- unless the id is damage:
+  // then the caller's verification of the record says so.
+  if ((header_->flags & LST_HDR_RING) && LST_WORD_KIND(w) == LST_KIND_COLLECTIVE &&
+      r->u.coll.id_lo != uint32_t(id) &&
+      verify_record(r, w, header_->version_major) != RecordVerdict::kDamaged)
     return nullptr;
   return r;
 }
@@ -312,8 +318,19 @@ std::vector<int32_t> TraceFile::members(uint32_t id) const {
   return out;
 }
 
+void TraceFile::throw_damaged(uint64_t id, uint32_t word) const {
+  const uint64_t at = offset_of(id);
+  if (header_->version_major < 2)
+    throw FormatError(path_, at, format("record %" PRIu64 " has a bad slot word 0x%08x", id, word));
+  throw FormatError(path_, at,
+                    format("record %" PRIu64 " does not match its check (damaged somewhere in bytes %" PRIu64
+                           "..%" PRIu64 ")",
+                           id, at, at + sizeof(lst_record)));
+}
+
 void TraceFile::validate() {
-  const bool newer = header_->version_minor > LST_VERSION_MINOR;
+  const uint32_t major = header_->version_major;
+  const bool newer = header_->version_minor > (major == 1 ? LST_V1_LAST_MINOR : LST_VERSION_MINOR);
   const bool ring = header_->flags & LST_HDR_RING;
   unpublished_ = 0;
   overwritten_ = 0;
@@ -328,7 +345,12 @@ void TraceFile::validate() {
     auto bad = [&](uint64_t field, const std::string& what) {
       return FormatError(path_, at + field, format("record %" PRIu64 " %s", id, what.c_str()));
     };
-    if (LST_WORD_MAGIC(w) != LST_SLOT_MAGIC) throw bad(0, format("has a bad slot word 0x%08x", w));
+    // Damage first: the range checks below are for intact records a newer writer may have made.
+    switch (verify_record(r, w, major)) {
+      case RecordVerdict::kIntact: break;
+      case RecordVerdict::kChanged: ++unpublished_; continue;  // being refilled or updated right now
+      case RecordVerdict::kDamaged: throw_damaged(id, w);
+    }
     const uint8_t kind = LST_WORD_KIND(w), state = LST_WORD_STATE(w);
     if (kind < LST_KIND_COLLECTIVE || kind > LST_KIND_STACK) {
       if (newer) continue;  // a kind added by a later minor version: skip it whole

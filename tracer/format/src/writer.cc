@@ -5,6 +5,7 @@
 #endif
 #include "lockstep/format/writer.h"
 #include "lockstep/format/fnv.h"
+#include "lockstep/format/record_check.h"
 
 #include "checks.h"
 
@@ -532,7 +533,41 @@ lst_record* Writer::reserve(uint64_t* id_out) {
   return r;
 }
 
-void Writer::publish(lst_record* r, uint32_t word) { __atomic_store_n(&r->word, word, __ATOMIC_RELEASE); }
+void Writer::publish(lst_record* r, uint32_t word) {
+  __atomic_store_n(&r->word, seal_record_word(r, word), __ATOMIC_RELEASE);
+}
+
+// Every in-place update goes through here: it applies its own change to the check, never a check
+// recomputed from memory, so that updates racing on one record (a device completion and the call's
+// own return) each count once. `returning`: the state moves only from ENTERED (a record returns
+// once); otherwise it moves forward only.
+static void update(lst_record* r, uint8_t state, bool returning, uint64_t d3, uint64_t d7) {
+  uint32_t old = __atomic_load_n(&r->word, __ATOMIC_ACQUIRE);
+  for (;;) {
+    const uint8_t cur = uint8_t(LST_WORD_STATE(old));
+    const uint8_t s = returning ? (cur < LST_STATE_RETURNED ? state : cur) : (cur > state ? cur : state);
+    const uint32_t fields = LST_WORD(LST_WORD_KIND(old), s, LST_WORD_FLAGS(old)) & ~LST_REC_CHECK_MASK;
+    const uint32_t next = fields | updated_check(old, fields, d3, d7);
+    if (next == old ||
+        __atomic_compare_exchange_n(&r->word, &old, next, true, __ATOMIC_RELEASE, __ATOMIC_ACQUIRE))
+      return;
+  }
+}
+
+void Writer::advance(lst_record* r, uint8_t state) { update(r, state, false, 0, 0); }
+
+void Writer::finish(lst_record* r, uint8_t state, uint32_t t_return_us) {
+  const uint32_t was = r->t_return_us;
+  r->t_return_us = t_return_us;
+  update(r, state, true, 0, uint64_t(was ^ t_return_us));
+}
+
+void Writer::finish_wait(lst_record* r, uint8_t state, uint32_t t_return_us, uint32_t ncompleted) {
+  const uint32_t was_t = r->t_return_us, was_n = r->u.wait.ncompleted;
+  r->u.wait.ncompleted = ncompleted;
+  r->t_return_us = t_return_us;
+  update(r, state, true, uint64_t(was_n ^ ncompleted) << 32, uint64_t(was_t ^ t_return_us));
+}
 
 lst_record* Writer::at(uint64_t id) {
   lst_header* h = header_;

@@ -32,6 +32,8 @@ class RecordSource {
   // The slots of ids [first_id(), end_id()) as one array when they are contiguous in memory (a
   // growing file), else nullptr. Slot words must still be checked (0: unpublished).
   virtual const lst_record* contiguous() const { return nullptr; }
+  // The trace format's major version: 2.x records carry a check (lockstep/format/record_check.h).
+  virtual uint32_t format_major() const { return 1; }
 };
 
 struct ModuleRange {

@@ -11,11 +11,12 @@ extern "C" {
 #endif
 
 #define LST_MAGIC "LSTRACE\x01"     /* 8 bytes at offset 0 */
-#define LST_VERSION_MAJOR 1          /* bumped when a field changes meaning or place */
-#define LST_VERSION_MINOR 2          /* bumped when a field, kind or enum value is added */
+#define LST_VERSION_MAJOR 2          /* bumped when a field changes meaning or place */
+#define LST_VERSION_MINOR 0          /* bumped when a field, kind or enum value is added */
+#define LST_V1_LAST_MINOR 2          /* 1.x files (no record checks) are still read: 1.0 to 1.2 */
 #define LST_HEADER_SIZE 4096u        /* the header page */
 #define LST_SLOT_SIZE 64u            /* every record and metadata slot: one cache line */
-#define LST_SLOT_MAGIC 0xC5u         /* low byte of a published slot's word */
+#define LST_SLOT_MAGIC 0xC5u         /* low byte of a metadata slot's word (and of a 1.x record's) */
 #define LST_NONE (-1)                /* root/peer/rank not applicable or not known */
 
 /* File layout:
@@ -69,15 +70,23 @@ enum lst_end_state {
   LST_END_ABORT = 3              /* MPI_Abort / ncclCommAbort */
 };
 
-/* The first 32-bit word of every slot, stored last with release order:
- *   bits 0-7 LST_SLOT_MAGIC, 8-15 kind, 16-23 state, 24-31 flags.
- * A zero word is a slot that was reserved but never published. */
+/* The first 32-bit word of every slot, stored last with release order. A zero word is a slot that
+ * was reserved but never published.
+ * Metadata slots (and records of 1.x files): bits 0-7 LST_SLOT_MAGIC, 8-15 kind, 16-23 state (a
+ * string's check byte), 24-31 flags.
+ * Records (2.0): bits 8-12 kind, 16-18 state, 24-31 flags as before; the other 16 bits (LST_REC_CHECK_MASK:
+ * 0-7, 13-15, 19-23, once the slot magic and unused high bits of kind and state) hold the record's check,
+ * a 16-bit hash of all 64 bytes with these bits cleared (lockstep/format/record_check.h), stored with
+ * the word in the same release store. LST_WORD builds the 1.x form; Writer::publish seals it. */
 #define LST_WORD(kind, state, flags) \
   ((uint32_t)LST_SLOT_MAGIC | ((uint32_t)(kind) << 8) | ((uint32_t)(state) << 16) | ((uint32_t)(flags) << 24))
 #define LST_WORD_MAGIC(w) ((uint32_t)(w) & 0xFFu)
-#define LST_WORD_KIND(w) (((uint32_t)(w) >> 8) & 0xFFu)
-#define LST_WORD_STATE(w) (((uint32_t)(w) >> 16) & 0xFFu)
+#define LST_WORD_KIND(w) (((uint32_t)(w) >> 8) & 0x1Fu)   /* every kind, record or metadata, is < 32 */
+#define LST_WORD_STATE(w) (((uint32_t)(w) >> 16) & 0x07u) /* record states are < 8 */
 #define LST_WORD_FLAGS(w) (((uint32_t)(w) >> 24) & 0xFFu)
+#define LST_META_KIND(w) (((uint32_t)(w) >> 8) & 0xFFu)   /* the whole bytes, for metadata words */
+#define LST_META_STATE(w) (((uint32_t)(w) >> 16) & 0xFFu)
+#define LST_REC_CHECK_MASK 0x00F8E0FFu                     /* (2.0) the check bits of a record word */
 
 enum lst_kind {                  /* record kinds (records region) */
   LST_KIND_COLLECTIVE = 1,       /* a collective or point-to-point call: lst_record.coll */

@@ -58,6 +58,9 @@ class TraceFile {
   // the first bad one. Counts unpublished slots.
   void validate();
   uint64_t unpublished() const { return unpublished_; }
+  // The FormatError for a record that verify_record (record_check.h) found damaged: its byte offset
+  // and, for 2.x files, the bytes its check covers.
+  [[noreturn]] void throw_damaged(uint64_t id, uint32_t word) const;
   // Ring mode: collective slots found holding an older record than the id they stand for (a writer
   // had reserved the id but not yet refilled the slot). Counted by validate().
   uint64_t overwritten() const { return overwritten_; }

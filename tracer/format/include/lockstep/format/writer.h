@@ -41,9 +41,23 @@ class Writer {
   // holds the id's low 32 bits (collective records keep it: it tells a ring reader the slot's owner).
   // Async-signal-safe: no allocation, no lock (growth is a bounded wait on the growing thread).
   lst_record* reserve(uint64_t* id);
-  // Stores `word` with release order: every field written before is visible to a reader that
-  // sees the word.
+  // Stores `word` (LST_WORD: kind, state, flags) sealed with the check of the record's fields (format
+  // 2.0, record_check.h), with release order: every field written before is visible to a reader that
+  // sees the word, and covered by its check. Fields changed later go through advance or finish.
   static void publish(lst_record* r, uint32_t word);
+  // publish() of a word already sealed by the caller (seal_words in record_check.h, from the values it
+  // stored), so that the record is not read back.
+  static void publish_sealed(lst_record* r, uint32_t sealed) {
+    __atomic_store_n(&r->word, sealed, __ATOMIC_RELEASE);
+  }
+  // In-place updates of a published record, lock-free. Each applies its own change to the word's
+  // check (record_check.h, updated_check), so updates racing on one record compose; a field changed
+  // after publish must go through one of them. advance: moves to `state` unless already further.
+  // finish: stores the duration, then returns the record (RETURNED or FAILED) unless it has already
+  // returned (or completed). finish_wait: the same for a WAIT record and its count.
+  static void advance(lst_record* r, uint8_t state);
+  static void finish(lst_record* r, uint8_t state, uint32_t t_return_us);
+  static void finish_wait(lst_record* r, uint8_t state, uint32_t t_return_us, uint32_t ncompleted);
   // The slot of a record reserved earlier, for in-place updates; nullptr when a ring has since
   // reused it.
   lst_record* at(uint64_t id);
