@@ -96,7 +96,10 @@ std::string headline(const Finding& f) {
     case Kind::kMembershipMismatch: return fmt::format("ranks disagree on the members of {}", f.comm.name);
     case Kind::kDeadlockCycle: return fmt::format("deadlock: {} wait for each other ({})", ranks_text(f.ranks), at);
     case Kind::kUnfinished: return fmt::format("{} never finished on {}{}", at, f.culprits.empty() ? ranks_text(f.ranks) : ranks_text(f.culprits), where(any));
-    case Kind::kInvalidArgument: return fmt::format("invalid root at {}{}", at, where(any));
+    case Kind::kInvalidArgument:
+      // The explanation says which argument and whether a rank died inside the call: the verdict itself.
+      if (f.explanation.size() <= 160) return f.explanation;
+      return fmt::format("an argument MPI rejects at {}{}", f.seq >= 0 ? at : f.comm.name, where(any));
     case Kind::kCallsiteMismatch:
       return fmt::format("{} made {} from another line{}", who, at, where(c));
     case Kind::kHang:
