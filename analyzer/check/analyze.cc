@@ -1507,6 +1507,11 @@ class Analyzer {
           }
         }
         if (!all || open.empty()) continue;
+        // The launcher stopped these ranks inside the call when MPI ended another rank elsewhere (its
+        // error handler): that rank's finding says why; this call is no finding of its own.
+        if (dead.empty() && torn_down() &&
+            std::all_of(open.begin(), open.end(), [&](int32_t w) { return job_.rank(w)->end == EndState::kKilled; }))
+          continue;
         // A finished job whose nonblocking calls were never waited for is not a hang.
         if (!res_.hung) continue;
         Finding f;
@@ -1551,6 +1556,11 @@ class Analyzer {
         flagged_.insert({id, int64_t(k)});
       }
     }
+  }
+
+  // Some rank's MPI library ended it inside a call (format 1.3 end marker, non-zero exit or abort or crash).
+  bool torn_down() const {
+    return std::any_of(job_.ranks.begin(), job_.ranks.end(), [&](const Rank& r) { return r.died_in && died(r); });
   }
 
   void finish() {

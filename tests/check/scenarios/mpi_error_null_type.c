@@ -1,5 +1,6 @@
-/* MPI's own error: every rank reduces with MPI_DATATYPE_NULL (MPI_ERR_TYPE, returned). The datatype is
- * the same everywhere, so only the invalid_argument check sees it. */
+/* MPI's own error: every rank reduces with MPI_DATATYPE_NULL (returned; Open MPI says MPI_ERR_OP, the
+ * reduction being undefined on it). The datatype is the same everywhere, so only the invalid_argument
+ * check sees it. */
 #include <mpi.h>
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
