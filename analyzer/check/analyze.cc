@@ -189,6 +189,8 @@ class Analyzer {
     d.dtype_size = rec->u.coll.dtype_size;
     d.bytes = rec->u.coll.count * rec->u.coll.dtype_size;
     if (is_rooted(rec->op)) d.root = rec->u.coll.root_or_peer;
+    d.rooted = rec->api == LST_API_MPI && is_rooted(rec->op) && !(LST_WORD_FLAGS(rec->word) & LST_F_P2P);
+    d.datatype = format::dtype_text(*rec);
     if (rec->op == LST_OP_SEND || rec->op == LST_OP_RECV || rec->op == LST_OP_PROBE) d.peer = rec->u.coll.root_or_peer;
     d.tensor = tensor_at(r, *rec);
     d.site = site_of(r, rec->caller);
@@ -850,14 +852,15 @@ class Analyzer {
       if (k.name) diffs.push_back(fmt::format("rank {} named tensor '{}' where {} named '{}'", r.world_rank, nb,
                                               ranks_phrase(majority), na));
       if (k.root) diffs.push_back(fmt::format("rank {} named root {} where {} named root {}", r.world_rank,
-                                              b->u.coll.root_or_peer, ranks_phrase(majority), a->u.coll.root_or_peer));
+                                              format::root_text(b->u.coll.root_or_peer), ranks_phrase(majority),
+                                              format::root_text(a->u.coll.root_or_peer)));
       if (k.redop) diffs.push_back(fmt::format("rank {} reduced with {} where {} used {}", r.world_rank,
                                                format::redop_name(b->redop), ranks_phrase(majority),
                                                format::redop_name(a->redop)));
       if (k.bytes || k.dtype)
         diffs.push_back(fmt::format("rank {} passed {} x {} ({} bytes) where {} passed {} x {} ({} bytes)", r.world_rank,
-                                    b->u.coll.count, format::dtype_name(b->dtype), bb, ranks_phrase(majority),
-                                    a->u.coll.count, format::dtype_name(a->dtype), ba));
+                                    b->u.coll.count, format::dtype_text(*b), bb, ranks_phrase(majority),
+                                    a->u.coll.count, format::dtype_text(*a), ba));
     }
     Finding f = base(c, kind, ai, ref, r, tie, majority);
     f.severity = sev;
