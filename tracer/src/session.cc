@@ -435,10 +435,7 @@ uint64_t now_ns() noexcept {
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
 }
 
-ThreadState& thread_state() noexcept {
-  static __attribute__((tls_model("initial-exec"))) thread_local ThreadState state;
-  return state;
-}
+constinit __attribute__((tls_model("initial-exec"))) thread_local ThreadState t_thread_state;
 
 const char* job_id() noexcept { return g_config.job_id; }
 int32_t rank_hint() noexcept { return g_config.rank_hint; }

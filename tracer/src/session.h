@@ -27,7 +27,10 @@ struct ThreadState {
   int nccl_group_depth = 0;
   uint64_t inside = 0;  // id + 1 of the record whose real call this thread is in (0: none)
 };
-ThreadState& thread_state() noexcept;
+// Inline, so that the record path reads it with one thread-pointer-relative access (constinit: no
+// per-access initialization guard).
+extern constinit __attribute__((tls_model("initial-exec"))) thread_local ThreadState t_thread_state;
+inline ThreadState& thread_state() noexcept { return t_thread_state; }
 
 class CallGuard {  // RAII: outermost() is true for the application's own call
  public:
