@@ -484,7 +484,8 @@ TEST(InvalidArgument, SplitColourAndFailedCreation) {
   Result rc = run(c);
   ASSERT_EQ(rc.findings.size(), 1u) << dump(rc);
   EXPECT_EQ(rc.findings.front().culprits, (V{0, 1}));
-  EXPECT_NE(rc.findings.front().explanation.find("MPI_Comm_dup on MPI_COMM_WORLD"), std::string::npos) << dump(rc);
+  EXPECT_NE(rc.findings.front().explanation.find("MPI_Comm_dup on MPI_COMM_WORLD"), std::string::npos)
+      << dump(rc);
   EXPECT_NE(dump(rc).find("with MPI_ERR_INTERN"), std::string::npos) << dump(rc);
 }
 
@@ -495,7 +496,12 @@ TEST(InvalidArgument, SplitColourAndFailedCreation) {
 // rank 0 waits in its 6th receive from rank 1, rank 2 (eager sends done) waits in the 6th broadcast.
 TEST(StoppedEarly, RankThatFinalizedWhileOthersWaitIsBlamedNotTheReceiverNorTheRankAhead) {
   auto b = ranks(3);
-  Call size{.op = LST_OP_BCAST, .count = 1, .dtype = LST_DT_INT32, .dtype_size = 4, .redop = 0, .root = 0,
+  Call size{.op = LST_OP_BCAST,
+            .count = 1,
+            .dtype = LST_DT_INT32,
+            .dtype_size = 4,
+            .redop = 0,
+            .root = 0,
             .caller = 0x1100};
   Call data = size;
   data.count = 21;
@@ -519,7 +525,8 @@ TEST(StoppedEarly, RankThatFinalizedWhileOthersWaitIsBlamedNotTheReceiverNorTheR
   EXPECT_EQ(f->culprits, V{1}) << dump(r);
   EXPECT_EQ(f->seq, 10);
   bool said = false;
-  for (auto& n : f->notes) said |= n.find("went on to MPI_Finalize while the other waits for it") != std::string::npos;
+  for (auto& n : f->notes)
+    said |= n.find("went on to MPI_Finalize while the other waits for it") != std::string::npos;
   EXPECT_TRUE(said) << dump(r);
   for (auto& g : r.findings) EXPECT_EQ(g.culprits, V{1}) << kind_name(g.kind) << "\n" << dump(r);
 }

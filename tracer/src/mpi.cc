@@ -398,8 +398,9 @@ Creation begin_creation(MPI_Comm parent) noexcept {
 // in it is in the trace even though no communicator comes of it.
 template <typename Call>
 int creating(uint8_t comm_op, const CommEntry* parent, int32_t color, uint64_t caller, Call&& call) {
-  const uint64_t id = marker_ex(LST_MARK_COMM_CREATE, comm_op, 0, static_cast<uint64_t>(static_cast<int64_t>(color)),
-                                nullptr, caller, LST_STATE_ENTERED, parent ? parent->id : 0);
+  const uint64_t id =
+      marker_ex(LST_MARK_COMM_CREATE, comm_op, 0, static_cast<uint64_t>(static_cast<int64_t>(color)), nullptr,
+                caller, LST_STATE_ENTERED, parent ? parent->id : 0);
   ThreadState& st = thread_state();
   const uint64_t saved = st.inside;
   if (id != UINT64_MAX) st.inside = id + 1;
@@ -648,7 +649,8 @@ WRAP_EXPORT int MPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* req
 WRAP_EXPORT int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
   PASSTHROUGH(MPI_Comm_split, comm, color, key, newcomm);
   Creation cr = begin_creation(comm);
-  int rc = creating(LST_COMM_SPLIT, cr.parent, split_color(color), caller, CALL_REAL(comm, color, key, newcomm));
+  int rc =
+      creating(LST_COMM_SPLIT, cr.parent, split_color(color), caller, CALL_REAL(comm, color, key, newcomm));
   if (rc == MPI_SUCCESS) finish_creation(cr, *newcomm, LST_COMM_SPLIT, color, key, caller);
   return rc;
 }
@@ -717,7 +719,8 @@ WRAP_EXPORT int MPI_Cart_create(MPI_Comm comm, int ndims, const int dims[], cons
                                 MPI_Comm* newcomm) {
   PASSTHROUGH(MPI_Cart_create, comm, ndims, dims, periods, reorder, newcomm);
   Creation cr = begin_creation(comm);
-  int rc = creating(LST_COMM_CART_CREATE, cr.parent, 0, caller, CALL_REAL(comm, ndims, dims, periods, reorder, newcomm));
+  int rc = creating(LST_COMM_CART_CREATE, cr.parent, 0, caller,
+                    CALL_REAL(comm, ndims, dims, periods, reorder, newcomm));
   if (rc == MPI_SUCCESS) finish_creation(cr, *newcomm, LST_COMM_CART_CREATE, LST_NONE, 0, caller);
   return rc;
 }
@@ -726,7 +729,8 @@ WRAP_EXPORT int MPI_Graph_create(MPI_Comm comm, int nnodes, const int index[], c
                                  MPI_Comm* newcomm) {
   PASSTHROUGH(MPI_Graph_create, comm, nnodes, index, edges, reorder, newcomm);
   Creation cr = begin_creation(comm);
-  int rc = creating(LST_COMM_GRAPH_CREATE, cr.parent, 0, caller, CALL_REAL(comm, nnodes, index, edges, reorder, newcomm));
+  int rc = creating(LST_COMM_GRAPH_CREATE, cr.parent, 0, caller,
+                    CALL_REAL(comm, nnodes, index, edges, reorder, newcomm));
   if (rc == MPI_SUCCESS) finish_creation(cr, *newcomm, LST_COMM_GRAPH_CREATE, LST_NONE, 0, caller);
   return rc;
 }
