@@ -327,7 +327,7 @@ class Analyzer {
     const Sequence* seq = nullptr;  // representative (nullptr: no collectives)
     std::vector<const Rank*> ranks;
     size_t support = 0;
-    bool behind = false;            // its ranks have not finished (they may not have got further yet)
+    bool behind = false;  // its ranks have not finished (they may not have got further yet)
   };
 
   static size_t len(const Sequence* s) { return s ? s->sig.size() : 0; }
@@ -367,7 +367,8 @@ class Analyzer {
       for (auto& h : groups) {
         if (!h.behind) continue;
         for (auto& g : groups)
-          if (&g != &h && (is_prefix(h.seq, g.seq) || (!g.behind && same(h.seq, g.seq)))) g.support += h.ranks.size();
+          if (&g != &h && (is_prefix(h.seq, g.seq) || (!g.behind && same(h.seq, g.seq))))
+            g.support += h.ranks.size();
       }
     }
     size_t best = 0;
@@ -435,15 +436,16 @@ class Analyzer {
   std::string invalid_why(const Comm& c, const lst_record& rec) const {
     if (rec.api != LST_API_MPI || (LST_WORD_FLAGS(rec.word) & LST_F_P2P)) return "";
     if (c.ref.id == 0) return "MPI_COMM_NULL is no communicator";
-    if (std::string_view(format::dtype_text(rec)) == "MPI_DATATYPE_NULL") return "MPI_DATATYPE_NULL is no datatype";
+    if (std::string_view(format::dtype_text(rec)) == "MPI_DATATYPE_NULL")
+      return "MPI_DATATYPE_NULL is no datatype";
     if (!is_rooted(rec.op) || c.members.empty()) return "";
     const int32_t root = rec.u.coll.root_or_peer, size = int32_t(c.members.size());
     if (root >= 0 && root < size) return "";
     // MPI_ROOT and MPI_PROC_NULL name the roles of an intercommunicator's two groups.
     if ((root == LST_ROOT || root == LST_PROC_NULL) && intercomm(c.ref.id)) return "";
     if (root == LST_ROOT || root == LST_PROC_NULL)
-      return fmt::format("root {} is only valid on an intercommunicator, and {} is none", format::root_text(root),
-                         c.ref.name);
+      return fmt::format("root {} is only valid on an intercommunicator, and {} is none",
+                         format::root_text(root), c.ref.name);
     return fmt::format("root {} is not a rank of {} (size {})", root, c.ref.name, size);
   }
 
@@ -474,9 +476,10 @@ class Analyzer {
         if (own && invalid_why(c, *own) == why) f.culprits.push_back(r->world_rank);
         // Ended inside it: the end marker names the call (format 1.3); older traces: its last call,
         // still open, of a rank that did not merely stop.
-        bool inside = own && (died_inside(*r, s->ref[i]) ||
-                              (!r->died_in && std::binary_search(s->open.begin(), s->open.end(), uint32_t(i)) &&
-                               s->ref.size() == i + 1 && !behind(*r)));
+        bool inside =
+            own && (died_inside(*r, s->ref[i]) ||
+                    (!r->died_in && std::binary_search(s->open.begin(), s->open.end(), uint32_t(i)) &&
+                     s->ref.size() == i + 1 && !behind(*r)));
         if (inside) {
           d.note = "died inside it: " + death(*r);
           // The headline names a rank MPI ended (exit status, abort, crash) before one the launcher stopped.
@@ -490,9 +493,10 @@ class Analyzer {
       std::string op = format::op_name(*rec);
       const bool every = f.culprits.size() == c.ranks.size();
       std::string who = every ? "every rank" : ranks_phrase(f.culprits);
-      f.explanation = died_text.empty() ? fmt::format("{} called {} #{} on {} with an argument MPI rejects: {}", who, op, i,
-                                                 c.ref.name, why)
-                                   : fmt::format("{} ({}); {} passed it", died_text, why, every ? "every rank" : who);
+      f.explanation = died_text.empty()
+                          ? fmt::format("{} called {} #{} on {} with an argument MPI rejects: {}", who, op, i,
+                                        c.ref.name, why)
+                          : fmt::format("{} ({}); {} passed it", died_text, why, every ? "every rank" : who);
       std::set<std::string> errors;
       for (const Rank* r : c.ranks)
         if (const Sequence* s = r->sequence(c.ref.id); s && i < s->ref.size())
@@ -507,7 +511,9 @@ class Analyzer {
   std::set<std::pair<uint64_t, int64_t>> rejected_;  // (comm, seq) of calls with an argument MPI rejects
 
   // ----- MPI's own errors (format 1.3) -----
-  static bool died_inside(const Rank& r, RecordRef ref) { return r.died_in && r.died_in == r.source->first_id() + ref; }
+  static bool died_inside(const Rank& r, RecordRef ref) {
+    return r.died_in && r.died_in == r.source->first_id() + ref;
+  }
 
   // How the process ended, for a rank that died inside a call: a stop signal (the launcher tearing
   // the job down) is said too.
@@ -566,20 +572,25 @@ class Analyzer {
       Finding f;
       f.kind = Kind::kInvalidArgument;
       auto it = comms_.find(parent);
-      if (it != comms_.end()) f.comm = it->second.ref;
-      else f.comm.id = parent;
+      if (it != comms_.end())
+        f.comm = it->second.ref;
+      else
+        f.comm.id = parent;
       if (parent == 0) f.comm.name = "MPI_COMM_NULL";
       f.seq = -1;
       std::set<int32_t> involved;
       for (auto* v : {&b.colour, &b.failed, &b.died}) involved.insert(v->begin(), v->end());
       f.ranks.assign(involved.begin(), involved.end());
       f.culprits = !b.colour.empty() ? b.colour : f.ranks;
-      std::string where = fmt::format("{} on {}{}", b.op, f.comm.name, b.site.empty() ? "" : " (" + b.site + ")");
+      std::string where =
+          fmt::format("{} on {}{}", b.op, f.comm.name, b.site.empty() ? "" : " (" + b.site + ")");
       if (!b.colour.empty()) {
         std::string cs;
-        for (auto& [w, col] : b.colours) cs += fmt::format("{}rank {} color {}", cs.empty() ? "" : ", ", w, col);
-        f.explanation = fmt::format("{} passed a colour MPI rejects to {} ({}): a colour must be >= 0 or MPI_UNDEFINED",
-                                    ranks_phrase(b.colour), where, cs);
+        for (auto& [w, col] : b.colours)
+          cs += fmt::format("{}rank {} color {}", cs.empty() ? "" : ", ", w, col);
+        f.explanation =
+            fmt::format("{} passed a colour MPI rejects to {} ({}): a colour must be >= 0 or MPI_UNDEFINED",
+                        ranks_phrase(b.colour), where, cs);
       } else {
         f.explanation = fmt::format("{} did not create a communicator: MPI failed it on {}", where,
                                     ranks_phrase(f.ranks));
@@ -593,9 +604,12 @@ class Analyzer {
         RankDetail d;
         d.rank = w;
         d.operation = b.op;
-        if (std::find(b.died.begin(), b.died.end(), w) != b.died.end()) d.note = "died inside it";
-        else if (std::find(b.failed.begin(), b.failed.end(), w) != b.failed.end()) d.note = "the call failed";
-        if (auto c = b.colours.find(w); c != b.colours.end()) d.note += fmt::format("{}color {}", d.note.empty() ? "" : "; ", c->second);
+        if (std::find(b.died.begin(), b.died.end(), w) != b.died.end())
+          d.note = "died inside it";
+        else if (std::find(b.failed.begin(), b.failed.end(), w) != b.failed.end())
+          d.note = "the call failed";
+        if (auto c = b.colours.find(w); c != b.colours.end())
+          d.note += fmt::format("{}color {}", d.note.empty() ? "" : "; ", c->second);
         f.detail.push_back(d);
       }
       findings_.push_back(std::move(f));
@@ -851,16 +865,17 @@ class Analyzer {
     } else {
       if (k.name) diffs.push_back(fmt::format("rank {} named tensor '{}' where {} named '{}'", r.world_rank, nb,
                                               ranks_phrase(majority), na));
-      if (k.root) diffs.push_back(fmt::format("rank {} named root {} where {} named root {}", r.world_rank,
-                                              format::root_text(b->u.coll.root_or_peer), ranks_phrase(majority),
-                                              format::root_text(a->u.coll.root_or_peer)));
+      if (k.root)
+        diffs.push_back(fmt::format("rank {} named root {} where {} named root {}", r.world_rank,
+                                    format::root_text(b->u.coll.root_or_peer), ranks_phrase(majority),
+                                    format::root_text(a->u.coll.root_or_peer)));
       if (k.redop) diffs.push_back(fmt::format("rank {} reduced with {} where {} used {}", r.world_rank,
                                                format::redop_name(b->redop), ranks_phrase(majority),
                                                format::redop_name(a->redop)));
       if (k.bytes || k.dtype)
-        diffs.push_back(fmt::format("rank {} passed {} x {} ({} bytes) where {} passed {} x {} ({} bytes)", r.world_rank,
-                                    b->u.coll.count, format::dtype_text(*b), bb, ranks_phrase(majority),
-                                    a->u.coll.count, format::dtype_text(*a), ba));
+        diffs.push_back(fmt::format("rank {} passed {} x {} ({} bytes) where {} passed {} x {} ({} bytes)",
+                                    r.world_rank, b->u.coll.count, format::dtype_text(*b), bb,
+                                    ranks_phrase(majority), a->u.coll.count, format::dtype_text(*a), ba));
     }
     Finding f = base(c, kind, ai, ref, r, tie, majority);
     f.severity = sev;
@@ -950,7 +965,7 @@ class Analyzer {
         }
       if (!have) continue;
       std::vector<std::pair<const Rank*, const P2P*>> us, ur;  // unmatched
-      std::map<std::pair<int32_t, int32_t>, size_t> matched;    // (source, destination) -> messages paired
+      std::map<std::pair<int32_t, int32_t>, size_t> matched;   // (source, destination) -> messages paired
       std::set<std::pair<int32_t, int32_t>> keys;
       for (auto& [k, v] : sends) keys.insert(k);
       for (auto& [k, v] : recvs) keys.insert(k);
@@ -1184,7 +1199,8 @@ class Analyzer {
           return int64_t(o);
       return -1;
     };
-    const int64_t oa = !behind(rb) ? blocked_beyond(ra, sa, sb) : -1, ob = !behind(ra) ? blocked_beyond(rb, sb, sa) : -1;
+    const int64_t oa = !behind(rb) ? blocked_beyond(ra, sa, sb) : -1,
+                  ob = !behind(ra) ? blocked_beyond(rb, sb, sa) : -1;
     if ((oa >= 0) != (ob >= 0)) {
       const bool wa = oa >= 0;
       const Rank& waiter = wa ? ra : rb;
@@ -1193,16 +1209,19 @@ class Analyzer {
       const size_t o = size_t(wa ? oa : ob);
       const lst_record* in = waiter.record(ws->ref[o]);
       if (size_t p = follows(ws->sig, o); p && !died(gone))
-        return {names(wa ? b : a),
-                fmt::format("rank {} waits in {} #{} on {}, which continues its own calls' pattern (every {} call{}), "
-                            "while rank {} will never get there: {} (evidence: the rank that {} while the other waits "
-                            "for it)",
-                            waiter.world_rank, format::op_name(*in), o, c.ref.name, p, p == 1 ? "" : "s",
-                            gone.world_rank, ending(gone),
-                            gone.end == EndState::kFinalizing ? "went on to MPI_Finalize" : "exited")};
-      return {names(wa ? a : b),
-              fmt::format("rank {} is blocked in a call on {} that rank {} never reaches (evidence: the blocked call)",
-                          waiter.world_rank, c.ref.name, gone.world_rank)};
+        return {
+            names(wa ? b : a),
+            fmt::format(
+                "rank {} waits in {} #{} on {}, which continues its own calls' pattern (every {} call{}), "
+                "while rank {} will never get there: {} (evidence: the rank that {} while the other waits "
+                "for it)",
+                waiter.world_rank, format::op_name(*in), o, c.ref.name, p, p == 1 ? "" : "s", gone.world_rank,
+                ending(gone), gone.end == EndState::kFinalizing ? "went on to MPI_Finalize" : "exited")};
+      return {
+          names(wa ? a : b),
+          fmt::format(
+              "rank {} is blocked in a call on {} that rank {} never reaches (evidence: the blocked call)",
+              waiter.world_rank, c.ref.name, gone.world_rank)};
     }
     // 3. A runtime stall report that names a rank.
     std::set<int32_t> named;
@@ -1512,8 +1531,9 @@ class Analyzer {
         if (!all || open.empty()) continue;
         // The launcher stopped these ranks inside the call when MPI ended another rank elsewhere (its
         // error handler): that rank's finding says why; this call is no finding of its own.
-        if (dead.empty() && torn_down() &&
-            std::all_of(open.begin(), open.end(), [&](int32_t w) { return job_.rank(w)->end == EndState::kKilled; }))
+        if (dead.empty() && torn_down() && std::all_of(open.begin(), open.end(), [&](int32_t w) {
+              return job_.rank(w)->end == EndState::kKilled;
+            }))
           continue;
         // A finished job whose nonblocking calls were never waited for is not a hang.
         if (!res_.hung) continue;
@@ -1540,16 +1560,19 @@ class Analyzer {
         for (int32_t w : dead)
           if (const Rank* r = job_.rank(w);
               r && (!first_dead || (died(*r) && !died(*first_dead)) ||
-                    (died(*r) == died(*first_dead) && time_of(*r, r->last_t_ns) < time_of(*first_dead, first_dead->last_t_ns))))
+                    (died(*r) == died(*first_dead) &&
+                     time_of(*r, r->last_t_ns) < time_of(*first_dead, first_dead->last_t_ns))))
             first_dead = r;
-        if (first_dead) f.culprits = {first_dead->world_rank};
-        else if (!stuck_free.empty()) f.culprits = stuck_free;
+        if (first_dead)
+          f.culprits = {first_dead->world_rank};
+        else if (!stuck_free.empty())
+          f.culprits = stuck_free;
         else if (open.size() < done.size()) f.culprits = open;
         f.explanation = fmt::format("every rank entered {} #{} on {}, but {} never {} it", d.operation, k, c.ref.name,
                                     ranks_phrase(open), (d.flags & LST_F_NONBLOCKING) ? "completed" : "returned from");
         if (first_dead)
-          f.notes.push_back(fmt::format("rank {} died inside it ({}): the others were waiting for it", first_dead->world_rank,
-                                        death(*first_dead)));
+          f.notes.push_back(fmt::format("rank {} died inside it ({}): the others were waiting for it",
+                                        first_dead->world_rank, death(*first_dead)));
         else if (!stuck_free.empty())
           f.notes.push_back(fmt::format("{} {} not waiting in it: look there first", ranks_phrase(stuck_free),
                                         stuck_free.size() == 1 ? "is" : "are"));
@@ -1563,7 +1586,8 @@ class Analyzer {
 
   // Some rank's MPI library ended it inside a call (format 1.3 end marker, non-zero exit or abort or crash).
   bool torn_down() const {
-    return std::any_of(job_.ranks.begin(), job_.ranks.end(), [&](const Rank& r) { return r.died_in && died(r); });
+    return std::any_of(job_.ranks.begin(), job_.ranks.end(),
+                       [&](const Rank& r) { return r.died_in && died(r); });
   }
 
   void finish() {

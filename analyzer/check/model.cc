@@ -290,7 +290,8 @@ void ingest(Rank& rank, std::shared_ptr<const RecordSource> source, bool defer_s
             if (r->u.marker.ref) rank.died_in = r->u.marker.ref;
             break;
           case LST_MARK_MPI_ERROR:
-            rank.mpi_errors.push_back({r->u.marker.ref, uint32_t(r->u.marker.value), std::string(src.string(r->aux))});
+            rank.mpi_errors.push_back(
+                {r->u.marker.ref, uint32_t(r->u.marker.value), std::string(src.string(r->aux))});
             break;
           case LST_MARK_COMM_CREATE:
             rank.creations.push_back({ref, uint8_t(r->u.marker.value), r->comm, int64_t(r->u.marker.extra),

@@ -194,10 +194,13 @@ std::string text(const check::Result& r, const Context& ctx) {
         continue;
       }
       const std::string type = d.datatype.empty() ? format::dtype_name(d.dtype) : d.datatype;
-      std::string args = d.dtype == LST_DT_NONE && d.count == 0 && type.empty() ? std::string("-")
-                         : fmt::format("{} x {} ({} B)", d.count, type, d.bytes);
-      if (d.rooted) args += " root " + format::root_text(d.root);
-      else if (d.root != LST_NONE) args += fmt::format(" root {}", d.root);
+      std::string args = d.dtype == LST_DT_NONE && d.count == 0 && type.empty()
+                             ? std::string("-")
+                             : fmt::format("{} x {} ({} B)", d.count, type, d.bytes);
+      if (d.rooted)
+        args += " root " + format::root_text(d.root);
+      else if (d.root != LST_NONE)
+        args += fmt::format(" root {}", d.root);
       if (d.peer != LST_NONE) args += fmt::format(" peer {}", d.peer);
       if (d.redop) args += fmt::format(" {}", format::redop_name(d.redop));
       if (!d.tensor.empty()) args += " '" + d.tensor + "'";

@@ -131,12 +131,14 @@ std::vector<Row> decode(const TraceFile& t, symbolize::Symbolizer* sym) {
             r->op == LST_MARK_NCCL_GROUP_START || r->op == LST_MARK_NCCL_GROUP_END || r->op == LST_MARK_RT_EVENT)
           add_detail(fmt::format("value={}", int64_t(r->u.marker.value)));  // -1: not known
         if (r->u.marker.ref) add_detail(fmt::format("ref=#{}", r->u.marker.ref));
-        if (r->op == LST_MARK_MPI_ERROR) add_detail(fmt::format("class={} code={}", r->u.marker.value, r->u.marker.extra));
+        if (r->op == LST_MARK_MPI_ERROR)
+          add_detail(fmt::format("class={} code={}", r->u.marker.value, r->u.marker.extra));
         if (r->op == LST_MARK_COMM_CREATE) {
           row.comm = r->comm ? comm_text(r->comm, comm_names) : "MPI_COMM_NULL";
           if (r->u.marker.value == LST_COMM_SPLIT || r->u.marker.value == LST_COMM_SPLIT_TYPE) {
             const int64_t color = int64_t(r->u.marker.extra);
-            add_detail(color == LST_UNDEFINED ? std::string("color=MPI_UNDEFINED") : fmt::format("color={}", color));
+            add_detail(color == LST_UNDEFINED ? std::string("color=MPI_UNDEFINED")
+                                              : fmt::format("color={}", color));
           }
           if (state >= LST_STATE_RETURNED) row.us = std::to_string(r->t_return_us);
         }

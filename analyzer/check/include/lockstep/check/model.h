@@ -129,17 +129,17 @@ struct Rank {
   // creation calls, and the call the process ended inside (the record id its end or signal marker
   // names; 0 when none or not known). Rare: the hot loop only appends.
   struct MpiError {
-    uint64_t record = 0;           // id of the failed call's record
+    uint64_t record = 0;  // id of the failed call's record
     uint32_t error_class = 0;
-    std::string text;              // the class's text, "MPI_ERR_ROOT: invalid root"
+    std::string text;  // the class's text, "MPI_ERR_ROOT: invalid root"
   };
   std::vector<MpiError> mpi_errors;
   struct CreationCall {
     RecordRef ref = 0;
-    uint8_t comm_op = 0;           // lst_comm_op
-    uint64_t parent = 0;           // the communicator it was called on (0: MPI_COMM_NULL)
-    int64_t color = 0;             // splits: the colour given (LST_UNDEFINED: MPI_UNDEFINED)
-    uint8_t state = 0;             // ENTERED (never came back), RETURNED or FAILED
+    uint8_t comm_op = 0;  // lst_comm_op
+    uint64_t parent = 0;  // the communicator it was called on (0: MPI_COMM_NULL)
+    int64_t color = 0;    // splits: the colour given (LST_UNDEFINED: MPI_UNDEFINED)
+    uint8_t state = 0;    // ENTERED (never came back), RETURNED or FAILED
     uint64_t caller = 0;
   };
   std::vector<CreationCall> creations;
