@@ -20,15 +20,17 @@ def main():
     ap.add_argument("--seq", type=int)
     ap.add_argument("--culprits", default=None, help="comma-separated world ranks ('' for none)")
     ap.add_argument("--culprits-within", default=None,
-                    help="comma-separated world ranks the culprits (at least one) must be among: for jobs the "
-                         "launcher tears down, where a rank may be stopped before it reaches the call")
+                    help="comma-separated world ranks the culprits (at least one) must be among: for "
+                         "jobs the launcher tears down, where a rank may be stopped before the call")
     ap.add_argument("--comm-name", default=None)
     ap.add_argument("--mispaired", action="store_true", help="expect the skip-and-continue note")
     ap.add_argument("--silently-wrong", action="store_true")
     ap.add_argument("--hung", action="store_true")
     ap.add_argument("--min-collectives", type=int, default=0)
-    ap.add_argument("--explains", default=None, help="regular expression the finding's explanation must match")
-    ap.add_argument("--note", default=None, help="regular expression one of the finding's notes must match")
+    ap.add_argument("--explains", default=None,
+                    help="regular expression the finding's explanation must match")
+    ap.add_argument("--note", default=None,
+                    help="regular expression one of the finding's notes must match")
     a = ap.parse_args()
 
     with open(a.report) as f:
