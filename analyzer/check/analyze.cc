@@ -1201,14 +1201,15 @@ class Analyzer {
     };
     const int64_t oa = !behind(rb) ? blocked_beyond(ra, sa, sb) : -1,
                   ob = !behind(ra) ? blocked_beyond(rb, sb, sa) : -1;
-    if ((oa >= 0) != (ob >= 0)) {
+    // A rank that crashed or was ended by MPI is left to the first-death evidence below.
+    if ((oa >= 0) != (ob >= 0) && !died(oa >= 0 ? rb : ra)) {
       const bool wa = oa >= 0;
       const Rank& waiter = wa ? ra : rb;
       const Rank& gone = wa ? rb : ra;
       const Sequence* ws = wa ? sa : sb;
       const size_t o = size_t(wa ? oa : ob);
       const lst_record* in = waiter.record(ws->ref[o]);
-      if (size_t p = follows(ws->sig, o); p && !died(gone))
+      if (size_t p = follows(ws->sig, o))
         return {
             names(wa ? b : a),
             fmt::format(

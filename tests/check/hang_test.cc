@@ -548,5 +548,15 @@ TEST(TwoRanks, TheRankThatExitedWhileTheOtherWaitsInItsUsualCallIsBlamed) {
   EXPECT_TRUE(said) << dump(r);
 }
 
+TEST(TwoRanks, ACrashWhileTheOtherWaitsIsTheFirstDeathNotTheBlockedCall) {
+  auto b = ranks(2);
+  b[0].calls(kWorld, allreduce(), 5).call(kWorld, Call{.state = LST_STATE_ENTERED, .caller = 0x3000});
+  b[1].calls(kWorld, allreduce(), 5).marker(LST_MARK_SIGNAL, LST_STATE_RETURNED, 11);
+  Result r = run(b, {EndState::kKilled, EndState::kCrashed});
+  ASSERT_FALSE(r.findings.empty());
+  EXPECT_EQ(r.findings.front().culprits, V{1}) << dump(r);
+  EXPECT_NE(dump(r).find("died first"), std::string::npos) << dump(r);
+}
+
 }  // namespace
 }  // namespace lockstep::check::test

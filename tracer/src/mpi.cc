@@ -537,9 +537,16 @@ __attribute__((always_inline)) inline int traced_wait(uint8_t op, int count, MPI
   track(t, count, reqs);
   if (t.n == 0) return call();
   Pending p = wait_enter(op, t.first(), static_cast<uint32_t>(count), caller);
-  int rc = call();
+  const uint64_t id = p.id;
+  const bool recorded = p.rec != nullptr;
+  int rc;
+  {
+    InsideCall in(p);
+    rc = call();
+  }
   uint32_t done = settle(t, reqs);
   wait_return(p, done, rc == MPI_SUCCESS);
+  if (__builtin_expect(rc != MPI_SUCCESS, 0) && recorded) record_error(id, rc);
   return rc;
 }
 
@@ -557,7 +564,10 @@ __attribute__((always_inline)) inline int traced_test(uint8_t op, int count, MPI
     if (p.rec) p.rec->t_ns = t0;
     p.t0 = t0;
     p.ticks0 = 0;  // the duration is from t0, before the call
+    const uint64_t id = p.id;
+    const bool recorded = p.rec != nullptr;
     wait_return(p, done, rc == MPI_SUCCESS);
+    if (rc != MPI_SUCCESS && recorded) record_error(id, rc);
   }
   return rc;
 }
