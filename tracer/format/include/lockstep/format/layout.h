@@ -122,7 +122,8 @@ enum lst_state {                 /* collective and wait records move forward onl
 /* (1.3) MPI_UNDEFINED as a split colour (LST_MARK_COMM_CREATE extra). */
 #define LST_UNDEFINED INT32_MIN
 /* (1.3) Null handles in MPI records: comm 0 is MPI_COMM_NULL (or a handle the tracer could not
- * register); dtype LST_DT_NONE on an op that takes a datatype (all but barrier) is MPI_DATATYPE_NULL. */
+ * register); dtype LST_DT_NONE on an op that takes a datatype (all but barrier, probe and Alltoallw) is
+ * MPI_DATATYPE_NULL. */
 #define LST_ANY_TAG (-1)             /* MPI_ANY_TAG */
 
 enum lst_api { LST_API_NONE = 0, LST_API_MPI = 1, LST_API_NCCL = 2, LST_API_RT = 3, LST_API_CUDA = 4 };
@@ -166,7 +167,8 @@ enum lst_marker {                /* markers (kind MARKER, in lst_record.op) */
   LST_MARK_TRACER_WARNING,       /* text: a warning the tracer gave once */
   LST_MARK_MPI_ERROR,            /* (1.3) an MPI call returned an error: value = its MPI error class,
                                   * extra = the error code, ref = the record of the call (a COLLECTIVE,
-                                  * WAIT or COMM_CREATE record, left FAILED) */
+                                  * WAIT or COMM_CREATE record, left FAILED), aux = the class's text
+                                  * (MPI_Error_string: class numbers differ between MPI libraries) */
   LST_MARK_COMM_CREATE,          /* (1.3) an MPI communicator creation call, ENTERED before it and
                                   * RETURNED or FAILED after: value = lst_comm_op, comm = the parent's
                                   * id, extra = the split colour as int64 (LST_UNDEFINED for
