@@ -125,6 +125,7 @@ class Analyzer {
     reconcile();
     for (auto& [id, c] : comms_) align(c);
     point_to_point();
+    creations();
     hang();
     unfinished();
     hang_finding();
@@ -188,11 +189,16 @@ class Analyzer {
     d.dtype_size = rec->u.coll.dtype_size;
     d.bytes = rec->u.coll.count * rec->u.coll.dtype_size;
     if (is_rooted(rec->op)) d.root = rec->u.coll.root_or_peer;
+    d.rooted = rec->api == LST_API_MPI && is_rooted(rec->op) && !(LST_WORD_FLAGS(rec->word) & LST_F_P2P);
+    d.datatype = format::dtype_text(*rec);
     if (rec->op == LST_OP_SEND || rec->op == LST_OP_RECV || rec->op == LST_OP_PROBE) d.peer = rec->u.coll.root_or_peer;
     d.tensor = tensor_at(r, *rec);
     d.site = site_of(r, rec->caller);
     d.time_s = time_of(r, rec->t_ns);
     d.context = std::string(r.context(ref));
+    if (d.state == LST_STATE_FAILED)
+      if (const Rank::MpiError* e = error_of(r, ref)) d.note = "failed: " + e->text;
+    if (died_inside(r, ref)) d.note = "died inside it: " + death(r);
     return d;
   }
 
@@ -242,7 +248,7 @@ class Analyzer {
         if (c.ref.name.empty() && !v->name.empty()) c.ref.name = v->name;
         if (c.ref.api == LST_API_NONE) c.ref.api = v->api;
       }
-      if (c.ref.name.empty()) c.ref.name = derived_name(views, id, 0);
+      if (c.ref.name.empty()) c.ref.name = id == 0 ? "MPI_COMM_NULL" : derived_name(views, id, 0);
       if (!by_members.empty()) {
         auto best = by_members.begin();
         for (auto it = by_members.begin(); it != by_members.end(); ++it)
@@ -323,9 +329,14 @@ class Analyzer {
     const Sequence* seq = nullptr;  // representative (nullptr: no collectives)
     std::vector<const Rank*> ranks;
     size_t support = 0;
+    bool behind = false;  // its ranks have not finished (they may not have got further yet)
   };
 
   static size_t len(const Sequence* s) { return s ? s->size() : 0; }
+
+  static bool same(const Sequence* a, const Sequence* b) {
+    return len(a) == len(b) && (len(a) == 0 || a->hash == b->hash);
+  }
 
   // Both ranks' sequences must be materialized (align does it once views differ).
   static bool is_prefix(const Sequence* a, const Sequence* b) {  // a strictly shorter prefix of b
@@ -338,13 +349,16 @@ class Analyzer {
   void align(Comm& c) {
     if (c.ranks.empty()) return;
     std::vector<Group> groups;
+    // Ranks that have not finished form groups of their own: a rank blocked after n calls agrees with
+    // a rank that ended after the same n calls and with one that went further, so it supports both.
     for (const Rank* r : c.ranks) {
       const Sequence* s = r->sequence(c.ref.id);
+      const bool b = behind(*r);
       Group* g = nullptr;
       for (auto& x : groups)
-        if (len(x.seq) == len(s) && (len(s) == 0 || x.seq->hash == s->hash)) g = &x;
+        if (x.behind == b && len(x.seq) == len(s) && (len(s) == 0 || x.seq->hash == s->hash)) g = &x;
       if (!g) {
-        groups.push_back({s, {}, 0});
+        groups.push_back({s, {}, 0, b});
         g = &groups.back();
       }
       g->ranks.push_back(r);
@@ -358,10 +372,10 @@ class Analyzer {
     if (groups.size() > 1) {
       // Ranks that have not finished and are a prefix of a longer view are behind, not different.
       for (auto& h : groups) {
-        bool all_behind = std::all_of(h.ranks.begin(), h.ranks.end(), [](const Rank* r) { return behind(*r); });
-        if (!all_behind) continue;
+        if (!h.behind) continue;
         for (auto& g : groups)
-          if (&g != &h && is_prefix(h.seq, g.seq)) g.support += h.ranks.size();
+          if (&g != &h && (is_prefix(h.seq, g.seq) || (!g.behind && same(h.seq, g.seq))))
+            g.support += h.ranks.size();
       }
     }
     size_t best = 0;
@@ -413,7 +427,7 @@ class Analyzer {
     std::vector<int32_t> majority;
     for (auto* r : ref.ranks) majority.push_back(r->world_rank);
 
-    invalid_roots(c, ref);
+    invalid_arguments(c, ref);
     for (size_t gi = 0; gi < groups.size(); ++gi) {
       if (gi == best) continue;
       for (const Rank* r : groups[gi].ranks) {
@@ -428,48 +442,201 @@ class Analyzer {
 
   std::set<uint64_t> control_comms_;
 
-  // A root that is no rank of the communicator, agreed on by every rank: not a mismatch, still an
-  // error MPI reports (MPI_ERR_ROOT), usually by ending the job inside that call. First one per
-  // communicator. (A root of -1 is recorded as "no root" and cannot be told apart.)
-  void invalid_roots(const Comm& c, const Group& ref) {
-    if (!ref.seq || c.members.empty()) return;
+  // An argument MPI rejects whatever the other ranks pass (MPI_ERR_ROOT, MPI_ERR_COMM, MPI_ERR_TYPE): a
+  // root that is no rank of the communicator, a null communicator or datatype. Not a mismatch when
+  // every rank passes it, still an error, usually ending the job inside that call. First one per
+  // communicator; the culprits are the ranks that passed it.
+  std::string invalid_why(const Comm& c, const lst_record& rec) const {
+    if (rec.api != LST_API_MPI || (LST_WORD_FLAGS(rec.word) & LST_F_P2P)) return "";
+    if (c.ref.id == 0) return "MPI_COMM_NULL is no communicator";
+    if (std::string_view(format::dtype_text(rec)) == "MPI_DATATYPE_NULL")
+      return "MPI_DATATYPE_NULL is no datatype";
+    if (!is_rooted(rec.op) || c.members.empty()) return "";
+    const int32_t root = rec.u.coll.root_or_peer, size = int32_t(c.members.size());
+    if (root >= 0 && root < size) return "";
+    // MPI_ROOT and MPI_PROC_NULL name the roles of an intercommunicator's two groups.
+    if ((root == LST_ROOT || root == LST_PROC_NULL) && intercomm(c.ref.id)) return "";
+    if (root == LST_ROOT || root == LST_PROC_NULL)
+      return fmt::format("root {} is only valid on an intercommunicator, and {} is none",
+                         format::root_text(root), c.ref.name);
+    return fmt::format("root {} is not a rank of {} (size {})", root, c.ref.name, size);
+  }
+
+  bool intercomm(uint64_t id) const {
+    for (auto& r : job_.ranks)
+      if (const CommView* v = r.comm(id)) return v->create_op == LST_COMM_INTERCOMM_CREATE;
+    return false;
+  }
+
+  void invalid_arguments(const Comm& c, const Group& ref) {
+    if (!ref.seq) return;
     const Rank& mr = *ref.ranks.front();
     const int32_t size = int32_t(c.members.size());
-    // A streamed rank knows the range of its roots: inside the communicator, there is nothing to find.
-    if (mr.streamed && ref.seq->root_min >= 0 && ref.seq->root_max < size) return;
+    // A streamed rank knows the range of its roots and whether it passed a null datatype: with roots
+    // inside the communicator, no null handle, there is nothing to find.
+    if (mr.streamed && c.ref.id != 0 && !ref.seq->null_dtype && ref.seq->root_min >= 0 &&
+        ref.seq->root_max < size)
+      return;
     mr.materialize();
     for (size_t i = 0; i < ref.seq->ref.size(); ++i) {
       const lst_record* rec = mr.record(ref.seq->ref[i]);
-      if (!is_rooted(rec->op) || rec->api != LST_API_MPI) continue;
-      const int32_t root = rec->u.coll.root_or_peer;
-      if (root == LST_NONE || (root >= 0 && root < size)) continue;
+      const std::string why = invalid_why(c, *rec);
+      if (why.empty()) continue;
       Finding f;
       f.kind = Kind::kInvalidArgument;
       f.comm = c.ref;
       f.seq = int64_t(i);
-      std::string died;
+      std::string died_text;
+      bool headline_died = false;
       for (const Rank* r : c.ranks) {
         f.ranks.push_back(r->world_rank);
-        RankDetail d = detail_at(*r, r->sequence(c.ref.id), int64_t(i));
         const Sequence* s = r->sequence(c.ref.id);
-        bool inside = s && std::binary_search(s->open.begin(), s->open.end(), uint32_t(i)) &&
-                      s->size() == i + 1 && !behind(*r);
+        r->materialize();  // released with the groups, or below
+        RankDetail d = detail_at(*r, s, int64_t(i));
+        const lst_record* own = s && i < s->ref.size() ? r->record(s->ref[i]) : nullptr;
+        if (own && invalid_why(c, *own) == why) f.culprits.push_back(r->world_rank);
+        // Ended inside it: the end marker names the call (format 2.0); older traces: its last call,
+        // still open, of a rank that did not merely stop.
+        bool inside =
+            own && (died_inside(*r, s->ref[i]) ||
+                    (!r->died_in && std::binary_search(s->open.begin(), s->open.end(), uint32_t(i)) &&
+                     s->size() == i + 1 && !behind(*r)));
         if (inside) {
-          d.note = "died inside it: " + ending(*r);
-          if (died.empty()) died = fmt::format("rank {} died inside {}", r->world_rank, d.operation);
+          d.note = "died inside it: " + death(*r);
+          // The headline names a rank MPI ended (exit status, abort, crash) before one the launcher stopped.
+          if (died_text.empty() || (died(*r) && !headline_died)) {
+            died_text = fmt::format("rank {} died inside {}", r->world_rank, d.operation);
+            headline_died = died(*r);
+          }
         }
         if (c.ranks.size() <= 16) f.detail.push_back(d);
       }
-      f.culprits = f.ranks;  // the program passes it on every rank
-      std::string why = fmt::format("root {} is not a rank of {} (size {})", root, c.ref.name, size);
       std::string op = format::op_name(*rec);
-      f.explanation = died.empty() ? fmt::format("every rank called {} #{} on {} with {}", op, i, c.ref.name, why)
-                                   : fmt::format("{} ({}); every rank passed that root", died, why);
+      const bool every = f.culprits.size() == c.ranks.size();
+      std::string who = every ? "every rank" : ranks_phrase(f.culprits);
+      f.explanation = died_text.empty()
+                          ? fmt::format("{} called {} #{} on {} with an argument MPI rejects: {}", who, op, i,
+                                        c.ref.name, why)
+                          : fmt::format("{} ({}); {} passed it", died_text, why, every ? "every rank" : who);
+      std::set<std::string> errors;
+      for (const Rank* r : c.ranks)
+        if (const Sequence* s = r->sequence(c.ref.id); s && i < s->ref.size())
+          if (const Rank::MpiError* e = error_of(*r, s->ref[i])) errors.insert(e->text);
+      for (auto& e : errors) f.notes.push_back(fmt::format("MPI returned {}", e));
       findings_.push_back(std::move(f));
       flagged_.insert({c.ref.id, int64_t(i)});
+      rejected_.insert({c.ref.id, int64_t(i)});
       return;
     }
   }
+  std::set<std::pair<uint64_t, int64_t>> rejected_;  // (comm, seq) of calls with an argument MPI rejects
+
+  // ----- MPI's own errors (format 2.0) -----
+  static bool died_inside(const Rank& r, RecordRef ref) {
+    return r.died_in && r.died_in == r.source->first_id() + ref;
+  }
+
+  // How the process ended, for a rank that died inside a call: a stop signal (the launcher tearing
+  // the job down) is said too.
+  static std::string death(const Rank& r) {
+    std::string e = ending(r);
+    if (e.empty() && r.saw_signal) e = fmt::format("it was killed (signal {})", r.signal);
+    return e.empty() ? "its trace ends there" : e;
+  }
+
+  static const Rank::MpiError* error_of(const Rank& r, RecordRef ref) {
+    const uint64_t id = r.source->first_id() + ref;
+    for (auto& e : r.mpi_errors)
+      if (e.record == id) return &e;
+    return nullptr;
+  }
+
+  // Communicator creations: a colour MPI rejects (negative other than MPI_UNDEFINED), or a creation
+  // that MPI failed or that a rank died inside. One finding per parent communicator, at its first
+  // such creation.
+  void creations() {
+    struct Bad {
+      std::vector<int32_t> colour, failed, died;
+      std::map<int32_t, int64_t> colours;
+      std::set<std::string> errors;
+      std::string op, site;
+      std::string death;
+    };
+    std::map<uint64_t, std::map<size_t, Bad>> by_parent;  // parent -> creation index -> what went wrong
+    for (auto& r : job_.ranks) {
+      std::map<uint64_t, size_t> index;
+      for (auto& cc : r.creations) {
+        size_t k = index[cc.parent]++;
+        const bool split = cc.comm_op == LST_COMM_SPLIT || cc.comm_op == LST_COMM_SPLIT_TYPE;
+        const bool bad_colour = split && cc.color < 0 && cc.color != LST_UNDEFINED;
+        const bool failed = cc.state == LST_STATE_FAILED;
+        // Ended by MPI inside it (not a rank the launcher stopped there afterwards).
+        const bool dead = cc.state == LST_STATE_ENTERED && died_inside(r, cc.ref) && died(r);
+        if (!bad_colour && !failed && !dead) continue;
+        Bad& b = by_parent[cc.parent][k];
+        b.op = format::op_name(*r.record(cc.ref));  // the call: "MPI_Comm_split"
+        if (b.site.empty()) b.site = site_of(r, cc.caller).text();
+        if (bad_colour) {
+          b.colour.push_back(r.world_rank);
+          b.colours[r.world_rank] = cc.color;
+        }
+        if (failed) b.failed.push_back(r.world_rank);
+        if (dead) {
+          b.died.push_back(r.world_rank);
+          if (b.death.empty()) b.death = fmt::format("rank {} died inside it: {}", r.world_rank, death(r));
+        }
+        if (const Rank::MpiError* e = error_of(r, cc.ref)) b.errors.insert(e->text);
+      }
+    }
+    for (auto& [parent, list] : by_parent) {
+      const auto& [k, b] = *list.begin();
+      Finding f;
+      f.kind = Kind::kInvalidArgument;
+      auto it = comms_.find(parent);
+      if (it != comms_.end())
+        f.comm = it->second.ref;
+      else
+        f.comm.id = parent;
+      if (parent == 0) f.comm.name = "MPI_COMM_NULL";
+      f.seq = -1;
+      std::set<int32_t> involved;
+      for (auto* v : {&b.colour, &b.failed, &b.died}) involved.insert(v->begin(), v->end());
+      f.ranks.assign(involved.begin(), involved.end());
+      f.culprits = !b.colour.empty() ? b.colour : f.ranks;
+      std::string where =
+          fmt::format("{} on {}{}", b.op, f.comm.name, b.site.empty() ? "" : " (" + b.site + ")");
+      if (!b.colour.empty()) {
+        std::string cs;
+        for (auto& [w, col] : b.colours)
+          cs += fmt::format("{}rank {} color {}", cs.empty() ? "" : ", ", w, col);
+        f.explanation =
+            fmt::format("{} passed a colour MPI rejects to {} ({}): a colour must be >= 0 or MPI_UNDEFINED",
+                        ranks_phrase(b.colour), where, cs);
+      } else {
+        f.explanation = fmt::format("{} did not create a communicator: MPI failed it on {}", where,
+                                    ranks_phrase(f.ranks));
+      }
+      if (!b.failed.empty())
+        f.notes.push_back(fmt::format("the call failed on {}{}", ranks_phrase(b.failed),
+                                      b.errors.empty() ? "" : " with " + *b.errors.begin()));
+      if (!b.died.empty()) f.notes.push_back(b.death);
+      if (k > 0) f.notes.push_back(fmt::format("this is creation #{} on {}", k, f.comm.name));
+      for (int32_t w : f.ranks) {
+        RankDetail d;
+        d.rank = w;
+        d.operation = b.op;
+        if (std::find(b.died.begin(), b.died.end(), w) != b.died.end())
+          d.note = "died inside it";
+        else if (std::find(b.failed.begin(), b.failed.end(), w) != b.failed.end())
+          d.note = "the call failed";
+        if (auto c = b.colours.find(w); c != b.colours.end())
+          d.note += fmt::format("{}color {}", d.note.empty() ? "" : "; ", c->second);
+        f.detail.push_back(d);
+      }
+      findings_.push_back(std::move(f));
+    }
+  }
+
   std::string evidence_;  // why the reference view of the communicator being aligned was chosen without a majority
 
   void compare(const Comm& c, const Group& ref, const Rank& r, bool tie, const std::vector<int32_t>& majority) {
@@ -721,15 +888,17 @@ class Analyzer {
     } else {
       if (k.name) diffs.push_back(fmt::format("rank {} named tensor '{}' where {} named '{}'", r.world_rank, nb,
                                               ranks_phrase(majority), na));
-      if (k.root) diffs.push_back(fmt::format("rank {} named root {} where {} named root {}", r.world_rank,
-                                              b->u.coll.root_or_peer, ranks_phrase(majority), a->u.coll.root_or_peer));
+      if (k.root)
+        diffs.push_back(fmt::format("rank {} named root {} where {} named root {}", r.world_rank,
+                                    format::root_text(b->u.coll.root_or_peer), ranks_phrase(majority),
+                                    format::root_text(a->u.coll.root_or_peer)));
       if (k.redop) diffs.push_back(fmt::format("rank {} reduced with {} where {} used {}", r.world_rank,
                                                format::redop_name(b->redop), ranks_phrase(majority),
                                                format::redop_name(a->redop)));
       if (k.bytes || k.dtype)
-        diffs.push_back(fmt::format("rank {} passed {} x {} ({} bytes) where {} passed {} x {} ({} bytes)", r.world_rank,
-                                    b->u.coll.count, format::dtype_name(b->dtype), bb, ranks_phrase(majority),
-                                    a->u.coll.count, format::dtype_name(a->dtype), ba));
+        diffs.push_back(fmt::format("rank {} passed {} x {} ({} bytes) where {} passed {} x {} ({} bytes)",
+                                    r.world_rank, b->u.coll.count, format::dtype_text(*b), bb,
+                                    ranks_phrase(majority), a->u.coll.count, format::dtype_text(*a), ba));
     }
     Finding f = base(c, kind, ai, ref, r, tie, majority);
     f.severity = sev;
@@ -821,6 +990,7 @@ class Analyzer {
         }
       if (!have) continue;
       std::vector<std::pair<const Rank*, const P2P*>> us, ur;  // unmatched
+      std::map<std::pair<int32_t, int32_t>, size_t> matched;   // (source, destination) -> messages paired
       std::set<std::pair<int32_t, int32_t>> keys;
       for (auto& [k, v] : sends) keys.insert(k);
       for (auto& [k, v] : recvs) keys.insert(k);
@@ -829,6 +999,7 @@ class Analyzer {
         auto& s = sends[k];
         auto& rv = recvs[k];
         size_t m = std::min(s.size(), rv.size());
+        matched[k] = m;
         for (size_t i = m; i < s.size(); ++i) {
           size_t& used = any_used[k.second];
           if (used < any[k.second].size()) ++used;
@@ -836,8 +1007,12 @@ class Analyzer {
         }
         for (size_t i = m; i < rv.size(); ++i) ur.push_back(rv[i]);
       }
+      // A receive from a rank that did send to this one before (and a send to a rank that did receive
+      // from this one) names the right peer: that peer stopped or has not got there yet, which the
+      // alignment and the hang analysis say. Only a peer never paired with is a wrong one.
       for (auto& [rcv, p] : ur) {
         int32_t d = rcv->world_rank, sp = world(p->peer);
+        if (matched[{sp, d}] > 0) continue;
         const std::pair<const Rank*, const P2P*>* other = nullptr;
         for (auto& s : us)
           if (world(s.second->peer) == d && s.first->world_rank != sp) other = &s;
@@ -845,6 +1020,7 @@ class Analyzer {
       }
       for (auto& [snd, p] : us) {
         int32_t s = snd->world_rank, dp = world(p->peer);
+        if (matched[{s, dp}] > 0) continue;
         const std::pair<const Rank*, const P2P*>* other = nullptr;
         for (auto& r : ur)
           if (world(r.second->peer) == s && r.first->world_rank != dp) other = &r;
@@ -976,6 +1152,18 @@ class Analyzer {
     return 0;
   }
 
+  // Does t[q] continue the repeating pattern of the calls before it (the shortest period p that the 2p
+  // calls before q follow)? Returns the period when it does, 0 when it departs or there is no pattern.
+  static size_t follows(const std::vector<uint64_t>& t, size_t q) {
+    if (q >= t.size()) return 0;
+    for (size_t p = 1; 2 * p <= q; ++p) {
+      bool periodic = true;
+      for (size_t i = q - p; i < q && periodic; ++i) periodic = t[i] == t[i - p];
+      if (periodic) return t[q] == t[q - p] ? p : 0;
+    }
+    return 0;
+  }
+
   // Ranks named by a runtime stall report ("... was never submitted by rank 1" / "ranks 1,2").
   static std::vector<int32_t> runtime_named(const Rank& r) {
     std::vector<int32_t> out;
@@ -1031,20 +1219,41 @@ class Analyzer {
                           "while the other rank's follow theirs (evidence: the rank's own per-step pattern)",
                           r.world_rank, c.ref.name, p, p == 1 ? "" : "s", pa ? qa : qb)};
     }
-    // 2. Blocked in a call the other never reaches.
-    auto blocked_beyond = [&](const Rank& r, const Sequence* s, const Sequence* other) {
-      if (!behind(r) || !s) return false;
-      for (size_t i = 0; i < s->open.size(); ++i)
-        if (size_t(s->open[i]) >= (other ? other->size() : 0) &&
-            LST_WORD_STATE(r.record(s->open_ref[i])->word) == LST_STATE_ENTERED)
-          return true;
-      return false;
+    // 2. One rank blocked in a call the other, which has ended, never reaches. When that call breaks
+    // the blocked rank's own per-step pattern, the blocked rank made a call too many; when it
+    // continues that pattern, the other rank stopped early (finalized or exited while it is waited for).
+    auto blocked_beyond = [&](const Rank& r, const Sequence* s, const Sequence* other) -> int64_t {
+      if (!behind(r) || !s) return -1;
+      for (uint32_t o : s->open)
+        if (size_t(o) >= (other ? other->size() : 0) && LST_WORD_STATE(r.record(s->ref[o])->word) == LST_STATE_ENTERED)
+          return int64_t(o);
+      return -1;
     };
-    bool ba = blocked_beyond(ra, sa, sb) && !behind(rb), bb = blocked_beyond(rb, sb, sa) && !behind(ra);
-    if (ba != bb)
-      return {names(ba ? a : b),
-              fmt::format("rank {} is blocked in a call on {} that rank {} never reaches (evidence: the blocked call)",
-                          (ba ? ra : rb).world_rank, c.ref.name, (ba ? rb : ra).world_rank)};
+    const int64_t oa = !behind(rb) ? blocked_beyond(ra, sa, sb) : -1,
+                  ob = !behind(ra) ? blocked_beyond(rb, sb, sa) : -1;
+    // A rank that crashed or was ended by MPI is left to the first-death evidence below.
+    if ((oa >= 0) != (ob >= 0) && !died(oa >= 0 ? rb : ra)) {
+      const bool wa = oa >= 0;
+      const Rank& waiter = wa ? ra : rb;
+      const Rank& gone = wa ? rb : ra;
+      const Sequence* ws = wa ? sa : sb;
+      const size_t o = size_t(wa ? oa : ob);
+      const lst_record* in = waiter.record(ws->ref[o]);
+      if (size_t p = follows(ws->sig, o))
+        return {
+            names(wa ? b : a),
+            fmt::format(
+                "rank {} waits in {} #{} on {}, which continues its own calls' pattern (every {} call{}), "
+                "while rank {} will never get there: {} (evidence: the rank that {} while the other waits "
+                "for it)",
+                waiter.world_rank, format::op_name(*in), o, c.ref.name, p, p == 1 ? "" : "s", gone.world_rank,
+                ending(gone), gone.end == EndState::kFinalizing ? "went on to MPI_Finalize" : "exited")};
+      return {
+          names(wa ? a : b),
+          fmt::format(
+              "rank {} is blocked in a call on {} that rank {} never reaches (evidence: the blocked call)",
+              waiter.world_rank, c.ref.name, gone.world_rank)};
+    }
     // 3. A runtime stall report that names a rank.
     std::set<int32_t> named;
     for (auto& r : job_.ranks)
@@ -1127,6 +1336,16 @@ class Analyzer {
     }
     bool stopped = !job_.stopped_by_run.empty();
     bool stuck = !live.empty() && blocked.size() == live.size();
+    // A rank whose MPI library ended it inside a call (an error handler that aborts) takes the job down:
+    // the ranks left blocked were stopped by the launcher, not hung.
+    for (auto& r : job_.ranks)
+      if (r.died_in && died(r)) stuck = false;
+    // ... and so does a call MPI rejected on every rank left in it: they were stopped there.
+    if (stuck && std::all_of(blocked.begin(), blocked.end(), [&](int32_t w) {
+          const Blocked& b = blocked_[w];
+          return !b.p2p && rejected_.count({b.comm, b.pos});
+        }))
+      stuck = false;
     if (!stopped && !stuck) return;
     Finding f;
     f.kind = Kind::kHang;
@@ -1324,7 +1543,7 @@ class Analyzer {
       for (uint32_t k : cand) {
         if (flagged_.count({id, int64_t(k)})) continue;
         bool all = c.ranks.size() == c.members.size();
-        std::vector<int32_t> open, stuck_free, done;
+        std::vector<int32_t> open, stuck_free, done, dead;
         for (const Rank* r : c.ranks) {
           const Sequence* s = r->sequence(id);
           if (!s || s->size() <= k) {
@@ -1333,6 +1552,7 @@ class Analyzer {
           }
           if (std::binary_search(s->open.begin(), s->open.end(), k)) {
             open.push_back(r->world_rank);
+            if (died_inside(*r, s->ref[k])) dead.push_back(r->world_rank);
             const Blocked& b = blocked_[r->world_rank];
             if (!(b.yes && b.comm == id && b.pos == int64_t(k))) stuck_free.push_back(r->world_rank);
           } else {
@@ -1340,6 +1560,12 @@ class Analyzer {
           }
         }
         if (!all || open.empty()) continue;
+        // The launcher stopped these ranks inside the call when MPI ended another rank elsewhere (its
+        // error handler): that rank's finding says why; this call is no finding of its own.
+        if (dead.empty() && torn_down() && std::all_of(open.begin(), open.end(), [&](int32_t w) {
+              return job_.rank(w)->end == EndState::kKilled;
+            }))
+          continue;
         // A finished job whose nonblocking calls were never waited for is not a hang.
         if (!res_.hung) continue;
         Finding f;
@@ -1360,11 +1586,25 @@ class Analyzer {
                      : (x.flags & LST_F_NONBLOCKING) ? "returned but never waited for it"
                                                       : std::string(end_state_name(r->end));
           }
-        if (!stuck_free.empty()) f.culprits = stuck_free;
+        // A process that ended inside the call (its error handler, a signal) is where to look first.
+        const Rank* first_dead = nullptr;
+        for (int32_t w : dead)
+          if (const Rank* r = job_.rank(w);
+              r && (!first_dead || (died(*r) && !died(*first_dead)) ||
+                    (died(*r) == died(*first_dead) &&
+                     time_of(*r, r->last_t_ns) < time_of(*first_dead, first_dead->last_t_ns))))
+            first_dead = r;
+        if (first_dead)
+          f.culprits = {first_dead->world_rank};
+        else if (!stuck_free.empty())
+          f.culprits = stuck_free;
         else if (open.size() < done.size()) f.culprits = open;
         f.explanation = fmt::format("every rank entered {} #{} on {}, but {} never {} it", d.operation, k, c.ref.name,
                                     ranks_phrase(open), (d.flags & LST_F_NONBLOCKING) ? "completed" : "returned from");
-        if (!stuck_free.empty())
+        if (first_dead)
+          f.notes.push_back(fmt::format("rank {} died inside it ({}): the others were waiting for it",
+                                        first_dead->world_rank, death(*first_dead)));
+        else if (!stuck_free.empty())
           f.notes.push_back(fmt::format("{} {} not waiting in it: look there first", ranks_phrase(stuck_free),
                                         stuck_free.size() == 1 ? "is" : "are"));
         else if (f.culprits.empty())
@@ -1373,6 +1613,12 @@ class Analyzer {
         flagged_.insert({id, int64_t(k)});
       }
     }
+  }
+
+  // Some rank's MPI library ended it inside a call (format 2.0 end marker, non-zero exit or abort or crash).
+  bool torn_down() const {
+    return std::any_of(job_.ranks.begin(), job_.ranks.end(),
+                       [&](const Rank& r) { return r.died_in && died(r); });
   }
 
   void finish() {

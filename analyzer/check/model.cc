@@ -127,6 +127,7 @@ void ingest_event(Rank& rank, const RecordSource& src, const lst_record& r, uint
         case LST_MARK_SIGNAL:
           rank.saw_signal = true;
           rank.signal = r.u.marker.value;
+          if (r.u.marker.ref) rank.died_in = r.u.marker.ref;
           break;
         case LST_MARK_MPI_ABORT:
           rank.saw_abort = true;
@@ -134,6 +135,14 @@ void ingest_event(Rank& rank, const RecordSource& src, const lst_record& r, uint
         case LST_MARK_PROCESS_END:
           rank.saw_process_end = true;
           rank.exit_status = r.u.marker.value;
+          if (r.u.marker.ref) rank.died_in = r.u.marker.ref;
+          break;
+        case LST_MARK_MPI_ERROR:
+          rank.mpi_errors.push_back({r.u.marker.ref, uint32_t(r.u.marker.value), std::string(src.string(r.aux))});
+          break;
+        case LST_MARK_COMM_CREATE:
+          rank.creations.push_back({ref, uint8_t(r.u.marker.value), r.comm, int64_t(r.u.marker.extra),
+                                    uint8_t(LST_WORD_STATE(word)), r.caller});
           break;
         case LST_MARK_ANNOTATION:
           // Only the string id is kept; the runtime's own abort note is an end state, not a phase.

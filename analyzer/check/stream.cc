@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "lockstep/check/model.h"
+#include "lockstep/format/reader.h"
 #include "record_sig.h"
 
 namespace lockstep::check {
@@ -196,10 +197,13 @@ void ingest_stream(Rank& rank, std::shared_ptr<const RecordSource> source) {
       sl.elem = element(recordsig::semantic(*r, recordsig::call_name(src, *r)), sl.number);
       Sequence& s = rank.seqs[sl.seq];
       if (flags & LST_F_CONTROL) s.has_control = true;
-      if (recordsig::rooted(r->op) && r->api == LST_API_MPI && sl.root != LST_NONE) {
+      // Roots as given (-1 included) and null datatypes: what invalid_arguments() looks for.
+      if (recordsig::rooted(r->op) && r->api == LST_API_MPI) {
         s.root_min = std::min(s.root_min, sl.root);
         s.root_max = std::max(s.root_max, sl.root);
       }
+      if (r->api == LST_API_MPI && std::string_view(format::dtype_text(*r)) == "MPI_DATATYPE_NULL")
+        s.null_dtype = true;
     }
     Sequence& s = rank.seqs[sl.seq];
     s.shape = fold(s.shape, sl.elem);

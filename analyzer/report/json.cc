@@ -39,8 +39,8 @@ nlohmann::json detail_json(const check::RankDetail& d) {
   j["operation"] = d.operation;
   j["count"] = d.count;
   j["bytes"] = d.bytes;
-  j["datatype"] = format::dtype_name(d.dtype);
-  j["root"] = d.root == LST_NONE ? Json(nullptr) : Json(d.root);
+  j["datatype"] = d.datatype.empty() ? format::dtype_name(d.dtype) : d.datatype;
+  j["root"] = d.root == LST_NONE && !d.rooted ? Json(nullptr) : Json(d.root);
   j["redop"] = d.redop ? Json(format::redop_name(d.redop)) : Json(nullptr);
   j["peer"] = d.peer == LST_NONE ? Json(nullptr) : Json(d.peer);
   j["state"] = format::state_name(d.state);

@@ -2,6 +2,7 @@
 // processes (missing trace files), so a CI test tab shows which communicator went out of lockstep.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 
 #include "lockstep/format/escape.h"
@@ -42,6 +43,26 @@ std::string junit(const check::Result& r, const Context& ctx) {
       cases += fmt::format("      <failure type=\"{}\" message=\"{}\">{}</failure>\n", check::kind_name(first.kind),
                            xml(headline(first)), xml(body));
     }
+    cases += "    </testcase>\n";
+  }
+  // Findings about a communicator no rank holds (MPI_COMM_NULL, the parent of a creation that failed).
+  for (auto& [id, list] : by_comm) {
+    if (std::any_of(r.comms.begin(), r.comms.end(), [&](const check::CommRef& c) { return c.id == id; }))
+      continue;
+    ++tests;
+    ++failures;
+    const check::Finding& first = *list.front();
+    std::string body;
+    for (auto* f : list) {
+      body +=
+          fmt::format("[{}] {} #{}: {}\n", check::kind_name(f->kind), f->comm.name, f->seq, f->explanation);
+      for (auto& n : f->notes) body += "  note: " + n + "\n";
+    }
+    cases += fmt::format(
+        "    <testcase classname=\"lockstep.check.communicators\" name=\"{} ({:#x})\" time=\"0\">\n",
+        xml(first.comm.name), id);
+    cases += fmt::format("      <failure type=\"{}\" message=\"{}\">{}</failure>\n",
+                         check::kind_name(first.kind), xml(headline(first)), xml(body));
     cases += "    </testcase>\n";
   }
   cases += "    <testcase classname=\"lockstep.check.job\" name=\"processes\" time=\"0\">\n";

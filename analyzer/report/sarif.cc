@@ -34,7 +34,10 @@ const char* rule_text(check::Kind k) {
     case check::Kind::kDeadlockCycle: return "ranks wait for each other in a cycle";
     case check::Kind::kUnfinished: return "every rank entered a collective and some never finished it";
     case check::Kind::kHang: return "the job hung: stopped at its timeout, or every running rank blocked";
-    case check::Kind::kInvalidArgument: return "every rank passed an argument MPI rejects (a root outside the communicator)";
+    case check::Kind::kInvalidArgument:
+      return "an argument MPI rejects (a root outside the communicator, MPI_COMM_NULL, MPI_DATATYPE_NULL, a "
+             "negative "
+             "split colour other than MPI_UNDEFINED), or a communicator creation MPI failed";
     case check::Kind::kCallsiteMismatch:
       return "a rank made a collective from another line than its own pattern (same arguments)";
   }

@@ -96,7 +96,10 @@ std::string headline(const Finding& f) {
     case Kind::kMembershipMismatch: return fmt::format("ranks disagree on the members of {}", f.comm.name);
     case Kind::kDeadlockCycle: return fmt::format("deadlock: {} wait for each other ({})", ranks_text(f.ranks), at);
     case Kind::kUnfinished: return fmt::format("{} never finished on {}{}", at, f.culprits.empty() ? ranks_text(f.ranks) : ranks_text(f.culprits), where(any));
-    case Kind::kInvalidArgument: return fmt::format("invalid root at {}{}", at, where(any));
+    case Kind::kInvalidArgument:
+      // The explanation says which argument and whether a rank died inside the call: the verdict itself.
+      if (f.explanation.size() <= 160) return f.explanation;
+      return fmt::format("an argument MPI rejects at {}{}", f.seq >= 0 ? at : f.comm.name, where(any));
     case Kind::kCallsiteMismatch:
       return fmt::format("{} made {} from another line{}", who, at, where(c));
     case Kind::kHang:
@@ -190,9 +193,14 @@ std::string text(const check::Result& r, const Context& ctx) {
                          d.context.empty() ? "" : " (in " + d.context + ")");
         continue;
       }
-      std::string args = d.dtype == LST_DT_NONE && d.count == 0 ? std::string("-")
-                         : fmt::format("{} x {} ({} B)", d.count, format::dtype_name(d.dtype), d.bytes);
-      if (d.root != LST_NONE) args += fmt::format(" root {}", d.root);
+      const std::string type = d.datatype.empty() ? format::dtype_name(d.dtype) : d.datatype;
+      std::string args = d.dtype == LST_DT_NONE && d.count == 0 && type.empty()
+                             ? std::string("-")
+                             : fmt::format("{} x {} ({} B)", d.count, type, d.bytes);
+      if (d.rooted)
+        args += " root " + format::root_text(d.root);
+      else if (d.root != LST_NONE)
+        args += fmt::format(" root {}", d.root);
       if (d.peer != LST_NONE) args += fmt::format(" peer {}", d.peer);
       if (d.redop) args += fmt::format(" {}", format::redop_name(d.redop));
       if (!d.tensor.empty()) args += " '" + d.tensor + "'";

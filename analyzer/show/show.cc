@@ -55,6 +55,11 @@ struct Row {
   std::vector<symbolize::Location> sites;  // caller first, then extra frames (STACK records)
 };
 
+bool is_rooted_op(uint8_t op) {
+  return op == LST_OP_BCAST || op == LST_OP_REDUCE || op == LST_OP_GATHER || op == LST_OP_GATHERV ||
+         op == LST_OP_SCATTER || op == LST_OP_SCATTERV;
+}
+
 std::string comm_text(uint64_t id, const std::map<uint64_t, std::string>& names) {
   if (id == 0) return "";
   auto it = names.find(id);
@@ -88,12 +93,16 @@ std::vector<Row> decode(const TraceFile& t, symbolize::Symbolizer* sym) {
     auto add_detail = [&](const std::string& d) { row.name += row.name.empty() ? d : " " + d; };
     switch (kind) {
       case LST_KIND_COLLECTIVE: {
-        row.comm = comm_text(r->comm, comm_names);
+        row.comm = r->comm ? comm_text(r->comm, comm_names) : format::null_comm_name(*r);
         row.seq = std::to_string(r->u.coll.seq);
         row.count = std::to_string(r->u.coll.count);
-        row.dtype = format::dtype_name(r->dtype);
+        row.dtype = format::dtype_text(*r);
         row.bytes = std::to_string(r->u.coll.count * r->u.coll.dtype_size);
-        row.root = r->u.coll.root_or_peer < 0 ? "" : std::to_string(r->u.coll.root_or_peer);
+        // A rooted MPI collective's root as given, -1 included (format 2.0); elsewhere only a real rank.
+        if (r->api == LST_API_MPI && is_rooted_op(r->op) && !(flags & LST_F_P2P))
+          row.root = format::root_text(r->u.coll.root_or_peer);
+        else
+          row.root = r->u.coll.root_or_peer < 0 ? "" : std::to_string(r->u.coll.root_or_peer);
         row.redop = format::redop_name(r->redop);
         if (state >= LST_STATE_RETURNED) row.us = std::to_string(r->t_return_us);
         if (flags & LST_F_IN_GROUP) add_detail("[group]");
@@ -122,6 +131,17 @@ std::vector<Row> decode(const TraceFile& t, symbolize::Symbolizer* sym) {
             r->op == LST_MARK_NCCL_GROUP_START || r->op == LST_MARK_NCCL_GROUP_END || r->op == LST_MARK_RT_EVENT)
           add_detail(fmt::format("value={}", int64_t(r->u.marker.value)));  // -1: not known
         if (r->u.marker.ref) add_detail(fmt::format("ref=#{}", r->u.marker.ref));
+        if (r->op == LST_MARK_MPI_ERROR)
+          add_detail(fmt::format("class={} code={}", r->u.marker.value, r->u.marker.extra));
+        if (r->op == LST_MARK_COMM_CREATE) {
+          row.comm = r->comm ? comm_text(r->comm, comm_names) : "MPI_COMM_NULL";
+          if (r->u.marker.value == LST_COMM_SPLIT || r->u.marker.value == LST_COMM_SPLIT_TYPE) {
+            const int64_t color = int64_t(r->u.marker.extra);
+            add_detail(color == LST_UNDEFINED ? std::string("color=MPI_UNDEFINED")
+                                              : fmt::format("color={}", color));
+          }
+          if (state >= LST_STATE_RETURNED) row.us = std::to_string(r->t_return_us);
+        }
         break;
       case LST_KIND_WAIT:
         row.count = std::to_string(r->u.wait.nrequests);
@@ -268,7 +288,7 @@ json to_json(const TraceFile& t, const std::vector<Row>& rows) {
     if (kind == LST_KIND_COLLECTIVE) {
       j["seq"] = r->u.coll.seq;
       j["count"] = r->u.coll.count;
-      j["dtype"] = format::dtype_name(r->dtype);
+      j["dtype"] = format::dtype_text(*r);
       j["dtype_size"] = r->u.coll.dtype_size;
       j["bytes"] = r->u.coll.count * r->u.coll.dtype_size;
       j["root_or_peer"] = r->u.coll.root_or_peer;

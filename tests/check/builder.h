@@ -121,6 +121,30 @@ class RankBuilder {
     return *this;
   }
   RankBuilder& finalize() { return marker(LST_MARK_MPI_FINALIZE); }
+  // (2.0) A marker that names another record (`ref`: its id), such as an end marker naming the call the
+  // process ended inside, or an MPI_ERROR marker with its class text.
+  RankBuilder& marker_ref(uint8_t op, uint64_t ref, uint64_t value = 0, const std::string& text = "") {
+    lst_record r{};
+    r.word = LST_WORD(LST_KIND_MARKER, 0, 0);
+    r.op = op;
+    r.u.marker.value = value;
+    r.u.marker.ref = ref;
+    if (!text.empty()) r.aux = str(text);
+    push(r);
+    return *this;
+  }
+  // (2.0) A communicator creation call on `parent` (LST_MARK_COMM_CREATE) in `state`, with its colour.
+  RankBuilder& creation(uint64_t parent, uint8_t comm_op, int64_t color, uint8_t state) {
+    lst_record r{};
+    r.word = LST_WORD(LST_KIND_MARKER, state, 0);
+    r.op = LST_MARK_COMM_CREATE;
+    r.comm = parent;
+    r.u.marker.value = comm_op;
+    r.u.marker.extra = uint64_t(color);
+    r.caller = 0x4000;
+    push(r);
+    return *this;
+  }
   // lockstep_annotate(text).
   RankBuilder& annotate(const std::string& text) {
     lst_record r{};

@@ -5,6 +5,7 @@
 apart from the expected one; a job that ended by itself has none unless --hung says it hung."""
 import argparse
 import json
+import re
 import sys
 
 
@@ -18,11 +19,18 @@ def main():
     ap.add_argument("--kind", help="the one finding expected; omit for a clean run")
     ap.add_argument("--seq", type=int)
     ap.add_argument("--culprits", default=None, help="comma-separated world ranks ('' for none)")
+    ap.add_argument("--culprits-within", default=None,
+                    help="comma-separated world ranks the culprits (at least one) must be among: for "
+                         "jobs the launcher tears down, where a rank may be stopped before the call")
     ap.add_argument("--comm-name", default=None)
     ap.add_argument("--mispaired", action="store_true", help="expect the skip-and-continue note")
     ap.add_argument("--silently-wrong", action="store_true")
     ap.add_argument("--hung", action="store_true")
     ap.add_argument("--min-collectives", type=int, default=0)
+    ap.add_argument("--explains", default=None,
+                    help="regular expression the finding's explanation must match")
+    ap.add_argument("--note", default=None,
+                    help="regular expression one of the finding's notes must match")
     a = ap.parse_args()
 
     with open(a.report) as f:
@@ -77,11 +85,19 @@ def main():
                 want = [int(x) for x in a.culprits.split(",") if x != ""]
                 if sorted(f["culprits"]) != want:
                     problems.append(f"culprits {f['culprits']}, expected {want}")
+            if a.culprits_within is not None:
+                allowed = {int(x) for x in a.culprits_within.split(",") if x != ""}
+                if not f["culprits"] or not set(f["culprits"]) <= allowed:
+                    problems.append(f"culprits {f['culprits']}, expected some of {sorted(allowed)}")
             if a.comm_name and f["communicator"]["name"] != a.comm_name:
                 problems.append(f"communicator {f['communicator']['name']}, expected {a.comm_name}")
             if a.mispaired:
                 if f.get("mispaired", 0) <= 0 or not any("wrong ones" in n for n in f["notes"]):
                     problems.append("no note about later collectives paired with the wrong ones")
+            if a.explains and not re.search(a.explains, f["explanation"]):
+                problems.append(f"explanation {f['explanation']!r} does not match {a.explains!r}")
+            if a.note and not any(re.search(a.note, n) for n in f["notes"]):
+                problems.append(f"no note matches {a.note!r}: {f['notes']}")
             if a.silently_wrong and not f.get("silently_wrong"):
                 problems.append("not marked silently_wrong")
     if a.hung and not report["hang"]["hung"]:

@@ -38,6 +38,7 @@ std::string dump(const Result& r) {
   for (auto& f : r.findings) {
     s += std::string(kind_name(f.kind)) + ": " + f.explanation + "\n";
     for (auto& n : f.notes) s += "  note: " + n + "\n";
+    for (auto& d : f.detail) s += "  rank " + std::to_string(d.rank) + ": " + d.note + "\n";
   }
   return s;
 }
@@ -396,6 +397,165 @@ TEST(InvalidArgument, RootOutsideTheCommunicatorOnEveryRankAndTheRankThatDiedInI
   auto c = ranks(2);
   for (auto& x : c) x.call(kWorld, Call{.op = LST_OP_BCAST, .redop = 0, .root = 1}).finalize();
   EXPECT_TRUE(run(c).in_lockstep());
+}
+
+TEST(InvalidArgument, RootMinusOneIsARootAndTheEndMarkerNamesTheRankThatDiedInIt) {
+  // Format 2.0: root -1 of a rooted call is the root given; rank 2's process ended inside the call
+  // (its error handler exited with the error code), the others were stopped by the launcher.
+  auto b = ranks(4);
+  Call bad{.op = LST_OP_BCAST, .redop = 0, .root = -1, .state = LST_STATE_ENTERED};
+  for (auto& x : b) x.call(kWorld, allreduce()).call(kWorld, bad);
+  std::vector<EndState> ends(4, EndState::kKilled);
+  for (int i = 0; i < 4; ++i) {
+    uint64_t in = b[i].last_id();
+    if (i == 2) {
+      b[i].marker_ref(LST_MARK_PROCESS_END, in, 8);
+      ends[i] = EndState::kExited;
+    } else {
+      b[i].marker_ref(LST_MARK_SIGNAL, in, 15);
+    }
+  }
+  Result r = run(b, ends);
+  const Finding* f = find(r, Kind::kInvalidArgument);
+  ASSERT_NE(f, nullptr) << dump(r);
+  EXPECT_EQ(f->seq, 1);
+  EXPECT_EQ(f->culprits, (V{0, 1, 2, 3}));
+  EXPECT_EQ(f->explanation.find("rank 2 died inside MPI_Bcast (root -1 is not a rank of MPI_COMM_WORLD"), 0u)
+      << dump(r);
+  EXPECT_EQ(find(r, Kind::kUnfinished), nullptr) << dump(r);
+  EXPECT_EQ(find(r, Kind::kHang), nullptr) << dump(r);  // torn down by MPI, not hung
+}
+
+TEST(InvalidArgument, ReturnedErrorIsANoteAndNullHandlesAreInvalid) {
+  auto b = ranks(3);
+  Call null_type{.op = LST_OP_ALLREDUCE, .dtype = LST_DT_NONE, .dtype_size = 0, .state = LST_STATE_FAILED};
+  for (auto& x : b) {
+    x.call(kWorld, allreduce()).call(kWorld, null_type);
+    x.marker_ref(LST_MARK_MPI_ERROR, x.last_id(), 3, "MPI_ERR_TYPE: invalid datatype");
+    x.call(kWorld, allreduce()).finalize();
+  }
+  Result r = run(b);
+  ASSERT_EQ(r.findings.size(), 1u) << dump(r);
+  const Finding& f = r.findings.front();
+  EXPECT_EQ(f.kind, Kind::kInvalidArgument);
+  EXPECT_EQ(f.seq, 1);
+  EXPECT_NE(f.explanation.find("MPI_DATATYPE_NULL is no datatype"), std::string::npos) << f.explanation;
+  ASSERT_FALSE(f.notes.empty());
+  EXPECT_EQ(f.notes.front(), "MPI returned MPI_ERR_TYPE: invalid datatype");
+  // A collective on MPI_COMM_NULL (comm 0) on every rank.
+  auto c = ranks(2);
+  for (auto& x : c) x.call(kWorld, allreduce()).call(0, Call{.state = LST_STATE_FAILED}).finalize();
+  Result rc = run(c);
+  const Finding* g = find(rc, Kind::kInvalidArgument);
+  ASSERT_NE(g, nullptr) << dump(rc);
+  EXPECT_EQ(g->comm.name, "MPI_COMM_NULL");
+  EXPECT_EQ(g->culprits, (V{0, 1}));
+  // Barrier has no datatype: no finding.
+  auto d = ranks(2);
+  for (auto& x : d) x.call(kWorld, Call{.op = LST_OP_BARRIER, .count = 0, .dtype = LST_DT_NONE}).finalize();
+  EXPECT_TRUE(run(d).in_lockstep()) << dump(run(d));
+}
+
+TEST(InvalidArgument, SplitColourAndFailedCreation) {
+  // Rank 1 passes colour -5: MPI's handler ends it inside MPI_Comm_split; the others were stopped there.
+  auto b = ranks(4);
+  std::vector<EndState> ends(4, EndState::kKilled);
+  for (int i = 0; i < 4; ++i) {
+    b[i].call(kWorld, allreduce()).creation(kWorld, LST_COMM_SPLIT, i == 1 ? -5 : i % 2, LST_STATE_ENTERED);
+    b[i].marker_ref(i == 1 ? LST_MARK_PROCESS_END : LST_MARK_SIGNAL, b[i].last_id(), i == 1 ? 13 : 15);
+  }
+  ends[1] = EndState::kExited;
+  Result r = run(b, ends);
+  const Finding* f = find(r, Kind::kInvalidArgument);
+  ASSERT_NE(f, nullptr) << dump(r);
+  EXPECT_EQ(f->seq, -1);
+  EXPECT_EQ(f->culprits, V{1});
+  EXPECT_NE(f->explanation.find("rank 1 passed a colour MPI rejects to MPI_Comm_split on MPI_COMM_WORLD"),
+            std::string::npos)
+      << f->explanation;
+  EXPECT_NE(dump(r).find("rank 1 died inside it"), std::string::npos) << dump(r);
+  // MPI_UNDEFINED is a colour; a creation that failed on every rank (returned error) is a finding.
+  auto c = ranks(2);
+  for (auto& x : c) {
+    x.call(kWorld, allreduce()).creation(kWorld, LST_COMM_SPLIT, LST_UNDEFINED, LST_STATE_RETURNED);
+    x.creation(kWorld, LST_COMM_DUP, 0, LST_STATE_FAILED);
+    x.marker_ref(LST_MARK_MPI_ERROR, x.last_id(), 16, "MPI_ERR_INTERN: internal error").finalize();
+  }
+  Result rc = run(c);
+  ASSERT_EQ(rc.findings.size(), 1u) << dump(rc);
+  EXPECT_EQ(rc.findings.front().culprits, (V{0, 1}));
+  EXPECT_NE(rc.findings.front().explanation.find("MPI_Comm_dup on MPI_COMM_WORLD"), std::string::npos)
+      << dump(rc);
+  EXPECT_NE(dump(rc).find("with MPI_ERR_INTERN"), std::string::npos) << dump(rc);
+}
+
+// ----- blame when a rank stopped early while others wait for it -----
+
+// mpi4py's pickled allreduce on three ranks, rank 1 skipping one step: each step the root (rank 0)
+// receives from rank 1 then rank 2, then two broadcasts. Rank 1 ends after 5 steps (in MPI_Finalize),
+// rank 0 waits in its 6th receive from rank 1, rank 2 (eager sends done) waits in the 6th broadcast.
+TEST(StoppedEarly, RankThatFinalizedWhileOthersWaitIsBlamedNotTheReceiverNorTheRankAhead) {
+  auto b = ranks(3);
+  Call size{.op = LST_OP_BCAST,
+            .count = 1,
+            .dtype = LST_DT_INT32,
+            .dtype_size = 4,
+            .redop = 0,
+            .root = 0,
+            .caller = 0x1100};
+  Call data = size;
+  data.count = 21;
+  data.dtype = LST_DT_BYTE;
+  data.dtype_size = 1;
+  for (int s = 0; s < 5; ++s) {
+    b[0].p2p(kWorld, LST_OP_RECV, 1, s).p2p(kWorld, LST_OP_RECV, 2, s);
+    for (int i = 1; i < 3; ++i) b[i].p2p(kWorld, LST_OP_SEND, 0, s);
+    for (auto& x : b) x.call(kWorld, size).call(kWorld, data);
+  }
+  b[0].p2p(kWorld, LST_OP_RECV, 1, 5, LST_STATE_ENTERED);
+  b[2].p2p(kWorld, LST_OP_SEND, 0, 5);
+  Call stuck = size;
+  stuck.state = LST_STATE_ENTERED;
+  b[2].call(kWorld, stuck);
+  b[1].marker(LST_MARK_MPI_FINALIZE, LST_STATE_ENTERED);
+  Result r = run(b, {EndState::kKilled, EndState::kFinalizing, EndState::kKilled});
+  EXPECT_EQ(find(r, Kind::kPeerMismatch), nullptr) << dump(r);  // rank 1 did send to rank 0 before
+  const Finding* f = find(r, Kind::kMissingCollective);
+  ASSERT_NE(f, nullptr) << dump(r);
+  EXPECT_EQ(f->culprits, V{1}) << dump(r);
+  EXPECT_EQ(f->seq, 10);
+  bool said = false;
+  for (auto& n : f->notes)
+    said |= n.find("went on to MPI_Finalize while the other waits for it") != std::string::npos;
+  EXPECT_TRUE(said) << dump(r);
+  for (auto& g : r.findings) EXPECT_EQ(g.culprits, V{1}) << kind_name(g.kind) << "\n" << dump(r);
+}
+
+TEST(TwoRanks, TheRankThatExitedWhileTheOtherWaitsInItsUsualCallIsBlamed) {
+  // Rank 1 skips one allreduce of six and exits; rank 0 waits in its sixth, which continues its
+  // pattern: rank 1 stopped early (a skip), not rank 0 calling once too often.
+  auto b = ranks(2);
+  b[0].calls(kWorld, allreduce(), 5).call(kWorld, Call{.state = LST_STATE_ENTERED});
+  b[1].calls(kWorld, allreduce(), 5).finalize();
+  Result r = run(b, {EndState::kKilled, EndState::kExited});
+  ASSERT_FALSE(r.findings.empty());
+  const Finding& f = r.findings.front();
+  EXPECT_EQ(f.kind, Kind::kMissingCollective) << dump(r);
+  EXPECT_FALSE(f.tie);
+  EXPECT_EQ(f.culprits, V{1}) << dump(r);
+  bool said = false;
+  for (auto& n : f.notes) said |= n.find("exited while the other waits for it") != std::string::npos;
+  EXPECT_TRUE(said) << dump(r);
+}
+
+TEST(TwoRanks, ACrashWhileTheOtherWaitsIsTheFirstDeathNotTheBlockedCall) {
+  auto b = ranks(2);
+  b[0].calls(kWorld, allreduce(), 5).call(kWorld, Call{.state = LST_STATE_ENTERED, .caller = 0x3000});
+  b[1].calls(kWorld, allreduce(), 5).marker(LST_MARK_SIGNAL, LST_STATE_RETURNED, 11);
+  Result r = run(b, {EndState::kKilled, EndState::kCrashed});
+  ASSERT_FALSE(r.findings.empty());
+  EXPECT_EQ(r.findings.front().culprits, V{1}) << dump(r);
+  EXPECT_NE(dump(r).find("died first"), std::string::npos) << dump(r);
 }
 
 }  // namespace

@@ -5,8 +5,10 @@
 #   MODE skip:  rank 1 skips a collective at a Python line: check exits 1 with missing_collective,
 #               rank 1 and that line (file:line of the script)
 #   MODE native: the clean job with LOCKSTEP_TRACE_PYTHON=0: exit 0 and no Python line in the trace
-#   MODE skip_pickled: the same through comm.allreduce: the verdict names the Python line, the hang
-#               analysis points at rank 1, and no record is left at an mpi4py address
+#   MODE skip_pickled: the same through comm.allreduce: the verdict names rank 1 and the Python line,
+#               every finding blames rank 1 only (not rank 0, whose receive from rank 1 never
+#               completes, nor the rank that went furthest), the hang analysis points at rank 1, and no
+#               record is left at an mpi4py address
 # Expected lines are found in the script by their "lockstep-test:" comments, never written here.
 set -uo pipefail
 mode=$1 work=$2 lockstep=$3 tracer=$4 python=$5 script=$6
@@ -25,8 +27,10 @@ fail() {
 }
 
 # Three ranks for the skips: with two, a rank that skips is a tie the checker does not blame.
+# skip_pickled4: the same job on four ranks (rank 0 receives from three senders in turn).
 np=2
 [[ $mode == skip* ]] && np=3
+[[ $mode == skip_pickled4 ]] && np=4 mode=skip_pickled
 [[ $mode == native ]] && export LOCKSTEP_TRACE_PYTHON=0
 "$lockstep" run -o "$work/traces" --tracer "$tracer" --timeout 60 -- "$@" -np $np "$python" "$script" \
   >"$work/run.out" 2>&1
@@ -72,7 +76,16 @@ case "$mode" in
     [[ $check_rc == 1 ]] || fail "check exited $check_rc, want 1 (findings)"
     want="$name:$(line_of allreduce)"
     head -1 "$work/check.out" | grep -qF "$want" || fail "the verdict does not name $want"
+    head -1 "$work/check.out" | grep -q "rank 1 " || fail "the verdict does not name rank 1"
     grep -q "look at rank 1:" "$work/check.out" || fail "the hang analysis does not point at rank 1"
+    "$lockstep" check --format json -o "$work/check.json" "$work/traces" >/dev/null 2>&1
+    "$python" - "$work/check.json" <<'PY' || fail "a finding blames a rank other than rank 1"
+import json
+import sys
+findings = json.load(open(sys.argv[1]))["findings"]
+print("culprits:", [(f["kind"], f["culprits"]) for f in findings])
+sys.exit(0 if findings and all(f["culprits"] == [1] for f in findings) else 1)
+PY
     if grep " collective " "$work/show.out" | grep -q "MPI.cpython"; then
       fail "a record of the pickled allreduce is shown at the extension module, not the Python line"
     fi

@@ -112,6 +112,16 @@ void* lookup_symbol(const char* name) noexcept {
 
 void* lookup_pmpi(const char* name) noexcept { return lookup_symbol(name); }
 
+__attribute__((noinline, cold)) void record_error(uint64_t id, int rc) noexcept {
+  int cls = rc;
+  if (REAL(MPI_Error_class)(rc, &cls) != MPI_SUCCESS) cls = rc;
+  // The class's own text ("MPI_ERR_ROOT: invalid root"): class numbers differ between MPI libraries.
+  char text[MPI_MAX_ERROR_STRING + 1] = {};
+  int len = 0;
+  if (REAL(MPI_Error_string)(cls, text, &len) != MPI_SUCCESS) text[0] = '\0';
+  marker_ex(LST_MARK_MPI_ERROR, static_cast<uint32_t>(cls), id, static_cast<uint32_t>(rc), text, 0, 0);
+}
+
 void no_pmpi(const char* name) noexcept {
   char text[200];
   std::snprintf(text, sizeof text,
@@ -413,6 +423,28 @@ Creation begin_creation(MPI_Comm parent) noexcept {
   return c;
 }
 
+// A communicator creation as a call of its own (LST_MARK_COMM_CREATE): entered before the real call,
+// returned or failed after, so that an error (a bad colour, a null communicator) or a process that dies
+// in it is in the trace even though no communicator comes of it.
+template <typename Call>
+int creating(uint8_t comm_op, const CommEntry* parent, int32_t color, uint64_t caller, Call&& call) {
+  const uint64_t id =
+      marker_ex(LST_MARK_COMM_CREATE, comm_op, 0, static_cast<uint64_t>(static_cast<int64_t>(color)), nullptr,
+                caller, LST_STATE_ENTERED, parent ? parent->id : 0);
+  ThreadState& st = thread_state();
+  const uint64_t saved = st.inside;
+  if (id != UINT64_MAX) st.inside = id + 1;
+  int rc = call();
+  st.inside = saved;
+  if (id != UINT64_MAX) {
+    marker_return(id, rc == MPI_SUCCESS);
+    if (rc != MPI_SUCCESS) record_error(id, rc);
+  }
+  return rc;
+}
+
+int32_t split_color(int color) noexcept { return color == MPI_UNDEFINED ? LST_UNDEFINED : color; }
+
 void finish_creation(const Creation& cr, MPI_Comm created, uint8_t comm_op, int32_t color, int32_t key,
                      uint64_t caller) noexcept {
   if (created == MPI_COMM_NULL || created == nullptr) return;
@@ -546,9 +578,16 @@ __attribute__((always_inline)) inline int traced_wait(uint8_t op, int count, MPI
   track(t, count, reqs);
   if (t.n == 0) return call();
   Pending p = wait_enter(op, t.first(), static_cast<uint32_t>(count), caller);
-  int rc = call();
+  const uint64_t id = p.id;
+  const bool recorded = p.rec != nullptr;
+  int rc;
+  {
+    InsideCall in(p);
+    rc = call();
+  }
   uint32_t done = settle(t, reqs);
   wait_return(p, done, rc == MPI_SUCCESS);
+  if (__builtin_expect(rc != MPI_SUCCESS, 0) && recorded) record_error(id, rc);
   return rc;
 }
 
@@ -565,7 +604,10 @@ __attribute__((always_inline)) inline int traced_test(uint8_t op, int count, MPI
   if (done > 0 || rc != MPI_SUCCESS) {
     // Entered at t0, before the call, so the duration is measured from t0.
     Pending p = wait_enter(op, t.first(), static_cast<uint32_t>(count), caller, t0, ticks0);
+    const uint64_t id = p.id;
+    const bool recorded = p.rec != nullptr;
     wait_return(p, done, rc == MPI_SUCCESS);
+    if (rc != MPI_SUCCESS && recorded) record_error(id, rc);
   }
   return rc;
 }
@@ -628,7 +670,7 @@ WRAP_EXPORT int MPI_Request_free(MPI_Request* req) {
 WRAP_EXPORT int MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
   PASSTHROUGH(MPI_Comm_dup, comm, newcomm);
   Creation cr = begin_creation(comm);
-  int rc = FORWARD(comm, newcomm);
+  int rc = creating(LST_COMM_DUP, cr.parent, 0, caller, CALL_REAL(comm, newcomm));
   if (rc == MPI_SUCCESS) finish_creation(cr, *newcomm, LST_COMM_DUP, LST_NONE, 0, caller);
   return rc;
 }
@@ -636,7 +678,7 @@ WRAP_EXPORT int MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
 WRAP_EXPORT int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm) {
   PASSTHROUGH(MPI_Comm_dup_with_info, comm, info, newcomm);
   Creation cr = begin_creation(comm);
-  int rc = FORWARD(comm, info, newcomm);
+  int rc = creating(LST_COMM_DUP, cr.parent, 0, caller, CALL_REAL(comm, info, newcomm));
   if (rc == MPI_SUCCESS) finish_creation(cr, *newcomm, LST_COMM_DUP, LST_NONE, 0, caller);
   return rc;
 }
@@ -645,7 +687,7 @@ WRAP_EXPORT int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* n
 WRAP_EXPORT int MPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* req) {
   PASSTHROUGH(MPI_Comm_idup, comm, newcomm, req);
   Creation cr = begin_creation(comm);
-  int rc = FORWARD(comm, newcomm, req);
+  int rc = creating(LST_COMM_IDUP, cr.parent, 0, caller, CALL_REAL(comm, newcomm, req));
   if (rc == MPI_SUCCESS && *newcomm != MPI_COMM_NULL) {
     Members m = members_of(comm);
     uint64_t id = child_id(cr.parent_id, cr.index, LST_COMM_IDUP, LST_NONE, m.world);
@@ -657,7 +699,8 @@ WRAP_EXPORT int MPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* req
 WRAP_EXPORT int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
   PASSTHROUGH(MPI_Comm_split, comm, color, key, newcomm);
   Creation cr = begin_creation(comm);
-  int rc = FORWARD(comm, color, key, newcomm);
+  int rc =
+      creating(LST_COMM_SPLIT, cr.parent, split_color(color), caller, CALL_REAL(comm, color, key, newcomm));
   if (rc == MPI_SUCCESS) finish_creation(cr, *newcomm, LST_COMM_SPLIT, color, key, caller);
   return rc;
 }
@@ -666,7 +709,8 @@ WRAP_EXPORT int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_
                                     MPI_Comm* newcomm) {
   PASSTHROUGH(MPI_Comm_split_type, comm, split_type, key, info, newcomm);
   Creation cr = begin_creation(comm);
-  int rc = FORWARD(comm, split_type, key, info, newcomm);
+  int rc = creating(LST_COMM_SPLIT_TYPE, cr.parent, split_color(split_type), caller,
+                    CALL_REAL(comm, split_type, key, info, newcomm));
   if (rc == MPI_SUCCESS) finish_creation(cr, *newcomm, LST_COMM_SPLIT_TYPE, split_type, key, caller);
   return rc;
 }
@@ -674,7 +718,7 @@ WRAP_EXPORT int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_
 WRAP_EXPORT int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
   PASSTHROUGH(MPI_Comm_create, comm, group, newcomm);
   Creation cr = begin_creation(comm);
-  int rc = FORWARD(comm, group, newcomm);
+  int rc = creating(LST_COMM_CREATE, cr.parent, 0, caller, CALL_REAL(comm, group, newcomm));
   if (rc == MPI_SUCCESS) finish_creation(cr, *newcomm, LST_COMM_CREATE, LST_NONE, 0, caller);
   return rc;
 }
@@ -683,7 +727,7 @@ WRAP_EXPORT int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcom
 WRAP_EXPORT int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* newcomm) {
   PASSTHROUGH(MPI_Comm_create_group, comm, group, tag, newcomm);
   CommEntry* parent = comm_of(comm);
-  int rc = FORWARD(comm, group, tag, newcomm);
+  int rc = creating(LST_COMM_CREATE_GROUP, parent, 0, caller, CALL_REAL(comm, group, tag, newcomm));
   if (rc == MPI_SUCCESS && *newcomm != MPI_COMM_NULL) {
     Members m = members_of(*newcomm);
     uint64_t parent_id = parent ? parent->id : 0;
@@ -701,7 +745,8 @@ WRAP_EXPORT int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_
                                      int remote_leader, int tag, MPI_Comm* newcomm) {
   PASSTHROUGH(MPI_Intercomm_create, local_comm, local_leader, peer_comm, remote_leader, tag, newcomm);
   CommEntry* local = comm_of(local_comm);
-  int rc = FORWARD(local_comm, local_leader, peer_comm, remote_leader, tag, newcomm);
+  int rc = creating(LST_COMM_INTERCOMM_CREATE, local, 0, caller,
+                    CALL_REAL(local_comm, local_leader, peer_comm, remote_leader, tag, newcomm));
   if (rc == MPI_SUCCESS && *newcomm != MPI_COMM_NULL) {
     Members m = members_of(*newcomm);
     uint64_t h = hash_members(mix(hash_bytes(kHashSeed, "mpi-intercomm", 13), tag), m.world);
@@ -715,7 +760,7 @@ WRAP_EXPORT int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_
 WRAP_EXPORT int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm* newcomm) {
   PASSTHROUGH(MPI_Intercomm_merge, intercomm, high, newcomm);
   Creation cr = begin_creation(intercomm);
-  int rc = FORWARD(intercomm, high, newcomm);
+  int rc = creating(LST_COMM_INTERCOMM_MERGE, cr.parent, 0, caller, CALL_REAL(intercomm, high, newcomm));
   if (rc == MPI_SUCCESS) finish_creation(cr, *newcomm, LST_COMM_INTERCOMM_MERGE, LST_NONE, high, caller);
   return rc;
 }
@@ -724,7 +769,8 @@ WRAP_EXPORT int MPI_Cart_create(MPI_Comm comm, int ndims, const int dims[], cons
                                 MPI_Comm* newcomm) {
   PASSTHROUGH(MPI_Cart_create, comm, ndims, dims, periods, reorder, newcomm);
   Creation cr = begin_creation(comm);
-  int rc = FORWARD(comm, ndims, dims, periods, reorder, newcomm);
+  int rc = creating(LST_COMM_CART_CREATE, cr.parent, 0, caller,
+                    CALL_REAL(comm, ndims, dims, periods, reorder, newcomm));
   if (rc == MPI_SUCCESS) finish_creation(cr, *newcomm, LST_COMM_CART_CREATE, LST_NONE, 0, caller);
   return rc;
 }
@@ -733,7 +779,8 @@ WRAP_EXPORT int MPI_Graph_create(MPI_Comm comm, int nnodes, const int index[], c
                                  MPI_Comm* newcomm) {
   PASSTHROUGH(MPI_Graph_create, comm, nnodes, index, edges, reorder, newcomm);
   Creation cr = begin_creation(comm);
-  int rc = FORWARD(comm, nnodes, index, edges, reorder, newcomm);
+  int rc = creating(LST_COMM_GRAPH_CREATE, cr.parent, 0, caller,
+                    CALL_REAL(comm, nnodes, index, edges, reorder, newcomm));
   if (rc == MPI_SUCCESS) finish_creation(cr, *newcomm, LST_COMM_GRAPH_CREATE, LST_NONE, 0, caller);
   return rc;
 }

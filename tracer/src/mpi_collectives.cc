@@ -10,6 +10,14 @@ inline int32_t comm_size(const CollectiveArgs& a) noexcept {
   return a.comm && a.comm->size > 0 ? a.comm->size : 0;
 }
 
+// A root as the caller gave it (an invalid one too: the checker names it), with the intercommunicator
+// roles in trace terms. LST_NONE stays "no root" only for the operations that have none.
+inline int32_t root_of(int root) noexcept {
+  if (root == MPI_ROOT) return LST_ROOT;
+  if (root == MPI_PROC_NULL) return LST_PROC_NULL;
+  return root;
+}
+
 int64_t sum(const int* counts, int n) noexcept {
   int64_t s = 0;
   if (counts)
@@ -19,7 +27,7 @@ int64_t sum(const int* counts, int n) noexcept {
 
 CollectiveArgs bcast_args(int count, MPI_Datatype dt, int root, MPI_Comm comm) noexcept {
   CollectiveArgs a = args(LST_OP_BCAST, comm, count, dt);
-  a.root_or_peer = root;
+  a.root_or_peer = root_of(root);
   return a;
 }
 
@@ -28,7 +36,7 @@ CollectiveArgs reduce_args(uint8_t lst_op, int count, MPI_Datatype dt, MPI_Op op
                            int root = LST_NONE) noexcept {
   CollectiveArgs a = args(lst_op, comm, count, dt);
   a.redop = redop_of(op);
-  a.root_or_peer = root;
+  a.root_or_peer = root_of(root);
   return a;
 }
 
@@ -37,7 +45,7 @@ CollectiveArgs gather_args(uint8_t op, const void* sbuf, int scount, MPI_Datatyp
                            MPI_Datatype rtype, MPI_Comm comm, int root = LST_NONE) noexcept {
   const bool in_place = sbuf == MPI_IN_PLACE;
   CollectiveArgs a = args(op, comm, in_place ? rcount : scount, in_place ? rtype : stype);
-  a.root_or_peer = root;
+  a.root_or_peer = root_of(root);
   return a;
 }
 
@@ -48,7 +56,7 @@ CollectiveArgs gatherv_args(uint8_t op, const void* sbuf, int scount, MPI_Dataty
   CollectiveArgs a = args(op, comm, scount, in_place ? rtype : stype);
   if (in_place && rcounts) a.count = static_cast<uint64_t>(rcounts[my_rank(a)]);
   a.flags |= LST_F_VCOUNTS;
-  a.root_or_peer = root;
+  a.root_or_peer = root_of(root);
   return a;
 }
 
@@ -57,7 +65,7 @@ CollectiveArgs scatter_args(int scount, MPI_Datatype stype, void* rbuf, int rcou
                             int root, MPI_Comm comm) noexcept {
   const bool in_place = rbuf == MPI_IN_PLACE;
   CollectiveArgs a = args(LST_OP_SCATTER, comm, in_place ? scount : rcount, in_place ? stype : rtype);
-  a.root_or_peer = root;
+  a.root_or_peer = root_of(root);
   return a;
 }
 
@@ -68,7 +76,7 @@ CollectiveArgs scatterv_args(const int scounts[], MPI_Datatype stype, void* rbuf
   CollectiveArgs a = args(LST_OP_SCATTERV, comm, rcount, in_place ? stype : rtype);
   if (in_place && scounts) a.count = static_cast<uint64_t>(scounts[my_rank(a)]);
   a.flags |= LST_F_VCOUNTS;
-  a.root_or_peer = root;
+  a.root_or_peer = root_of(root);
   return a;
 }
 

@@ -88,11 +88,33 @@ CollectiveArgs args(uint8_t op, MPI_Comm comm, int64_t count, MPI_Datatype dt) n
 extern RequestTable g_requests;  // request -> record id, until a Wait/Test completes it
 inline uintptr_t key_of(MPI_Request r) noexcept { return reinterpret_cast<uintptr_t>(r); }
 
+// An error code returned by the call of record `id`: its MPI error class and text, in an MPI_ERROR
+// marker after the record (left FAILED). Never on the success path.
+void record_error(uint64_t id, int rc) noexcept;
+
+// While the thread is inside the real call of record `id`: a process that ends there (an error handler
+// that aborts, a signal) names that record in its end marker.
+struct InsideCall {
+  explicit InsideCall(const Pending& p) noexcept : st(thread_state()), saved(st.inside) {
+    if (p.rec) st.inside = p.id + 1;
+  }
+  ~InsideCall() { st.inside = saved; }
+  ThreadState& st;
+  uint64_t saved;
+};
+
 template <typename Call>
 __attribute__((always_inline)) inline int blocking(const CollectiveArgs& a, uint64_t caller, Call&& call) {
   Pending p = collective_enter(a, caller);
-  int rc = call();
+  const uint64_t id = p.id;
+  const bool recorded = p.rec != nullptr;
+  int rc;
+  {
+    InsideCall in(p);
+    rc = call();
+  }
   collective_return(p, rc == MPI_SUCCESS);
+  if (__builtin_expect(rc != MPI_SUCCESS, 0) && recorded) record_error(id, rc);
   return rc;
 }
 
@@ -104,9 +126,14 @@ __attribute__((always_inline)) inline int nonblocking(CollectiveArgs a, uint64_t
   Pending p = collective_enter(a, caller);
   uint64_t id = p.id;
   bool recorded = p.rec != nullptr;
-  int rc = call();
+  int rc;
+  {
+    InsideCall in(p);
+    rc = call();
+  }
   collective_return(p, rc == MPI_SUCCESS);
   if (recorded && rc == MPI_SUCCESS && req && *req != MPI_REQUEST_NULL) g_requests.insert(key_of(*req), id);
+  if (__builtin_expect(rc != MPI_SUCCESS, 0) && recorded) record_error(id, rc);
   return rc;
 }
 

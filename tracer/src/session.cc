@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -382,13 +383,19 @@ size_t comm_hash(uint64_t key) noexcept {
 
 std::atomic<bool> g_ended{false};
 
-void on_exit_hook() {
-  format::Writer* w = open_writer_or_null();
-  if (!w || g_ended.exchange(true)) return;
+// The record of the call this thread is inside (0: none; record 0 is always PROCESS_START).
+uint64_t inside_call() noexcept {
+  const uint64_t in = thread_state().inside;
+  return in ? in - 1 : 0;
+}
+
+void write_process_end(format::Writer* w, uint64_t status) noexcept {
   InTracer in;
-  emit(w, LST_WORD(LST_KIND_MARKER, 0, 0), [](lst_record& r, uint64_t) {
+  const uint64_t ref = inside_call();
+  emit(w, LST_WORD(LST_KIND_MARKER, 0, 0), [&](lst_record& r, uint64_t) {
     r.op = LST_MARK_PROCESS_END;
-    r.u.marker.value = UINT64_MAX;  // the exit status is not visible from an exit hook
+    r.u.marker.value = status;
+    r.u.marker.ref = ref;
     r.t_ns = now_ns();
   });
   w->set_end_state(LST_END_EXIT);
@@ -399,6 +406,12 @@ void on_exit_hook() {
                  static_cast<int>(getpid()), static_cast<unsigned long long>(fp),
                  static_cast<unsigned long long>(dwarf));
   }
+}
+
+void on_exit_hook() {
+  format::Writer* w = open_writer_or_null();
+  if (!w || g_ended.exchange(true)) return;
+  write_process_end(w, UINT64_MAX);  // the exit status is not visible from an exit hook
 }
 
 void write_process_start(format::Writer* w) noexcept {
@@ -488,6 +501,7 @@ void record_fatal_signal(int sig, const siginfo_t* info) noexcept {
           clear_slot(r);
           r->op = LST_MARK_SIGNAL;
           r->u.marker.value = static_cast<uint64_t>(sig);
+          r->u.marker.ref = inside_call();
           r->u.marker.extra = info ? static_cast<uint64_t>(reinterpret_cast<uintptr_t>(info->si_addr)) : 0;
           r->t_ns = now_ns();
           format::Writer::publish(r, LST_WORD(LST_KIND_MARKER, 0, 0));
@@ -796,7 +810,7 @@ uint64_t marker(uint8_t op, uint64_t value, const char* text, uint64_t caller) n
 }
 
 uint64_t marker_ex(uint8_t op, uint64_t value, uint64_t ref, uint64_t extra, const char* text,
-                   uint64_t caller, uint8_t state) noexcept {
+                   uint64_t caller, uint8_t state, uint64_t comm) noexcept {
   format::Writer* w = writer();
   if (!w) return UINT64_MAX;
   InTracer in;
@@ -805,6 +819,7 @@ uint64_t marker_ex(uint8_t op, uint64_t value, uint64_t ref, uint64_t extra, con
   const uint64_t t_ns = stamp().ns;
   Emitted e = emit(w, LST_WORD(LST_KIND_MARKER, state, 0), [&](lst_record& r, uint64_t) {
     r.op = op;
+    r.comm = comm;
     r.u.marker.value = value;
     r.u.marker.ref = ref;
     r.u.marker.extra = extra;
@@ -815,14 +830,37 @@ uint64_t marker_ex(uint8_t op, uint64_t value, uint64_t ref, uint64_t extra, con
   return e.rec ? e.id : UINT64_MAX;
 }
 
-void marker_return(uint64_t id) noexcept {
+void marker_return(uint64_t id, bool ok) noexcept {
   if (id == UINT64_MAX) return;
   format::Writer* w = open_writer_or_null();
   if (!w) return;
   lst_record* r = w->at(id);
   if (!r || LST_WORD_KIND(r->word) != LST_KIND_MARKER) return;
   uint64_t us = (now_ns() - r->t_ns) / 1000;
-  format::Writer::finish(r, LST_STATE_RETURNED, us > UINT32_MAX ? UINT32_MAX : static_cast<uint32_t>(us));
+  format::Writer::finish(r, ok ? LST_STATE_RETURNED : LST_STATE_FAILED,
+                         us > UINT32_MAX ? UINT32_MAX : static_cast<uint32_t>(us));
 }
 
 }  // namespace lockstep::trace
+
+// _exit (and _Exit) end a process without exit hooks: Open MPI's fatal error handler (MPI_ERRORS_ARE_FATAL)
+// leaves through it from inside the failing call, with the error code as status. The trace keeps that
+// status and the call; then the process ends exactly as the real _exit would end it.
+namespace {
+[[noreturn]] void exit_now(int status) noexcept {
+  using namespace lockstep::trace;
+  // A vfork child shares the parent's memory and a fork child has abandoned the trace: only the
+  // process that opened the writer writes (getpid() is a system call here, never a cached value).
+  if (lockstep::format::Writer* w = open_writer_or_null();
+      w && static_cast<pid_t>(syscall(SYS_getpid)) == g_owner.load(std::memory_order_relaxed) &&
+      !g_ended.exchange(true))
+    write_process_end(w, static_cast<uint64_t>(static_cast<uint32_t>(status) & 0xff));
+  for (;;) {
+    syscall(SYS_exit_group, status);
+    syscall(SYS_exit, status);
+  }
+}
+}  // namespace
+
+extern "C" __attribute__((visibility("default"), noreturn)) void _exit(int status) { exit_now(status); }
+extern "C" __attribute__((visibility("default"), noreturn)) void _Exit(int status) { exit_now(status); }

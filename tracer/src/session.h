@@ -42,6 +42,7 @@ struct ThreadState {
   int depth;
   int control;
   int nccl_group_depth;
+  uint64_t inside;  // id + 1 of the record whose real call this thread is in (0: none)
 };
 extern __attribute__((tls_model("initial-exec"))) thread_local ThreadState t_thread_state;
 inline ThreadState& thread_state() noexcept { return t_thread_state; }
@@ -116,8 +117,9 @@ uint64_t marker(uint8_t op, uint64_t value, const char* text, uint64_t caller) n
 // A marker with every field; `state` is 0, or LST_STATE_ENTERED for a marker that marker_return()
 // later moves to RETURNED (MPI_Finalize). Returns the record id, UINT64_MAX when nothing was written.
 uint64_t marker_ex(uint8_t op, uint64_t value, uint64_t ref, uint64_t extra, const char* text,
-                   uint64_t caller, uint8_t state) noexcept;
-void marker_return(uint64_t id) noexcept;
+                   uint64_t caller, uint8_t state, uint64_t comm = 0) noexcept;
+// Moves a marker written ENTERED to RETURNED, or to FAILED when !ok.
+void marker_return(uint64_t id, bool ok = true) noexcept;
 // collective_return() for a record known only by id (tokens handed to other libraries).
 void collective_return_id(uint64_t id, bool ok) noexcept;
 // One MPI Wait/Test family call (kind WAIT): entered before the call, returned with the number of

@@ -67,9 +67,9 @@ const CommNames kComm[LST_COMM__COUNT] = {
 };
 
 const char* const kMarkers[LST_MARK__COUNT] = {
-    "unknown",          "process_start", "process_end",       "mpi_init",   "mpi_finalize",
-    "mpi_abort",        "signal",        "nccl_group_start",  "nccl_group_end", "annotation",
-    "rt_event",         "fork",          "tracer_warning",
+    "unknown",   "process_start", "process_end",      "mpi_init",       "mpi_finalize",
+    "mpi_abort", "signal",        "nccl_group_start", "nccl_group_end", "annotation",
+    "rt_event",  "fork",          "tracer_warning",   "mpi_error",      "comm_create",
 };
 
 const char* const kWaits[] = {"unknown", "MPI_Wait", "MPI_Waitall", "MPI_Waitany", "MPI_Waitsome",
@@ -105,6 +105,10 @@ std::string op_name(const lst_record& r) {
         case LST_MARK_MPI_ABORT: return "MPI_Abort";
         case LST_MARK_NCCL_GROUP_START: return "ncclGroupStart";
         case LST_MARK_NCCL_GROUP_END: return "ncclGroupEnd";
+        case LST_MARK_COMM_CREATE:  // the creation call itself: "MPI_Comm_split"
+          if (r.u.marker.value < LST_COMM__COUNT && kComm[r.u.marker.value].api)
+            return kComm[r.u.marker.value].api;
+          return marker_name(r.op);
         default: return marker_name(r.op);
       }
     case LST_KIND_WAIT: return wait_op_name(r.op);
@@ -123,6 +127,25 @@ const char* dtype_name(uint8_t d) {
   if (d == LST_DT_DERIVED) return "derived";
   if (d == LST_DT_UNKNOWN) return "unknown";
   return "?";
+}
+
+const char* null_comm_name(const lst_record& r) {
+  return r.api == LST_API_MPI && r.comm == 0 && LST_WORD_KIND(r.word) == LST_KIND_COLLECTIVE ? "MPI_COMM_NULL"
+                                                                                             : "";
+}
+
+const char* dtype_text(const lst_record& r) {
+  const bool takes_type = r.op != LST_OP_BARRIER && r.op != LST_OP_PROBE && r.op != LST_OP_ALLTOALLW;
+  if (r.api == LST_API_MPI && r.dtype == LST_DT_NONE && takes_type &&
+      LST_WORD_KIND(r.word) == LST_KIND_COLLECTIVE)
+    return "MPI_DATATYPE_NULL";
+  return dtype_name(r.dtype);
+}
+
+std::string root_text(int32_t root) {
+  if (root == LST_ROOT) return "MPI_ROOT";
+  if (root == LST_PROC_NULL) return "MPI_PROC_NULL";
+  return std::to_string(root);
 }
 
 const char* redop_name(uint8_t o) {

@@ -54,6 +54,8 @@ struct RankDetail {
   uint64_t bytes = 0;
   uint32_t dtype_size = 0;
   int32_t root = LST_NONE;   // rooted collectives
+  bool rooted = false;       // an MPI rooted collective: `root` is the root given (format 2.0: -1 too)
+  std::string datatype;      // the datatype's name, null handles included ("MPI_DATATYPE_NULL")
   int32_t peer = LST_NONE;   // point-to-point
   std::string tensor;        // runtime tensor name, when known
   Site site;

@@ -82,6 +82,7 @@ struct Sequence {
   // Streamed ranks: the bounds of the roots of MPI rooted calls (LST_NONE left out), so that a job whose
   // roots all lie inside their communicators needs no second look at its records.
   int32_t root_min = INT32_MAX, root_max = INT32_MIN;
+  bool null_dtype = false;  // streamed: an MPI call passed MPI_DATATYPE_NULL
   // Streamed ranks: the call sites (indices into Rank::site_addr) in the order this sequence first uses
   // them, and the hash of its calls with sites numbered that way; the site keys are folded in later.
   std::vector<uint32_t> site_order;
@@ -144,6 +145,25 @@ struct Rank {
   bool saw_signal = false, saw_abort = false, saw_process_end = false;
   uint64_t exit_status = UINT64_MAX;  // PROCESS_END value: UINT64_MAX when the tracer could not see it
   uint64_t signal = 0;
+  // (2.0) MPI's own errors: calls that returned an error code (their MPI_ERROR markers), communicator
+  // creation calls, and the call the process ended inside (the record id its end or signal marker
+  // names; 0 when none or not known). Rare: the hot loop only appends.
+  struct MpiError {
+    uint64_t record = 0;  // id of the failed call's record
+    uint32_t error_class = 0;
+    std::string text;  // the class's text, "MPI_ERR_ROOT: invalid root"
+  };
+  std::vector<MpiError> mpi_errors;
+  struct CreationCall {
+    RecordRef ref = 0;
+    uint8_t comm_op = 0;  // lst_comm_op
+    uint64_t parent = 0;  // the communicator it was called on (0: MPI_COMM_NULL)
+    int64_t color = 0;    // splits: the colour given (LST_UNDEFINED: MPI_UNDEFINED)
+    uint8_t state = 0;    // ENTERED (never came back), RETURNED or FAILED
+    uint64_t caller = 0;
+  };
+  std::vector<CreationCall> creations;
+  uint64_t died_in = 0;
   // The last WAIT record if it is still ENTERED (the rank is blocked in MPI_Wait*).
   bool in_wait = false;
   uint64_t wait_first_ref = 0;   // record id of the first request's collective

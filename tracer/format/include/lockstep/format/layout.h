@@ -124,6 +124,15 @@ enum lst_state {                 /* collective and wait records move forward onl
 /* Peer and tag values of point-to-point records (1.1). */
 #define LST_ANY_SOURCE (-2)          /* MPI_ANY_SOURCE: waits for every other rank of comm */
 #define LST_PROC_NULL (-3)           /* MPI_PROC_NULL: no peer, completes at once */
+/* (2.0) Roots of rooted MPI collectives are recorded as the caller gave them, invalid ones included
+ * (so -1 is a root of -1 there, never "no root": the op says whether a record has a root), except
+ * the intercommunicator roles MPI_PROC_NULL (LST_PROC_NULL) and MPI_ROOT (LST_ROOT). */
+#define LST_ROOT (-4)                /* MPI_ROOT: this process is the root group's root */
+/* (2.0) MPI_UNDEFINED as a split colour (LST_MARK_COMM_CREATE extra). */
+#define LST_UNDEFINED INT32_MIN
+/* (2.0) Null handles in MPI records: comm 0 is MPI_COMM_NULL (or a handle the tracer could not
+ * register); dtype LST_DT_NONE on an op that takes a datatype (all but barrier, probe and Alltoallw) is
+ * MPI_DATATYPE_NULL. */
 #define LST_ANY_TAG (-1)             /* MPI_ANY_TAG */
 
 enum lst_api { LST_API_NONE = 0, LST_API_MPI = 1, LST_API_NCCL = 2, LST_API_RT = 3, LST_API_CUDA = 4 };
@@ -152,17 +161,28 @@ enum lst_comm_op {               /* communicator events (kind COMM, in lst_recor
 
 enum lst_marker {                /* markers (kind MARKER, in lst_record.op) */
   LST_MARK_PROCESS_START = 1,    /* value: pid */
-  LST_MARK_PROCESS_END,          /* value: exit status if known */
+  LST_MARK_PROCESS_END,          /* value: exit status if known (UINT64_MAX: not known); (2.0) ref:
+                                  * the record of the call the exiting thread was inside, 0 if none */
   LST_MARK_MPI_INIT,             /* value: provided thread level */
   LST_MARK_MPI_FINALIZE,         /* state ENTERED then RETURNED */
   LST_MARK_MPI_ABORT,            /* value: error code */
-  LST_MARK_SIGNAL,               /* value: signal number */
+  LST_MARK_SIGNAL,               /* value: signal number; (2.0) ref: as for PROCESS_END, the record
+                                  * of the call the thread that got the signal was inside */
   LST_MARK_NCCL_GROUP_START,     /* value: depth after the call */
   LST_MARK_NCCL_GROUP_END,       /* value: depth after the call */
   LST_MARK_ANNOTATION,           /* text: free-form annotation from lockstep_annotate() */
   LST_MARK_RT_EVENT,             /* runtime event: value = lst_rt_event, text = tensor name */
   LST_MARK_FORK,                 /* value: child pid */
   LST_MARK_TRACER_WARNING,       /* text: a warning the tracer gave once */
+  LST_MARK_MPI_ERROR,            /* (2.0) an MPI call returned an error: value = its MPI error class,
+                                  * extra = the error code, ref = the record of the call (a COLLECTIVE,
+                                  * WAIT or COMM_CREATE record, left FAILED), aux = the class's text
+                                  * (MPI_Error_string: class numbers differ between MPI libraries) */
+  LST_MARK_COMM_CREATE,          /* (2.0) an MPI communicator creation call, ENTERED before it and
+                                  * RETURNED or FAILED after: value = lst_comm_op, comm = the parent's
+                                  * id, extra = the split colour as int64 (LST_UNDEFINED for
+                                  * MPI_UNDEFINED; 0 for other creations). A process that dies inside
+                                  * the call leaves it ENTERED. */
   LST_MARK__COUNT
 };
 

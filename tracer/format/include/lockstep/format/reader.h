@@ -109,5 +109,11 @@ const char* marker_name(uint8_t op);
 const char* api_name(uint8_t api);
 const char* wait_op_name(uint8_t op);
 const char* end_state_name(uint32_t state);
+// (2.0) What a COLLECTIVE record's handles and root stand for, null handles included: "MPI_COMM_NULL"
+// for an MPI record made on comm 0, "" for another comm; "MPI_DATATYPE_NULL" for an MPI record whose
+// operation takes a datatype and has none, else dtype_name(); "MPI_ROOT", "MPI_PROC_NULL" or the number.
+const char* null_comm_name(const lst_record& r);
+const char* dtype_text(const lst_record& r);
+std::string root_text(int32_t root);
 
 }  // namespace lockstep::format
