@@ -1550,9 +1550,9 @@ class Analyzer {
             all = false;
             break;
           }
-          if (std::binary_search(s->open.begin(), s->open.end(), k)) {
+          if (auto it = std::lower_bound(s->open.begin(), s->open.end(), k); it != s->open.end() && *it == k) {
             open.push_back(r->world_rank);
-            if (died_inside(*r, s->ref[k])) dead.push_back(r->world_rank);
+            if (died_inside(*r, s->open_ref[size_t(it - s->open.begin())])) dead.push_back(r->world_rank);
             const Blocked& b = blocked_[r->world_rank];
             if (!(b.yes && b.comm == id && b.pos == int64_t(k))) stuck_free.push_back(r->world_rank);
           } else {
