@@ -2,6 +2,7 @@
 #include "lint/function_analysis.h"
 
 #include <clang/AST/ASTContext.h>
+#include <clang/AST/ExprCXX.h>
 #include <clang/AST/StmtCXX.h>
 #include <clang/Analysis/CFG.h>
 #include <clang/Basic/SourceManager.h>
@@ -99,6 +100,35 @@ bool is_status_var(const VarDecl* v, const FunctionDecl* f, TuContext& tu) {
   return any && all;
 }
 
+// A call after which this process never continues and the job ends: MPI_Abort, abort, exit and their
+// kin, or a `noreturn` function that does not throw (a thrown exception may be caught and the rank go
+// on). A rank that takes such a path leaves no peer waiting forever: the launcher ends every rank.
+bool ends_job(const CallExpr* call) {
+  const FunctionDecl* f = call->getDirectCallee();
+  if (!f) return false;
+  std::string name = f->getIdentifier() ? f->getName().str() : std::string();
+  static const std::set<std::string> kEnd = {"MPI_Abort", "PMPI_Abort", "abort", "exit", "_exit", "_Exit",
+                                             "quick_exit", "terminate"};
+  // Not the process: longjmp goes on elsewhere, pthread_exit ends one thread.
+  static const std::set<std::string> kNot = {"longjmp", "siglongjmp", "_longjmp", "__builtin_longjmp",
+                                             "pthread_exit", "thrd_exit"};
+  if (kEnd.count(name)) return true;
+  if (kNot.count(name) || !f->isNoReturn()) return false;
+  // `[[noreturn]] void throw_error(...)`, libstdc++'s __throw_*: leaves by an exception.
+  if (llvm::StringRef(name).lower().find("throw") != std::string::npos) return false;
+  if (const FunctionDecl* def = f->getDefinition(); def && def->getBody()) {
+    std::vector<const Stmt*> work{def->getBody()};
+    while (!work.empty()) {
+      const Stmt* st = work.back();
+      work.pop_back();
+      if (!st) continue;
+      if (isa<CXXThrowExpr>(st)) return false;
+      for (const Stmt* child : st->children()) work.push_back(child);
+    }
+  }
+  return true;
+}
+
 class FunctionAnalysis {
  public:
   FunctionAnalysis(TuContext& tu, Diagnostics& diag) : tu_(tu), eval_(tu), diag_(diag) {}
@@ -169,13 +199,43 @@ bool FunctionAnalysis::analyze(FunctionInfo& fi) {
     const auto* ce = dyn_cast_or_null<Expr>(const_cast<CFGBlock*>(b)->getTerminatorCondition(false));
     error_check[b->getBlockID()] = is_error_check(ce, fi.decl, tu_);
   }
+  // Blocks from which every path ends the job before any collective (see ends_job): the side of a branch
+  // that leads there is not a way to skip a collective, whatever the condition.
+  std::vector<char> ending;
+  {
+    std::vector<char> ends(n, 0), blocked(n, 0);
+    for (const CFGBlock* b : rpo) {
+      unsigned id = b->getBlockID();
+      for (const CFGElement& el : *b) {
+        auto cs = el.getAs<CFGStmt>();
+        const auto* call = cs ? dyn_cast<CallExpr>(cs->getStmt()) : nullptr;
+        const FunctionDecl* callee = call ? call->getDirectCallee() : nullptr;
+        if (!callee) continue;
+        const CalleeInfo& ci = tu_.callee_info(callee);
+        bool collective = ci.kind == CalleeKind::kCollective;
+        if (ci.kind == CalleeKind::kUser) {
+          const FunctionInfo& ui = tu_.infos[callee->getDefinition()];
+          collective = !ui.has_summary || !ui.summary.events.empty();
+        }
+        if (collective && !ends_job(call)) {
+          blocked[id] = 1;
+          break;
+        }
+        if (ends_job(call)) {
+          ends[id] = 1;
+          break;
+        }
+      }
+    }
+    ending = job_ending_blocks(cfg, rpo, ends, blocked);
+  }
   std::vector<std::vector<const CFGBlock*>> controllers(n);
   std::vector<char> dropped_now;
   bool have_controllers = false;
   auto refresh_controllers = [&] {
     std::vector<char> varies(n, 0);
     for (unsigned i = 0; i < n; ++i) varies[i] = cond[i].any() && !error_check[i];
-    std::vector<char> dropped = exit_edges_to_drop(cfg, rpo, varies);
+    std::vector<char> dropped = exit_edges_to_drop(cfg, rpo, varies, ending);
     if (have_controllers && dropped == dropped_now) return false;
     have_controllers = true;
     dropped_now = std::move(dropped);
@@ -294,7 +354,11 @@ bool FunctionAnalysis::analyze(FunctionInfo& fi) {
       sum.events.push_back(up);
 
       unsigned site_key = ev.site.getRawEncoding();
-      if (local_ctrl && !reported_sites.count(site_key)) {
+      bool on_member_comm = false;
+      for (const auto& arg : ev.args) on_member_comm |= arg.role == ArgRole::kCommunicator && arg.taint.member_comm;
+      if (ev.members_from_arguments || on_member_comm) {
+        // Sub-communicator creation: the condition chooses the members, which is its purpose.
+      } else if (local_ctrl && !reported_sites.count(site_key)) {
         reported_sites.insert(site_key);
         grouped[local_ctrl].push_back(ev);
       } else if (ev.control.local && !reported_sites.count(site_key)) {

@@ -385,6 +385,7 @@ Taint Evaluator::substitute(const Taint& t, const std::vector<const Expr*>& args
                             const CallExpr* call) {
   Taint r;
   r.local = t.local;
+  r.member_comm = t.member_comm;
   r.origin = t.local ? t.origin : -1;
   for (unsigned i = 0; i < args.size() && i < kMaxParams; ++i) {
     if (t.params & (1u << i)) r.join(eval(args[i], c));
@@ -431,6 +432,15 @@ Taint Evaluator::eval_call(const CallExpr* call, BlockContext& c, bool apply) {
           case ArgRole::kInOutUniform:
             write(storage_of(args[i], true), Taint{}, true, c, /*exact=*/true);
             break;
+          case ArgRole::kNewComm:
+            if (coll->members_from_arguments) {
+              Taint member;
+              member.member_comm = true;
+              // Strong only for a variable of its own: an element or field shares its object's taint.
+              auto where = storage_of(args[i], true);
+              write(where, member, where.second, c, /*exact=*/true);
+            }
+            break;
           case ArgRole::kOutLocal:
             write(storage_of(args[i], true),
                   tu_.local_at(loc, "'" + ci.name + "' delivers different data to each rank here"), true, c);
@@ -442,6 +452,7 @@ Taint Evaluator::eval_call(const CallExpr* call, BlockContext& c, bool apply) {
       if (c.events) {
         Event ev;
         ev.collective = coll ? coll->name : ci.name;
+        ev.members_from_arguments = coll && coll->members_from_arguments;
         ev.loc = ev.site = loc;
         for (size_t i = 0; coll && i < args.size() && i < coll->args.size(); ++i)
           if (role_must_agree(coll->args[i]))
