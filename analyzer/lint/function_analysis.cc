@@ -107,11 +107,11 @@ bool ends_job(const CallExpr* call) {
   const FunctionDecl* f = call->getDirectCallee();
   if (!f) return false;
   std::string name = f->getIdentifier() ? f->getName().str() : std::string();
-  static const std::set<std::string> kEnd = {"MPI_Abort", "PMPI_Abort", "abort", "exit", "_exit", "_Exit",
-                                             "quick_exit", "terminate"};
+  static const std::set<std::string> kEnd = {"MPI_Abort", "PMPI_Abort", "abort",      "exit",
+                                             "_exit",     "_Exit",      "quick_exit", "terminate"};
   // Not the process: longjmp goes on elsewhere, pthread_exit ends one thread.
-  static const std::set<std::string> kNot = {"longjmp", "siglongjmp", "_longjmp", "__builtin_longjmp",
-                                             "pthread_exit", "thrd_exit"};
+  static const std::set<std::string> kNot = {"longjmp",           "siglongjmp",   "_longjmp",
+                                             "__builtin_longjmp", "pthread_exit", "thrd_exit"};
   if (kEnd.count(name)) return true;
   if (kNot.count(name) || !f->isNoReturn()) return false;
   // `[[noreturn]] void throw_error(...)`, libstdc++'s __throw_*: leaves by an exception.
@@ -355,7 +355,8 @@ bool FunctionAnalysis::analyze(FunctionInfo& fi) {
 
       unsigned site_key = ev.site.getRawEncoding();
       bool on_member_comm = false;
-      for (const auto& arg : ev.args) on_member_comm |= arg.role == ArgRole::kCommunicator && arg.taint.member_comm;
+      for (const auto& arg : ev.args)
+        on_member_comm |= arg.role == ArgRole::kCommunicator && arg.taint.member_comm;
       if (ev.members_from_arguments || on_member_comm) {
         // Sub-communicator creation: the condition chooses the members, which is its purpose.
       } else if (local_ctrl && !reported_sites.count(site_key)) {
