@@ -342,9 +342,12 @@ bool FunctionAnalysis::analyze(FunctionInfo& fi) {
         if (t.local &&
             (!local_ctrl || (is_loop(local_ctrl->getTerminatorStmt()) && !is_loop(a->getTerminatorStmt()))))
           local_ctrl = a;
-        if ((t.params || t.param_mem) && !param_ctrl) param_ctrl = a;
+        if ((t.params || t.param_mem) &&
+            (!param_ctrl || (is_loop(param_ctrl->getTerminatorStmt()) && !is_loop(a->getTerminatorStmt()))))
+          param_ctrl = a;
       }
-      if (param_ctrl) {
+      // A condition that is rank-local here is reported here: callers are not told about it again.
+      if (param_ctrl && !cond[param_ctrl->getBlockID()].local) {
         Taint sym = cond[param_ctrl->getBlockID()].symbolic_part();
         if (!up.control.any()) up.control_loc = cond_loc(param_ctrl, cond_expr[param_ctrl->getBlockID()]);
         up.control.join(sym);

@@ -545,15 +545,24 @@ Taint Evaluator::eval_call(const CallExpr* call, BlockContext& c, bool apply) {
       std::vector<std::pair<size_t, std::pair<Taint, Taint>>> writes;
       for (size_t i = 0; i < full.size() && i < sum.out_val.size(); ++i)
         writes.push_back({i, {substitute(sum.out_val[i], full, c), substitute(sum.out_mem[i], full, c)}});
+      // A parameter the callee leaves as it found it (its exit taint is exactly its own entry taint) is
+      // not written: passing a vector by reference to a function called under a rank-local condition
+      // does not make its size rank-local.
+      auto unchanged = [&](size_t i, const Taint& t, bool mem) {
+        if (i >= kMaxParams || t.local) return false;
+        uint32_t own = 1u << i;
+        return mem ? t.param_mem == own && !t.params : t.params == own && !t.param_mem;
+      };
       for (auto& [i, w] : writes) {
         if (i >= def->getNumParams()) break;
         QualType pt = def->getParamDecl(i)->getType();
+        bool same_val = unchanged(i, sum.out_val[i], false), same_mem = unchanged(i, sum.out_mem[i], true);
         if (pt->isReferenceType() && !pt.getNonReferenceType().isConstQualified()) {
-          write(storage_of(full[i], false), w.first, true, c);
+          if (!same_val) write(storage_of(full[i], false), w.first, true, c);
           auto st = storage_of(full[i], false);
-          if (st.first && tu_.types.holds_memory(st.first->getType()))
+          if (!same_mem && st.first && tu_.types.holds_memory(st.first->getType()))
             write({st.first, false}, w.second, true, c);
-        } else if (pt->isPointerType() && !pt->getPointeeType().isConstQualified()) {
+        } else if (pt->isPointerType() && !pt->getPointeeType().isConstQualified() && !same_mem) {
           write(storage_of(full[i], true), w.second, true, c);
         }
       }
@@ -637,6 +646,10 @@ void Evaluator::transfer(const Stmt* st, BlockContext& c) {
         } else if (const auto* cons = dyn_cast_or_null<CXXConstructExpr>(bare)) {
           if (cons->getNumArgs() == 1 && cons->getConstructor()->isCopyOrMoveConstructor())
             s.mem[vd] = eval_mem(cons->getArg(0), c);
+          else if (cons->getNumArgs() >= 2 && cons->getArg(1)->getType()->isArithmeticType() &&
+                   cons->getArg(1)->IgnoreImplicit()->isEvaluatable(tu_.ast) &&
+                   (cons->getNumArgs() == 2 || isa<CXXDefaultArgExpr>(cons->getArg(2))))
+            s.mem[vd] = eval(cons->getArg(0), c);  // vector(n, 0.0f): filled with a constant, like {0}
           else
             s.mem[vd] = fresh_buffer(vd);  // vector(n), array: filled by this rank
         } else if (const auto* call = dyn_cast_or_null<CallExpr>(bare); call && !is_view_of_object(call)) {

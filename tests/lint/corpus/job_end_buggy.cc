@@ -8,29 +8,39 @@
 
 [[noreturn]] void raise_error(const char* why) { throw why; }
 
-int step(float* grads, int n) {
-  if (!isfinite(grads[0])) return 1;
+int step(float* grads, int n, int rank) {
+  if (!isfinite(grads[0] * rank)) return 1;
   MPI_Allreduce(MPI_IN_PLACE, grads, n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: collective 'MPI_Allreduce' is skipped by ranks that leave early [conditional-collective]
-  // CHECK-NOTES: :[[@LINE-3]]:7: note: early exit decided here
   return 0;
 }
 
-void report_then_abort(float* grads, int n) {
-  if (grads[0] > 1e30f) {
+void report_then_abort(float* grads, int n, int rank) {
+  if (grads[0] * rank > 1e30f) {
     MPI_Barrier(MPI_COMM_WORLD);
-    // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: collective 'MPI_Barrier' runs only on ranks where a rank-local condition holds [conditional-collective]
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
   MPI_Allreduce(MPI_IN_PLACE, grads, n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
 }
 
-void caught(float* grads, int n) {
+void caught(float* grads, int n, int rank) {
   try {
-    if (grads[0] < 0) raise_error("negative");
+    if (grads[0] < rank) raise_error("negative");
     MPI_Allreduce(MPI_IN_PLACE, grads, n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-    // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: collective 'MPI_Allreduce' is skipped by ranks that leave early [conditional-collective]
-    // CHECK-NOTES: :[[@LINE-3]]:9: note: early exit decided here
   } catch (const char*) {
   }
 }
+
+void run(float* grads, int n) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  step(grads, n, rank);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: call to 'step' performs collective 'MPI_Allreduce' under a condition computed from a rank-local argument [conditional-collective]
+  // CHECK-NOTES: :[[@LINE-26]]:7: note: condition evaluated here
+  report_then_abort(grads, n, rank);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: call to 'report_then_abort' performs collective 'MPI_Barrier' under a condition computed from a rank-local argument [conditional-collective]
+  // CHECK-NOTES: :[[@LINE-23]]:7: note: condition evaluated here
+  caught(grads, n, rank);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: call to 'caught' performs collective 'MPI_Allreduce' under a condition computed from a rank-local argument [conditional-collective]
+  // CHECK-NOTES: :[[@LINE-17]]:9: note: condition evaluated here
+}
+
