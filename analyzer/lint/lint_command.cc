@@ -38,6 +38,32 @@ namespace fs = std::filesystem;
 using namespace clang;
 using namespace clang::tooling;
 
+// Force-included into every .cu file. Clang defines __CUDACC__ empty; NCCL 2.2x headers test it with
+// `#if __CUDACC__`, as nvcc's 1 allows. Clang 19's CUDA headers define __ldg but none of the other
+// cache-hinted loads and stores of sm_32_intrinsics.h (which its wrapper skips), and CUDA 12+ device
+// code calls them (NCCL 2.28's gin_proxy.h: __stwt): device-side stand-ins with the same effect let
+// that code parse; lint never compiles device code.
+constexpr const char* kCudaHostShim = R"(#undef __CUDACC__
+#define __CUDACC__ 1
+#if defined(__clang__) && __clang_major__ <= 19
+#define LOCKSTEP_CACHE_HINT_LOAD(name) \
+  template <typename T> __attribute__((device)) inline T name(const T* p) { return *p; }
+#define LOCKSTEP_CACHE_HINT_STORE(name) \
+  template <typename T> __attribute__((device)) inline void name(T* p, T v) { *p = v; }
+LOCKSTEP_CACHE_HINT_LOAD(__ldcg)
+LOCKSTEP_CACHE_HINT_LOAD(__ldca)
+LOCKSTEP_CACHE_HINT_LOAD(__ldcs)
+LOCKSTEP_CACHE_HINT_LOAD(__ldlu)
+LOCKSTEP_CACHE_HINT_LOAD(__ldcv)
+LOCKSTEP_CACHE_HINT_STORE(__stwb)
+LOCKSTEP_CACHE_HINT_STORE(__stcg)
+LOCKSTEP_CACHE_HINT_STORE(__stcs)
+LOCKSTEP_CACHE_HINT_STORE(__stwt)
+#undef LOCKSTEP_CACHE_HINT_LOAD
+#undef LOCKSTEP_CACHE_HINT_STORE
+#endif
+)";
+
 // Clang 19's CUDA wrapper includes two texture headers that CUDA 13 no longer ships; empty ones let the
 // host side parse. They live in a per-user temporary directory created on first use.
 std::string cuda_shim_dir() {
@@ -47,9 +73,16 @@ std::string cuda_shim_dir() {
     fs::create_directories(d, ec);
     for (const char* name : {"texture_fetch_functions.h", "texture_indirect_functions.h"})
       if (!fs::exists(d / name)) std::ofstream(d / name) << "/* intentionally empty: see lockstep lint */\n";
-    // Clang defines __CUDACC__ empty; NCCL 2.2x headers test it with `#if __CUDACC__`, as nvcc's 1 allows.
-    if (!fs::exists(d / "lockstep_cuda_host.h"))
-      std::ofstream(d / "lockstep_cuda_host.h") << "#undef __CUDACC__\n#define __CUDACC__ 1\n";
+    // Rewritten when its text changed, so that a newer lockstep never reads an older shim.
+    std::string text = kCudaHostShim;
+    std::ifstream in(d / "lockstep_cuda_host.h");
+    std::string have((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (have != text) {
+      // Per process first, then renamed: workers of another lockstep never see half a file.
+      auto tmp = d / ("lockstep_cuda_host.h." + std::to_string(getpid()));
+      std::ofstream(tmp) << text;
+      fs::rename(tmp, d / "lockstep_cuda_host.h", ec);
+    }
     return d.string();
   }();
   return dir;
