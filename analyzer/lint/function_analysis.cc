@@ -159,23 +159,23 @@ State FunctionAnalysis::entry_state(const FunctionInfo& fi) {
       if (tu_.opts.assume.argv_local) {
         Taint t = tu_.local_at(p->getLocation(),
                                "command-line argument '" + p->getNameAsString() + "' declared here");
-        s.val[p] = t;
-        s.mem[p] = t;
+        s.set_val(p, t);
+        s.set_mem(p, t);
       }
       continue;
     }
     if (!tu_.called.count(f) && tu_.types.holds_memory(p->getType())) {
       // Nothing in this translation unit calls it: what its buffers hold came from no collective we can see.
-      s.mem[p] = eval_.fresh_buffer(p);
+      s.set_mem(p, eval_.fresh_buffer(p));
       continue;
     }
     if (i >= kMaxParams) continue;
     Taint v;
     v.params = 1u << i;
-    s.val[p] = v;
+    s.set_val(p, v);
     Taint m;
     m.param_mem = 1u << i;
-    if (tu_.types.holds_memory(p->getType())) s.mem[p] = m;
+    if (tu_.types.holds_memory(p->getType())) s.set_mem(p, m);
   }
   return s;
 }
@@ -273,8 +273,14 @@ bool FunctionAnalysis::analyze(FunctionInfo& fi) {
       if (!in[b->getBlockID()].reached) continue;
       State s = in[b->getBlockID()];
       BlockContext c{&fi, &s, context_of(b)};
-      for (const CFGElement& el : *b)
-        if (auto cs = el.getAs<CFGStmt>()) eval_.transfer(cs->getStmt(), c);
+      for (const CFGElement& el : *b) {
+        if (auto cs = el.getAs<CFGStmt>()) {
+          eval_.transfer(cs->getStmt(), c);
+        } else if (auto le = el.getAs<CFGLifetimeEnds>()) {
+          s.val.erase(le->getVarDecl());
+          s.mem.erase(le->getVarDecl());
+        }
+      }
       Taint before = cond[b->getBlockID()];
       eval_condition(b, c);
       changed |= !before.same(cond[b->getBlockID()]);
@@ -293,8 +299,14 @@ bool FunctionAnalysis::analyze(FunctionInfo& fi) {
     if (!in[b->getBlockID()].reached) continue;
     State s = in[b->getBlockID()];
     BlockContext c{&fi, &s, context_of(b), &events[b->getBlockID()], &returns};
-    for (const CFGElement& el : *b)
-      if (auto cs = el.getAs<CFGStmt>()) eval_.transfer(cs->getStmt(), c);
+    for (const CFGElement& el : *b) {
+      if (auto cs = el.getAs<CFGStmt>()) {
+        eval_.transfer(cs->getStmt(), c);
+      } else if (auto le = el.getAs<CFGLifetimeEnds>()) {
+        s.val.erase(le->getVarDecl());
+        s.mem.erase(le->getVarDecl());
+      }
+    }
   }
 
   Summary sum;
@@ -491,6 +503,9 @@ void analyze_functions(TuContext& tu, const std::vector<const FunctionDecl*>& fu
     CFG::BuildOptions opts;
     opts.AddInitializers = true;
     opts.AddCXXDefaultInitExprInCtors = true;
+    // Where automatic variables die: the dataflow state forgets them there, so it holds the variables
+    // in scope rather than every variable of a long function (copying and joining it per block).
+    opts.AddLifetime = true;
     info.cfg = CFG::buildCFG(f, f->getBody(), &tu.ast, opts);
   }
   Diagnostics diag(tu);

@@ -65,8 +65,20 @@ inline Taint joined(Taint a, const Taint& b) {
 
 // Values of variables (`val`) and what variables that are pointers, arrays or containers hold (`mem`).
 struct State {
+  // Only values that are not plainly uniform are stored (a missing entry is uniform): a long function
+  // has thousands of variables, and copying and joining maps of all of them per block is quadratic.
   llvm::DenseMap<const clang::ValueDecl*, Taint> val, mem;
   bool reached = false;
+
+  static bool uniform(const Taint& t) { return !t.any() && !t.member_comm; }
+  static void put(llvm::DenseMap<const clang::ValueDecl*, Taint>& m, const clang::ValueDecl* d, const Taint& t) {
+    if (uniform(t))
+      m.erase(d);
+    else
+      m[d] = t;
+  }
+  void set_val(const clang::ValueDecl* d, const Taint& t) { put(val, d, t); }
+  void set_mem(const clang::ValueDecl* d, const Taint& t) { put(mem, d, t); }
 
   // Joins `o` into this state; true when anything changed.
   bool join(const State& o) {
@@ -75,6 +87,7 @@ struct State {
     auto merge = [&](llvm::DenseMap<const clang::ValueDecl*, Taint>& mine,
                      const llvm::DenseMap<const clang::ValueDecl*, Taint>& theirs) {
       for (const auto& [d, t] : theirs) {
+        if (uniform(t)) continue;
         auto [it, inserted] = mine.try_emplace(d, t);
         if (inserted) {
           changed |= t.any() || t.member_comm;

@@ -343,8 +343,8 @@ void Evaluator::write(std::pair<const ValueDecl*, bool> where, Taint t, bool str
   if (!exact) t.join(c.control);
   auto& map = where.second ? c.state->val : c.state->mem;
   if (strong)
-    map[where.first] = t;
-  else
+    State::put(map, where.first, t);
+  else if (!State::uniform(t))
     map[where.first].join(t);
 }
 // Writes through a pointer or reference argument.
@@ -626,40 +626,40 @@ void Evaluator::transfer(const Stmt* st, BlockContext& c) {
       if (!vd) continue;
       const Expr* init = vd->getInit();
       QualType t = vd->getType();
-      s.val[vd] = init ? eval(init, c) : Taint{};
+      s.set_val(vd, init ? eval(init, c) : Taint{});
       if (t->isReferenceType()) {
-        if (init && tu_.types.holds_memory(t)) s.mem[vd] = eval_mem(init, c);
+        if (init && tu_.types.holds_memory(t)) s.set_mem(vd, eval_mem(init, c));
         continue;
       }
       if (t->isPointerType()) {
         const Expr* bare = init ? init->IgnoreParenCasts() : nullptr;
         if (bare && (isa<CXXNewExpr>(bare) || (isa<CallExpr>(bare) && is_allocation(cast<CallExpr>(bare)))))
-          s.mem[vd] = fresh_buffer(vd);
+          s.set_mem(vd, fresh_buffer(vd));
         else
-          s.mem[vd] = init ? eval_mem(init, c) : Taint{};
+          s.set_mem(vd, init ? eval_mem(init, c) : Taint{});
         continue;
       }
       if (t->isArrayType() || tu_.types.is_buffer_class(t)) {
         const Expr* bare = init ? init->IgnoreImplicit() : nullptr;
         if (bare && isa<InitListExpr>(bare)) {
-          s.mem[vd] = eval(bare, c);
+          s.set_mem(vd, eval(bare, c));
         } else if (const auto* cons = dyn_cast_or_null<CXXConstructExpr>(bare)) {
           if (cons->getNumArgs() == 1 && cons->getConstructor()->isCopyOrMoveConstructor())
-            s.mem[vd] = eval_mem(cons->getArg(0), c);
+            s.set_mem(vd, eval_mem(cons->getArg(0), c));
           else if (cons->getNumArgs() >= 2 && cons->getArg(1)->getType()->isArithmeticType() &&
                    cons->getArg(1)->IgnoreImplicit()->isEvaluatable(tu_.ast) &&
                    (cons->getNumArgs() == 2 || isa<CXXDefaultArgExpr>(cons->getArg(2))))
-            s.mem[vd] = eval(cons->getArg(0), c);  // vector(n, 0.0f): filled with a constant, like {0}
+            s.set_mem(vd, eval(cons->getArg(0), c));  // vector(n, 0.0f): filled with a constant, like {0}
           else
-            s.mem[vd] = fresh_buffer(vd);  // vector(n), array: filled by this rank
+            s.set_mem(vd, fresh_buffer(vd));  // vector(n), array: filled by this rank
         } else if (const auto* call = dyn_cast_or_null<CallExpr>(bare); call && !is_view_of_object(call)) {
-          s.mem[vd] = fresh_buffer(vd);  // a container some function made: no collective produced it
+          s.set_mem(vd, fresh_buffer(vd));  // a container some function made: no collective produced it
         } else if (bare) {
-          s.mem[vd] = eval_mem(bare, c);  // an iterator or view into another container
+          s.set_mem(vd, eval_mem(bare, c));  // an iterator or view into another container
         } else if (t.isConstQualified() && vd->isStaticLocal()) {
-          s.mem[vd] = Taint{};
+          s.set_mem(vd, Taint{});
         } else {
-          s.mem[vd] = fresh_buffer(vd);
+          s.set_mem(vd, fresh_buffer(vd));
         }
       }
     }
@@ -703,9 +703,9 @@ void Evaluator::assign(const Expr* lhs, const Expr* rhs, const Taint& t, BlockCo
   const Expr* l = lhs->IgnoreParenImpCasts();
   if (const auto* dre = dyn_cast<DeclRefExpr>(l)) {
     if (const auto* vd = dyn_cast<VarDecl>(dre->getDecl())) {
-      s.val[vd] = joined(t, c.control);
+      s.set_val(vd, joined(t, c.control));
       if (tu_.types.holds_memory(vd->getType()) && !vd->getType()->isArrayType())
-        s.mem[vd] = joined(eval_mem(rhs, c), c.control);
+        s.set_mem(vd, joined(eval_mem(rhs, c), c.control));
     }
     return;
   }
