@@ -128,7 +128,8 @@ std::vector<std::string> translate_nvcc(const std::vector<std::string>& in, cons
       "-gencode", "--generate-code", "-arch", "--gpu-architecture", "-code", "--gpu-code", "-ccbin",
       "--compiler-bindir", "-Xcudafe", "-Xptxas", "-Xnvlink", "-Xfatbin", "-Xarchive", "--threads", "-t",
       "-diag-suppress", "--diag-suppress", "--Werror", "-maxrregcount", "--maxrregcount", "-rdc",
-      "--relocatable-device-code", "--default-stream", "-default-stream", "--split-compile", "-split-compile"};
+      "--relocatable-device-code", "--default-stream", "-default-stream", "--split-compile",
+      "-split-compile"};
   static const std::set<std::string> kDrop = {
       "-forward-unknown-to-host-compiler", "--forward-unknown-to-host-compiler", "--expt-relaxed-constexpr",
       "-expt-relaxed-constexpr", "--expt-extended-lambda", "-expt-extended-lambda", "--extended-lambda",
@@ -136,7 +137,8 @@ std::vector<std::string> translate_nvcc(const std::vector<std::string>& in, cons
       "-use_fast_math", "--use_fast_math", "-G", "--device-debug", "--keep", "-keep", "--resource-usage",
       "-res-usage", "--display-error-number", "-Wno-deprecated-gpu-targets", "--cudart", "-cudart"};
   // Prefixes of `--flag=value` spellings to drop.
-  static const char* kDropPrefix[] = {"-gencode=", "--generate-code=", "-arch=", "--gpu-architecture=", "-code=",
+  static const char* kDropPrefix[] = {"-gencode=", "--generate-code=", "-arch=", "--gpu-architecture=",
+                                      "-code=",
                                       "--gpu-code=", "-ccbin=", "--compiler-bindir=", "-Xcudafe=", "-Xptxas=",
                                       "-Xnvlink=", "--threads=", "-t=", "--diag-suppress=", "-diag-suppress=",
                                       "--Werror=", "-maxrregcount=", "--maxrregcount=", "-rdc=",
@@ -157,7 +159,8 @@ std::vector<std::string> translate_nvcc(const std::vector<std::string>& in, cons
   for (size_t i = 0; i < work.size(); ++i) {
     const std::string a = work[i];
     auto next = [&]() -> std::string { return i + 1 < work.size() ? work[++i] : std::string(); };
-    if (a == "--options-file" || a == "-optf" || a.rfind("--options-file=", 0) == 0 || a.rfind("-optf=", 0) == 0) {
+    if (a == "--options-file" || a == "-optf" || a.rfind("--options-file=", 0) == 0 ||
+        a.rfind("-optf=", 0) == 0) {
       std::string file = a.find('=') != std::string::npos ? a.substr(a.find('=') + 1) : next();
       fs::path path = fs::path(file).is_absolute() ? fs::path(file) : fs::path(directory) / file;
       std::ifstream f(path);

@@ -71,7 +71,8 @@ struct State {
   bool reached = false;
 
   static bool uniform(const Taint& t) { return !t.any() && !t.member_comm; }
-  static void put(llvm::DenseMap<const clang::ValueDecl*, Taint>& m, const clang::ValueDecl* d, const Taint& t) {
+  static void put(llvm::DenseMap<const clang::ValueDecl*, Taint>& m, const clang::ValueDecl* d,
+                  const Taint& t) {
     if (uniform(t))
       m.erase(d);
     else
