@@ -21,6 +21,7 @@ constexpr RoleName kRoles[] = {
     {"counts", ArgRole::kPerRankCounts}, {"datatype", ArgRole::kDatatype},
     {"op", ArgRole::kReduceOp},          {"root", ArgRole::kRoot},
     {"comm", ArgRole::kCommunicator},    {"peer", ArgRole::kPeer},
+    {"new_comm", ArgRole::kNewComm},
 };
 
 std::string last_component(const std::string& name) {
@@ -101,6 +102,12 @@ void Catalog::load_file(const std::string& path) {
             if (it == std::end(kRoles)) fail(path, a, "unknown argument role '" + s + "' for " + c.name);
             c.args.push_back(it->role);
           }
+        }
+        if (auto members = item["members"]) {
+          auto v = members.as<std::string>();
+          if (v != "arguments" && v != "communicator")
+            fail(path, members, "'members' of " + c.name + " must be 'arguments' or 'communicator'");
+          c.members_from_arguments = v == "arguments";
         }
         collectives_.emplace(last_component(c.name), std::move(c));
       }

@@ -23,6 +23,7 @@ enum class ArgRole {
   kRoot,
   kCommunicator,
   kPeer,          // point-to-point partner: differs by rank by design, exempt
+  kNewComm,       // the communicator a members-from-arguments call creates (written through)
 };
 
 const char* role_name(ArgRole role);
@@ -31,6 +32,9 @@ bool role_must_agree(ArgRole role);
 struct Collective {
   std::string name;            // qualified name; matches a call when it is a suffix at a '::' boundary
   std::vector<ArgRole> args;   // by argument position (the object of a member call excluded)
+  // The ranks that call it are named by its arguments (a group, a unique id and a rank count), not by a
+  // communicator they all hold: calling it on some ranks only is how a sub-communicator is made.
+  bool members_from_arguments = false;
   std::string catalog;         // the file it came from, for messages
 };
 

@@ -61,17 +61,56 @@ bool exit_bound(const CFG& cfg, const CFGBlock* s) {
   return false;
 }
 
+std::vector<char> job_ending_blocks(const CFG& cfg, const std::vector<const CFGBlock*>& rpo,
+                                    const std::vector<char>& ends, const std::vector<char>& blocked) {
+  std::vector<char> out(cfg.getNumBlockIDs(), 0);
+  // Least fixpoint, successors before predecessors (reverse of rpo): a block ends the job when it does so
+  // itself, or when all its successors do and it performs no collective on the way.
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (auto it = rpo.rbegin(); it != rpo.rend(); ++it) {
+      const CFGBlock* b = *it;
+      unsigned id = b->getBlockID();
+      if (out[id] || blocked[id] || b == &cfg.getExit()) continue;
+      bool all = ends[id];
+      if (!all) {
+        int succs = 0;
+        all = true;
+        for (const CFGBlock* s : b->succs()) {
+          if (!s) continue;
+          ++succs;
+          all &= out[s->getBlockID()] != 0;
+        }
+        all &= succs > 0;
+      }
+      if (all) {
+        out[id] = 1;
+        changed = true;
+      }
+    }
+  }
+  return out;
+}
+
 std::vector<char> exit_edges_to_drop(const CFG& cfg, const std::vector<const CFGBlock*>& rpo,
-                                     const std::vector<char>& varies) {
+                                     const std::vector<char>& varies, const std::vector<char>& ending) {
   std::vector<char> dropped(cfg.getNumBlockIDs() * 2, 0);
   for (const CFGBlock* b : rpo) {
-    if (b->succ_size() != 2 || varies[b->getBlockID()] || !b->getTerminatorStmt()) continue;
+    if (b->succ_size() != 2 || !b->getTerminatorStmt()) continue;
     // A loop's way out is not an error exit: without it the loop would never reach the function's exit,
     // post-dominate nothing, and every branch inside it would seem to control the loop's increment.
     if (is_loop(b->getTerminatorStmt())) continue;
     const CFGBlock* s0 = b->succ_begin()->getReachableBlock();
     const CFGBlock* s1 = (b->succ_begin() + 1)->getReachableBlock();
     if (!s0 || !s1) continue;
+    if (!ending.empty()) {
+      bool j0 = ending[s0->getBlockID()], j1 = ending[s1->getBlockID()];
+      if (j0 != j1) {
+        dropped[b->getBlockID() * 2 + (j0 ? 0 : 1)] = 1;
+        continue;
+      }
+    }
+    if (varies[b->getBlockID()]) continue;
     bool e0 = exit_bound(cfg, s0), e1 = exit_bound(cfg, s1);
     if (e0 != e1) dropped[b->getBlockID() * 2 + (e0 ? 0 : 1)] = 1;
   }

@@ -17,12 +17,20 @@ std::vector<const clang::CFGBlock*> reverse_post_order(const clang::CFG& cfg);
 // A successor that only leads out of the function (return, throw, exit) through straight-line code.
 bool exit_bound(const clang::CFG& cfg, const clang::CFGBlock* s);
 
-// Edges (block id * 2 + successor index) to leave out of control dependence: the exit side of a two-way
-// branch whose condition is the same on every rank (`varies[id] == 0`), such as `if (!status.ok()) return
-// fail(...)`. Every rank that reaches such a check decides alike, and error paths would otherwise make
-// everything after them look conditional on whatever led to the check.
+// Blocks from which every path ends the whole job (`ends[id]` set for blocks that do so themselves, as
+// computed by the caller: a call to MPI_Abort, abort, exit) without passing a block in `blocked` (one
+// that performs a collective first). Endless loops are never included.
+std::vector<char> job_ending_blocks(const clang::CFG& cfg, const std::vector<const clang::CFGBlock*>& rpo,
+                                    const std::vector<char>& ends, const std::vector<char>& blocked);
+
+// Edges (block id * 2 + successor index) to leave out of control dependence:
+// - the exit side of a two-way branch whose condition is the same on every rank (`varies[id] == 0`), such
+//   as `if (!status.ok()) return fail(...)`. Every rank that reaches such a check decides alike, and error
+//   paths would otherwise make everything after them look conditional on whatever led to the check;
+// - the side of any two-way branch that ends the job (`ending[id]`, from job_ending_blocks): a rank that
+//   takes it leaves no peer waiting forever in a collective, because the launcher ends every rank.
 std::vector<char> exit_edges_to_drop(const clang::CFG& cfg, const std::vector<const clang::CFGBlock*>& rpo,
-                                     const std::vector<char>& varies);
+                                     const std::vector<char>& varies, const std::vector<char>& ending = {});
 
 struct ControlDependence {
   std::vector<int> ipdom;                                   // immediate post-dominator by block id (-1: none)

@@ -2,6 +2,7 @@
 #include "lint/function_analysis.h"
 
 #include <clang/AST/ASTContext.h>
+#include <clang/AST/ExprCXX.h>
 #include <clang/AST/StmtCXX.h>
 #include <clang/Analysis/CFG.h>
 #include <clang/Basic/SourceManager.h>
@@ -99,6 +100,35 @@ bool is_status_var(const VarDecl* v, const FunctionDecl* f, TuContext& tu) {
   return any && all;
 }
 
+// A call after which this process never continues and the job ends: MPI_Abort, abort, exit and their
+// kin, or a `noreturn` function that does not throw (a thrown exception may be caught and the rank go
+// on). A rank that takes such a path leaves no peer waiting forever: the launcher ends every rank.
+bool ends_job(const CallExpr* call) {
+  const FunctionDecl* f = call->getDirectCallee();
+  if (!f) return false;
+  std::string name = f->getIdentifier() ? f->getName().str() : std::string();
+  static const std::set<std::string> kEnd = {"MPI_Abort", "PMPI_Abort", "abort",      "exit",
+                                             "_exit",     "_Exit",      "quick_exit", "terminate"};
+  // Not the process: longjmp goes on elsewhere, pthread_exit ends one thread.
+  static const std::set<std::string> kNot = {"longjmp",           "siglongjmp",   "_longjmp",
+                                             "__builtin_longjmp", "pthread_exit", "thrd_exit"};
+  if (kEnd.count(name)) return true;
+  if (kNot.count(name) || !f->isNoReturn()) return false;
+  // `[[noreturn]] void throw_error(...)`, libstdc++'s __throw_*: leaves by an exception.
+  if (llvm::StringRef(name).lower().find("throw") != std::string::npos) return false;
+  if (const FunctionDecl* def = f->getDefinition(); def && def->getBody()) {
+    std::vector<const Stmt*> work{def->getBody()};
+    while (!work.empty()) {
+      const Stmt* st = work.back();
+      work.pop_back();
+      if (!st) continue;
+      if (isa<CXXThrowExpr>(st)) return false;
+      for (const Stmt* child : st->children()) work.push_back(child);
+    }
+  }
+  return true;
+}
+
 class FunctionAnalysis {
  public:
   FunctionAnalysis(TuContext& tu, Diagnostics& diag) : tu_(tu), eval_(tu), diag_(diag) {}
@@ -129,23 +159,23 @@ State FunctionAnalysis::entry_state(const FunctionInfo& fi) {
       if (tu_.opts.assume.argv_local) {
         Taint t = tu_.local_at(p->getLocation(),
                                "command-line argument '" + p->getNameAsString() + "' declared here");
-        s.val[p] = t;
-        s.mem[p] = t;
+        s.set_val(p, t);
+        s.set_mem(p, t);
       }
       continue;
     }
     if (!tu_.called.count(f) && tu_.types.holds_memory(p->getType())) {
       // Nothing in this translation unit calls it: what its buffers hold came from no collective we can see.
-      s.mem[p] = eval_.fresh_buffer(p);
+      s.set_mem(p, eval_.fresh_buffer(p));
       continue;
     }
     if (i >= kMaxParams) continue;
     Taint v;
     v.params = 1u << i;
-    s.val[p] = v;
+    s.set_val(p, v);
     Taint m;
     m.param_mem = 1u << i;
-    if (tu_.types.holds_memory(p->getType())) s.mem[p] = m;
+    if (tu_.types.holds_memory(p->getType())) s.set_mem(p, m);
   }
   return s;
 }
@@ -169,13 +199,43 @@ bool FunctionAnalysis::analyze(FunctionInfo& fi) {
     const auto* ce = dyn_cast_or_null<Expr>(const_cast<CFGBlock*>(b)->getTerminatorCondition(false));
     error_check[b->getBlockID()] = is_error_check(ce, fi.decl, tu_);
   }
+  // Blocks from which every path ends the job before any collective (see ends_job): the side of a branch
+  // that leads there is not a way to skip a collective, whatever the condition.
+  std::vector<char> ending;
+  {
+    std::vector<char> ends(n, 0), blocked(n, 0);
+    for (const CFGBlock* b : rpo) {
+      unsigned id = b->getBlockID();
+      for (const CFGElement& el : *b) {
+        auto cs = el.getAs<CFGStmt>();
+        const auto* call = cs ? dyn_cast<CallExpr>(cs->getStmt()) : nullptr;
+        const FunctionDecl* callee = call ? call->getDirectCallee() : nullptr;
+        if (!callee) continue;
+        const CalleeInfo& ci = tu_.callee_info(callee);
+        bool collective = ci.kind == CalleeKind::kCollective;
+        if (ci.kind == CalleeKind::kUser) {
+          const FunctionInfo& ui = tu_.infos[callee->getDefinition()];
+          collective = !ui.has_summary || !ui.summary.events.empty();
+        }
+        if (collective && !ends_job(call)) {
+          blocked[id] = 1;
+          break;
+        }
+        if (ends_job(call)) {
+          ends[id] = 1;
+          break;
+        }
+      }
+    }
+    ending = job_ending_blocks(cfg, rpo, ends, blocked);
+  }
   std::vector<std::vector<const CFGBlock*>> controllers(n);
   std::vector<char> dropped_now;
   bool have_controllers = false;
   auto refresh_controllers = [&] {
     std::vector<char> varies(n, 0);
     for (unsigned i = 0; i < n; ++i) varies[i] = cond[i].any() && !error_check[i];
-    std::vector<char> dropped = exit_edges_to_drop(cfg, rpo, varies);
+    std::vector<char> dropped = exit_edges_to_drop(cfg, rpo, varies, ending);
     if (have_controllers && dropped == dropped_now) return false;
     have_controllers = true;
     dropped_now = std::move(dropped);
@@ -213,8 +273,14 @@ bool FunctionAnalysis::analyze(FunctionInfo& fi) {
       if (!in[b->getBlockID()].reached) continue;
       State s = in[b->getBlockID()];
       BlockContext c{&fi, &s, context_of(b)};
-      for (const CFGElement& el : *b)
-        if (auto cs = el.getAs<CFGStmt>()) eval_.transfer(cs->getStmt(), c);
+      for (const CFGElement& el : *b) {
+        if (auto cs = el.getAs<CFGStmt>()) {
+          eval_.transfer(cs->getStmt(), c);
+        } else if (auto le = el.getAs<CFGLifetimeEnds>()) {
+          s.val.erase(le->getVarDecl());
+          s.mem.erase(le->getVarDecl());
+        }
+      }
       Taint before = cond[b->getBlockID()];
       eval_condition(b, c);
       changed |= !before.same(cond[b->getBlockID()]);
@@ -233,8 +299,14 @@ bool FunctionAnalysis::analyze(FunctionInfo& fi) {
     if (!in[b->getBlockID()].reached) continue;
     State s = in[b->getBlockID()];
     BlockContext c{&fi, &s, context_of(b), &events[b->getBlockID()], &returns};
-    for (const CFGElement& el : *b)
-      if (auto cs = el.getAs<CFGStmt>()) eval_.transfer(cs->getStmt(), c);
+    for (const CFGElement& el : *b) {
+      if (auto cs = el.getAs<CFGStmt>()) {
+        eval_.transfer(cs->getStmt(), c);
+      } else if (auto le = el.getAs<CFGLifetimeEnds>()) {
+        s.val.erase(le->getVarDecl());
+        s.mem.erase(le->getVarDecl());
+      }
+    }
   }
 
   Summary sum;
@@ -282,9 +354,12 @@ bool FunctionAnalysis::analyze(FunctionInfo& fi) {
         if (t.local &&
             (!local_ctrl || (is_loop(local_ctrl->getTerminatorStmt()) && !is_loop(a->getTerminatorStmt()))))
           local_ctrl = a;
-        if ((t.params || t.param_mem) && !param_ctrl) param_ctrl = a;
+        if ((t.params || t.param_mem) &&
+            (!param_ctrl || (is_loop(param_ctrl->getTerminatorStmt()) && !is_loop(a->getTerminatorStmt()))))
+          param_ctrl = a;
       }
-      if (param_ctrl) {
+      // A condition that is rank-local here is reported here: callers are not told about it again.
+      if (param_ctrl && !cond[param_ctrl->getBlockID()].local) {
         Taint sym = cond[param_ctrl->getBlockID()].symbolic_part();
         if (!up.control.any()) up.control_loc = cond_loc(param_ctrl, cond_expr[param_ctrl->getBlockID()]);
         up.control.join(sym);
@@ -294,7 +369,12 @@ bool FunctionAnalysis::analyze(FunctionInfo& fi) {
       sum.events.push_back(up);
 
       unsigned site_key = ev.site.getRawEncoding();
-      if (local_ctrl && !reported_sites.count(site_key)) {
+      bool on_member_comm = false;
+      for (const auto& arg : ev.args)
+        on_member_comm |= arg.role == ArgRole::kCommunicator && arg.taint.member_comm;
+      if (ev.members_from_arguments || on_member_comm) {
+        // Sub-communicator creation: the condition chooses the members, which is its purpose.
+      } else if (local_ctrl && !reported_sites.count(site_key)) {
         reported_sites.insert(site_key);
         grouped[local_ctrl].push_back(ev);
       } else if (ev.control.local && !reported_sites.count(site_key)) {
@@ -423,6 +503,9 @@ void analyze_functions(TuContext& tu, const std::vector<const FunctionDecl*>& fu
     CFG::BuildOptions opts;
     opts.AddInitializers = true;
     opts.AddCXXDefaultInitExprInCtors = true;
+    // Where automatic variables die: the dataflow state forgets them there, so it holds the variables
+    // in scope rather than every variable of a long function (copying and joining it per block).
+    opts.AddLifetime = true;
     info.cfg = CFG::buildCFG(f, f->getBody(), &tu.ast, opts);
   }
   Diagnostics diag(tu);

@@ -8,7 +8,9 @@
 #include <clang/Tooling/CompilationDatabase.h>
 #include <clang/Tooling/JSONCompilationDatabase.h>
 #include <clang/Tooling/Tooling.h>
+#include <llvm/Support/CommandLine.h>
 #include <llvm/Support/CrashRecoveryContext.h>
+#include <llvm/Support/StringSaver.h>
 #include <llvm/Support/raw_ostream.h>
 
 #include <algorithm>
@@ -38,6 +40,32 @@ namespace fs = std::filesystem;
 using namespace clang;
 using namespace clang::tooling;
 
+// Force-included into every .cu file. Clang defines __CUDACC__ empty; NCCL 2.2x headers test it with
+// `#if __CUDACC__`, as nvcc's 1 allows. Clang 19's CUDA headers define __ldg but none of the other
+// cache-hinted loads and stores of sm_32_intrinsics.h (which its wrapper skips), and CUDA 12+ device
+// code calls them (NCCL 2.28's gin_proxy.h: __stwt): device-side stand-ins with the same effect let
+// that code parse; lint never compiles device code.
+constexpr const char* kCudaHostShim = R"(#undef __CUDACC__
+#define __CUDACC__ 1
+#if defined(__clang__) && __clang_major__ <= 19
+#define LOCKSTEP_CACHE_HINT_LOAD(name) \
+  template <typename T> __attribute__((device)) inline T name(const T* p) { return *p; }
+#define LOCKSTEP_CACHE_HINT_STORE(name) \
+  template <typename T> __attribute__((device)) inline void name(T* p, T v) { *p = v; }
+LOCKSTEP_CACHE_HINT_LOAD(__ldcg)
+LOCKSTEP_CACHE_HINT_LOAD(__ldca)
+LOCKSTEP_CACHE_HINT_LOAD(__ldcs)
+LOCKSTEP_CACHE_HINT_LOAD(__ldlu)
+LOCKSTEP_CACHE_HINT_LOAD(__ldcv)
+LOCKSTEP_CACHE_HINT_STORE(__stwb)
+LOCKSTEP_CACHE_HINT_STORE(__stcg)
+LOCKSTEP_CACHE_HINT_STORE(__stcs)
+LOCKSTEP_CACHE_HINT_STORE(__stwt)
+#undef LOCKSTEP_CACHE_HINT_LOAD
+#undef LOCKSTEP_CACHE_HINT_STORE
+#endif
+)";
+
 // Clang 19's CUDA wrapper includes two texture headers that CUDA 13 no longer ships; empty ones let the
 // host side parse. They live in a per-user temporary directory created on first use.
 std::string cuda_shim_dir() {
@@ -47,9 +75,16 @@ std::string cuda_shim_dir() {
     fs::create_directories(d, ec);
     for (const char* name : {"texture_fetch_functions.h", "texture_indirect_functions.h"})
       if (!fs::exists(d / name)) std::ofstream(d / name) << "/* intentionally empty: see lockstep lint */\n";
-    // Clang defines __CUDACC__ empty; NCCL 2.2x headers test it with `#if __CUDACC__`, as nvcc's 1 allows.
-    if (!fs::exists(d / "lockstep_cuda_host.h"))
-      std::ofstream(d / "lockstep_cuda_host.h") << "#undef __CUDACC__\n#define __CUDACC__ 1\n";
+    // Rewritten when its text changed, so that a newer lockstep never reads an older shim.
+    std::string text = kCudaHostShim;
+    std::ifstream in(d / "lockstep_cuda_host.h");
+    std::string have((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (have != text) {
+      // Per process first, then renamed: workers of another lockstep never see half a file.
+      auto tmp = d / ("lockstep_cuda_host.h." + std::to_string(getpid()));
+      std::ofstream(tmp) << text;
+      fs::rename(tmp, d / "lockstep_cuda_host.h", ec);
+    }
     return d.string();
   }();
   return dir;
@@ -78,6 +113,104 @@ std::string cuda_root() {
   return {};
 }
 
+bool is_nvcc(const std::string& compiler) {
+  std::string base = fs::path(compiler).filename().string();
+  return base == "nvcc" || base == "nvcc.exe";
+}
+
+// An nvcc command line (as CMake writes it into compile_commands.json) in the Clang driver's terms: the
+// host side of a CUDA compilation. Include directories, macros and the language standard are kept,
+// also from `--options-file` response files and `-Xcompiler` lists; device code generation, host
+// compiler selection and nvcc-only switches are dropped, because lint never compiles device code.
+std::vector<std::string> translate_nvcc(const std::vector<std::string>& in, const std::string& directory) {
+  // nvcc flags that take a separate value which is dropped with them.
+  static const std::set<std::string> kDropWithValue = {
+      "-gencode", "--generate-code", "-arch", "--gpu-architecture", "-code", "--gpu-code", "-ccbin",
+      "--compiler-bindir", "-Xcudafe", "-Xptxas", "-Xnvlink", "-Xfatbin", "-Xarchive", "--threads", "-t",
+      "-diag-suppress", "--diag-suppress", "--Werror", "-maxrregcount", "--maxrregcount", "-rdc",
+      "--relocatable-device-code", "--default-stream", "-default-stream", "--split-compile",
+      "-split-compile"};
+  static const std::set<std::string> kDrop = {
+      "-forward-unknown-to-host-compiler", "--forward-unknown-to-host-compiler", "--expt-relaxed-constexpr",
+      "-expt-relaxed-constexpr", "--expt-extended-lambda", "-expt-extended-lambda", "--extended-lambda",
+      "-extended-lambda", "-dc", "--device-c", "-dw", "--device-w", "-lineinfo", "--generate-line-info",
+      "-use_fast_math", "--use_fast_math", "-G", "--device-debug", "--keep", "-keep", "--resource-usage",
+      "-res-usage", "--display-error-number", "-Wno-deprecated-gpu-targets", "--cudart", "-cudart"};
+  // Prefixes of `--flag=value` spellings to drop.
+  static const char* kDropPrefix[] = {"-gencode=", "--generate-code=", "-arch=", "--gpu-architecture=",
+                                      "-code=",
+                                      "--gpu-code=", "-ccbin=", "--compiler-bindir=", "-Xcudafe=", "-Xptxas=",
+                                      "-Xnvlink=", "--threads=", "-t=", "--diag-suppress=", "-diag-suppress=",
+                                      "--Werror=", "-maxrregcount=", "--maxrregcount=", "-rdc=",
+                                      "--relocatable-device-code=", "--default-stream=", "-default-stream=",
+                                      "--cudart=", "-cudart=", "--split-compile=", "-split-compile="};
+  std::vector<std::string> out{"clang++"};
+  std::vector<std::string> work(in.begin() + (in.empty() ? 0 : 1), in.end());
+  auto host_flags = [&](const std::string& list) {
+    // -Xcompiler takes the host compiler's flags, comma-separated: keep what changes the parse only.
+    llvm::SmallVector<llvm::StringRef, 8> parts;
+    llvm::StringRef(list).split(parts, ',', -1, false);
+    for (llvm::StringRef p : parts) {
+      if (p.starts_with("-D") || p.starts_with("-U") || p.starts_with("-I") || p.starts_with("-std=") ||
+          p.starts_with("-isystem") || p == "-fopenmp" || p == "-pthread")
+        out.push_back(p.str());
+    }
+  };
+  for (size_t i = 0; i < work.size(); ++i) {
+    const std::string a = work[i];
+    auto next = [&]() -> std::string { return i + 1 < work.size() ? work[++i] : std::string(); };
+    if (a == "--options-file" || a == "-optf" || a.rfind("--options-file=", 0) == 0 ||
+        a.rfind("-optf=", 0) == 0) {
+      std::string file = a.find('=') != std::string::npos ? a.substr(a.find('=') + 1) : next();
+      fs::path path = fs::path(file).is_absolute() ? fs::path(file) : fs::path(directory) / file;
+      std::ifstream f(path);
+      std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+      llvm::BumpPtrAllocator alloc;
+      llvm::StringSaver saver(alloc);
+      llvm::SmallVector<const char*, 32> tokens;
+      llvm::cl::TokenizeGNUCommandLine(text, saver, tokens);
+      work.insert(work.begin() + static_cast<long>(i) + 1, tokens.begin(), tokens.end());
+      continue;
+    }
+    if (a == "-Xcompiler" || a == "--compiler-options") {
+      host_flags(next());
+      continue;
+    }
+    if (a.rfind("-Xcompiler=", 0) == 0 || a.rfind("--compiler-options=", 0) == 0) {
+      host_flags(a.substr(a.find('=') + 1));
+      continue;
+    }
+    if (kDrop.count(a)) continue;
+    if (kDropWithValue.count(a)) {
+      next();
+      continue;
+    }
+    if (std::any_of(std::begin(kDropPrefix), std::end(kDropPrefix),
+                    [&](const char* p) { return a.rfind(p, 0) == 0; }))
+      continue;
+    if (a == "-x" || a == "--x") {
+      std::string lang = next();
+      out.push_back("-x");
+      out.push_back(lang == "cu" ? "cuda" : lang);
+      continue;
+    }
+    if (a == "--std" || a == "-std") {
+      out.push_back("-std=" + next());
+      continue;
+    }
+    if (a.rfind("--std=", 0) == 0) {
+      out.push_back(a.substr(1));
+      continue;
+    }
+    if (a.rfind("-isystem=", 0) == 0) {  // CMake's spelling for nvcc
+      out.push_back("-isystem" + a.substr(9));
+      continue;
+    }
+    out.push_back(a);
+  }
+  return out;
+}
+
 // Compile commands for the files to lint: from compile_commands.json where listed, otherwise defaults
 // chosen by file kind (and a note saying so).
 class LintDatabase : public CompilationDatabase {
@@ -91,6 +224,7 @@ class LintDatabase : public CompilationDatabase {
       if (!cmds.empty()) {
         cmds.resize(1);  // one analysis per file even when it is compiled several ways
         auto& cl = cmds[0].CommandLine;
+        if (!cl.empty() && is_nvcc(cl[0])) cl = translate_nvcc(cl, cmds[0].Directory);
         // Inferred commands end in `-- FILE`: extra arguments go before the separator.
         auto sep = std::find(cl.begin(), cl.end(), "--");
         cl.insert(sep, extra_.begin(), extra_.end());

@@ -35,14 +35,18 @@ struct Taint {
   int origin = -1;
   uint32_t params = 0;
   uint32_t param_mem = 0;
+  // A communicator made on the ranks that chose to make it (MPI_Comm_create_group, ncclCommInitRank on
+  // some ranks): a collective on it is called by exactly its members, whatever condition guards it.
+  bool member_comm = false;
 
   bool any() const { return local || params || param_mem; }
   bool same(const Taint& o) const {
-    return local == o.local && params == o.params && param_mem == o.param_mem;
+    return local == o.local && params == o.params && param_mem == o.param_mem && member_comm == o.member_comm;
   }
   void join(const Taint& o) {
     if (o.origin >= 0 && (origin < 0 || (!local && o.local))) origin = o.origin;
     local |= o.local;
+    member_comm |= o.member_comm;
     params |= o.params;
     param_mem |= o.param_mem;
   }
@@ -61,8 +65,21 @@ inline Taint joined(Taint a, const Taint& b) {
 
 // Values of variables (`val`) and what variables that are pointers, arrays or containers hold (`mem`).
 struct State {
+  // Only values that are not plainly uniform are stored (a missing entry is uniform): a long function
+  // has thousands of variables, and copying and joining maps of all of them per block is quadratic.
   llvm::DenseMap<const clang::ValueDecl*, Taint> val, mem;
   bool reached = false;
+
+  static bool uniform(const Taint& t) { return !t.any() && !t.member_comm; }
+  static void put(llvm::DenseMap<const clang::ValueDecl*, Taint>& m, const clang::ValueDecl* d,
+                  const Taint& t) {
+    if (uniform(t))
+      m.erase(d);
+    else
+      m[d] = t;
+  }
+  void set_val(const clang::ValueDecl* d, const Taint& t) { put(val, d, t); }
+  void set_mem(const clang::ValueDecl* d, const Taint& t) { put(mem, d, t); }
 
   // Joins `o` into this state; true when anything changed.
   bool join(const State& o) {
@@ -71,9 +88,10 @@ struct State {
     auto merge = [&](llvm::DenseMap<const clang::ValueDecl*, Taint>& mine,
                      const llvm::DenseMap<const clang::ValueDecl*, Taint>& theirs) {
       for (const auto& [d, t] : theirs) {
+        if (uniform(t)) continue;
         auto [it, inserted] = mine.try_emplace(d, t);
         if (inserted) {
-          changed |= t.any();
+          changed |= t.any() || t.member_comm;
           continue;
         }
         Taint before = it->second;
@@ -90,6 +108,7 @@ struct State {
 // A collective performed by a function, directly or inside a callee.
 struct Event {
   std::string collective;
+  bool members_from_arguments = false;       // see Collective: no condition can make it one-sided
   clang::SourceLocation loc;                 // the collective call itself (maybe in a callee)
   clang::SourceLocation site;                // the call in the function that holds the event
   const clang::FunctionDecl* via = nullptr;  // the callee performing it, if not direct

@@ -343,8 +343,8 @@ void Evaluator::write(std::pair<const ValueDecl*, bool> where, Taint t, bool str
   if (!exact) t.join(c.control);
   auto& map = where.second ? c.state->val : c.state->mem;
   if (strong)
-    map[where.first] = t;
-  else
+    State::put(map, where.first, t);
+  else if (!State::uniform(t))
     map[where.first].join(t);
 }
 // Writes through a pointer or reference argument.
@@ -385,6 +385,7 @@ Taint Evaluator::substitute(const Taint& t, const std::vector<const Expr*>& args
                             const CallExpr* call) {
   Taint r;
   r.local = t.local;
+  r.member_comm = t.member_comm;
   r.origin = t.local ? t.origin : -1;
   for (unsigned i = 0; i < args.size() && i < kMaxParams; ++i) {
     if (t.params & (1u << i)) r.join(eval(args[i], c));
@@ -431,6 +432,15 @@ Taint Evaluator::eval_call(const CallExpr* call, BlockContext& c, bool apply) {
           case ArgRole::kInOutUniform:
             write(storage_of(args[i], true), Taint{}, true, c, /*exact=*/true);
             break;
+          case ArgRole::kNewComm:
+            if (coll->members_from_arguments) {
+              Taint member;
+              member.member_comm = true;
+              // Strong only for a variable of its own: an element or field shares its object's taint.
+              auto where = storage_of(args[i], true);
+              write(where, member, where.second, c, /*exact=*/true);
+            }
+            break;
           case ArgRole::kOutLocal:
             write(storage_of(args[i], true),
                   tu_.local_at(loc, "'" + ci.name + "' delivers different data to each rank here"), true, c);
@@ -442,6 +452,7 @@ Taint Evaluator::eval_call(const CallExpr* call, BlockContext& c, bool apply) {
       if (c.events) {
         Event ev;
         ev.collective = coll ? coll->name : ci.name;
+        ev.members_from_arguments = coll && coll->members_from_arguments;
         ev.loc = ev.site = loc;
         for (size_t i = 0; coll && i < args.size() && i < coll->args.size(); ++i)
           if (role_must_agree(coll->args[i]))
@@ -534,15 +545,24 @@ Taint Evaluator::eval_call(const CallExpr* call, BlockContext& c, bool apply) {
       std::vector<std::pair<size_t, std::pair<Taint, Taint>>> writes;
       for (size_t i = 0; i < full.size() && i < sum.out_val.size(); ++i)
         writes.push_back({i, {substitute(sum.out_val[i], full, c), substitute(sum.out_mem[i], full, c)}});
+      // A parameter the callee leaves as it found it (its exit taint is exactly its own entry taint) is
+      // not written: passing a vector by reference to a function called under a rank-local condition
+      // does not make its size rank-local.
+      auto unchanged = [&](size_t i, const Taint& t, bool mem) {
+        if (i >= kMaxParams || t.local) return false;
+        uint32_t own = 1u << i;
+        return mem ? t.param_mem == own && !t.params : t.params == own && !t.param_mem;
+      };
       for (auto& [i, w] : writes) {
         if (i >= def->getNumParams()) break;
         QualType pt = def->getParamDecl(i)->getType();
+        bool same_val = unchanged(i, sum.out_val[i], false), same_mem = unchanged(i, sum.out_mem[i], true);
         if (pt->isReferenceType() && !pt.getNonReferenceType().isConstQualified()) {
-          write(storage_of(full[i], false), w.first, true, c);
+          if (!same_val) write(storage_of(full[i], false), w.first, true, c);
           auto st = storage_of(full[i], false);
-          if (st.first && tu_.types.holds_memory(st.first->getType()))
+          if (!same_mem && st.first && tu_.types.holds_memory(st.first->getType()))
             write({st.first, false}, w.second, true, c);
-        } else if (pt->isPointerType() && !pt->getPointeeType().isConstQualified()) {
+        } else if (pt->isPointerType() && !pt->getPointeeType().isConstQualified() && !same_mem) {
           write(storage_of(full[i], true), w.second, true, c);
         }
       }
@@ -606,36 +626,40 @@ void Evaluator::transfer(const Stmt* st, BlockContext& c) {
       if (!vd) continue;
       const Expr* init = vd->getInit();
       QualType t = vd->getType();
-      s.val[vd] = init ? eval(init, c) : Taint{};
+      s.set_val(vd, init ? eval(init, c) : Taint{});
       if (t->isReferenceType()) {
-        if (init && tu_.types.holds_memory(t)) s.mem[vd] = eval_mem(init, c);
+        if (init && tu_.types.holds_memory(t)) s.set_mem(vd, eval_mem(init, c));
         continue;
       }
       if (t->isPointerType()) {
         const Expr* bare = init ? init->IgnoreParenCasts() : nullptr;
         if (bare && (isa<CXXNewExpr>(bare) || (isa<CallExpr>(bare) && is_allocation(cast<CallExpr>(bare)))))
-          s.mem[vd] = fresh_buffer(vd);
+          s.set_mem(vd, fresh_buffer(vd));
         else
-          s.mem[vd] = init ? eval_mem(init, c) : Taint{};
+          s.set_mem(vd, init ? eval_mem(init, c) : Taint{});
         continue;
       }
       if (t->isArrayType() || tu_.types.is_buffer_class(t)) {
         const Expr* bare = init ? init->IgnoreImplicit() : nullptr;
         if (bare && isa<InitListExpr>(bare)) {
-          s.mem[vd] = eval(bare, c);
+          s.set_mem(vd, eval(bare, c));
         } else if (const auto* cons = dyn_cast_or_null<CXXConstructExpr>(bare)) {
           if (cons->getNumArgs() == 1 && cons->getConstructor()->isCopyOrMoveConstructor())
-            s.mem[vd] = eval_mem(cons->getArg(0), c);
+            s.set_mem(vd, eval_mem(cons->getArg(0), c));
+          else if (cons->getNumArgs() >= 2 && cons->getArg(1)->getType()->isArithmeticType() &&
+                   cons->getArg(1)->IgnoreImplicit()->isEvaluatable(tu_.ast) &&
+                   (cons->getNumArgs() == 2 || isa<CXXDefaultArgExpr>(cons->getArg(2))))
+            s.set_mem(vd, eval(cons->getArg(0), c));  // vector(n, 0.0f): filled with a constant, like {0}
           else
-            s.mem[vd] = fresh_buffer(vd);  // vector(n), array: filled by this rank
+            s.set_mem(vd, fresh_buffer(vd));  // vector(n), array: filled by this rank
         } else if (const auto* call = dyn_cast_or_null<CallExpr>(bare); call && !is_view_of_object(call)) {
-          s.mem[vd] = fresh_buffer(vd);  // a container some function made: no collective produced it
+          s.set_mem(vd, fresh_buffer(vd));  // a container some function made: no collective produced it
         } else if (bare) {
-          s.mem[vd] = eval_mem(bare, c);  // an iterator or view into another container
+          s.set_mem(vd, eval_mem(bare, c));  // an iterator or view into another container
         } else if (t.isConstQualified() && vd->isStaticLocal()) {
-          s.mem[vd] = Taint{};
+          s.set_mem(vd, Taint{});
         } else {
-          s.mem[vd] = fresh_buffer(vd);
+          s.set_mem(vd, fresh_buffer(vd));
         }
       }
     }
@@ -679,9 +703,9 @@ void Evaluator::assign(const Expr* lhs, const Expr* rhs, const Taint& t, BlockCo
   const Expr* l = lhs->IgnoreParenImpCasts();
   if (const auto* dre = dyn_cast<DeclRefExpr>(l)) {
     if (const auto* vd = dyn_cast<VarDecl>(dre->getDecl())) {
-      s.val[vd] = joined(t, c.control);
+      s.set_val(vd, joined(t, c.control));
       if (tu_.types.holds_memory(vd->getType()) && !vd->getType()->isArrayType())
-        s.mem[vd] = joined(eval_mem(rhs, c), c.control);
+        s.set_mem(vd, joined(eval_mem(rhs, c), c.control));
     }
     return;
   }

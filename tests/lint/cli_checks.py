@@ -189,8 +189,64 @@ def assume_local(lockstep, here):
         expect(p.returncode == 2 and "stdin" in p.stderr, "an unknown --assume-local value is a usage error", p)
 
 
+def _nvcc_finding(lockstep, build_dir, src, proc_what):
+    p = run([lockstep, "lint", "-p", build_dir, "--format", "json", src])
+    expect(p.returncode == 1, f"{proc_what}: the .cu file is analyzed (exit 1), got {p.returncode}", p)
+    line = next(i + 1 for i, t in enumerate(open(src)) if "if (rank == 0) MPI_Allreduce" in t)
+    got = [(f["location"]["line"], f["rule"]) for f in json.loads(p.stdout)["findings"]]
+    expect(got == [(line, "conditional-collective")], f"{proc_what}: the rank-0-only allreduce, got {got}", p)
+
+
+def nvcc_database(lockstep, here):
+    """A compile_commands.json entry written for nvcc (checked in, paths filled in here)."""
+    fixture = os.path.join(here, "inputs", "nvcc_db")
+    with tempfile.TemporaryDirectory() as tmp:
+        shutil.copytree(fixture, tmp, dirs_exist_ok=True)
+        for name in ("compile_commands.json", os.path.join("rsp", "includes_CUDA.rsp")):
+            text = open(os.path.join(tmp, name + ".in")).read()
+            with open(os.path.join(tmp, name), "w") as f:
+                f.write(text.replace("@DIR@", tmp).replace("@INC@", os.path.join(here, "include")))
+        _nvcc_finding(lockstep, tmp, os.path.join(tmp, "reduce.cu"), "nvcc database")
+
+
+def nvcc_cmake_project(lockstep, here):
+    """A small CMake CUDA project configured with the toolkit here: its real compile_commands.json."""
+    nvcc = os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "bin", "nvcc")
+    if not os.path.exists(nvcc) or not shutil.which("cmake"):
+        print(f"SKIP: no CUDA toolkit ({nvcc}) or no cmake")
+        sys.exit(77)
+    fixture = os.path.join(here, "inputs", "nvcc_db")
+    with tempfile.TemporaryDirectory() as tmp:
+        src, build = os.path.join(tmp, "src"), os.path.join(tmp, "build")
+        os.makedirs(os.path.join(src, "inc"))
+        shutil.copy(os.path.join(fixture, "reduce.cu"), src)
+        shutil.copy(os.path.join(fixture, "inc", "stepper.h"), os.path.join(src, "inc"))
+        with open(os.path.join(src, "CMakeLists.txt"), "w") as f:
+            f.write("cmake_minimum_required(VERSION 3.18)\n"
+                    "project(nvcc_db LANGUAGES CXX CUDA)\n"
+                    "set(CMAKE_CUDA_ARCHITECTURES 80)\n"
+                    "set(CMAKE_CUDA_USE_RESPONSE_FILE_FOR_INCLUDES ON)\n"
+                    "add_library(step STATIC reduce.cu)\n"
+                    "target_include_directories(step PRIVATE inc)\n"
+                    f"target_include_directories(step SYSTEM PRIVATE {os.path.join(here, 'include')})\n"
+                    "target_compile_definitions(step PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:NDEBUG>)\n"
+                    "target_compile_options(step PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-DFROM_XCOMPILER "
+                    "--expt-relaxed-constexpr>)\n"
+                    "set_target_properties(step PROPERTIES CUDA_SEPARABLE_COMPILATION ON CUDA_STANDARD 17)\n")
+        p = run(["cmake", "-S", src, "-B", build, "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON",
+                 "-DCMAKE_CUDA_COMPILER=" + nvcc])
+        if p.returncode != 0:
+            print(p.stdout[-2000:], p.stderr[-2000:])
+            print("SKIP: the CUDA toolkit here cannot configure a CMake CUDA project (see above)")
+            sys.exit(77)
+        db = json.load(open(os.path.join(build, "compile_commands.json")))
+        expect(any("nvcc" in (e.get("command") or " ".join(e.get("arguments", []))) for e in db),
+               "CMake wrote an nvcc entry", p)
+        _nvcc_finding(lockstep, build, os.path.join(src, "reduce.cu"), "CMake CUDA project")
+
+
 CHECKS = {f.__name__: f for f in (syntax_error, missing_from_database, suppression, formats_and_exit_codes,
-                                  user_wrappers, isolation, assume_local)}
+                                  user_wrappers, isolation, assume_local, nvcc_database, nvcc_cmake_project)}
 
 if __name__ == "__main__":
     lockstep, here, check = sys.argv[1], os.path.abspath(sys.argv[2]), sys.argv[3]

@@ -51,6 +51,10 @@ int MPI_Iscan(const void* in, void* out, int count, MPI_Datatype type, MPI_Op op
 int MPI_Wait(MPI_Request* req, MPI_Status* status);
 int MPI_Allreduce_init(const void* in, void* out, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
                        void* info, MPI_Request* req);
+typedef struct ompi_group_t* MPI_Group;
+int MPI_Comm_group(MPI_Comm comm, MPI_Group* group);
+int MPI_Group_incl(MPI_Group group, int n, const int* ranks, MPI_Group* out);
+int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* out);
 int MPI_Neighbor_allgather(const void* in, int scount, MPI_Datatype stype, void* out, int rcount,
                            MPI_Datatype rtype, MPI_Comm comm);
 #ifdef __cplusplus

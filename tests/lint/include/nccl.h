@@ -36,6 +36,9 @@ cudaError_t cudaMalloc(void** ptr, size_t bytes);
 const char* cudaGetErrorString(cudaError_t error);
 #endif
 ncclResult_t ncclGroupEnd(void);
+typedef struct { char internal[128]; } ncclUniqueId;
+ncclResult_t ncclGetUniqueId(ncclUniqueId* id);
+ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId id, int rank);
 #ifdef __cplusplus
 }
 #endif
