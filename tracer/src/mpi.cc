@@ -17,6 +17,7 @@
 #include <mutex>
 #include <vector>
 
+#include "lockstep/env.h"
 #include "mpi_common.h"
 
 namespace lockstep::trace::mpi {
@@ -24,10 +25,7 @@ namespace lockstep::trace::mpi {
 Predefined g_predefined;
 std::atomic<int> g_mpi_state{0};
 RequestTable g_requests;
-bool g_trace_p2p = [] {
-  const char* v = std::getenv("LOCKSTEP_TRACE_P2P");
-  return !(v && std::strcmp(v, "0") == 0);
-}();
+bool g_trace_p2p = env::on(env::Var::kTraceP2p);
 
 namespace {
 
