@@ -74,7 +74,9 @@ void stall_diagnosis(const std::vector<std::string>& files, double stalled_s, st
     std::fprintf(out, "lockstep: no rank has progressed for %.0f s\n%s", stalled_s, report::hang_text(res).c_str());
     for (auto& f : res.findings) std::fprintf(out, "  %s: %s\n", kind_name(f.kind), report::headline(f).c_str());
     std::fflush(out);
-  } catch (const std::exception&) {
+  } catch (const std::exception& e) {
+    // Files still being written can be unreadable for a moment; the basic report needs less of them.
+    std::fprintf(out, "lockstep: the checker could not read the traces yet (%s): basic report\n", e.what());
     run::basic_stall_report(files, stalled_s, out);
   }
 }

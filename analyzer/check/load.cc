@@ -132,12 +132,17 @@ Rank load_one(const std::string& path, const LoadOptions& options, const std::st
   return r;
 }
 
-void resolve(Rank& r, const LoadOptions& options) {
-  if (!options.site_keys) return;  // keyed by module + offset during ingest
+// Returns a warning when the symbolizer failed: that costs precision (sites keyed by module and offset,
+// so a call inlined into two places is two sites), never the check, but the reader should know.
+std::string resolve(Rank& r, const LoadOptions& options) {
+  if (!options.site_keys) return {};  // keyed by module + offset during ingest
   try {
     resolve_sites(r, options.site_keys);
-  } catch (const std::exception&) {
-    resolve_sites(r);  // a symbolizer failure costs precision, never the check
+    return {};
+  } catch (const std::exception& e) {
+    resolve_sites(r);
+    return fmt::format("{}: call sites not symbolized ({}): keyed by module and offset", r.file,
+                       format::printable(e.what()));
   }
 }
 
@@ -147,7 +152,7 @@ Rank load_file(const std::string& path, const LoadOptions& options) {
   std::string host = options.this_host.empty() ? hostname() : options.this_host;
   try {
     Rank r = load_one(path, options, host);
-    resolve(r, options);
+    if (std::string w = resolve(r, options); !w.empty()) std::fprintf(stderr, "lockstep: warning: %s\n", w.c_str());
     return r;
   } catch (const format::FormatError& e) {
     throw LoadError(e.what());
@@ -249,9 +254,10 @@ Job load_paths(const std::vector<std::string>& inputs, const LoadOptions& option
           fmt::format("{}: no readable trace file ({} skipped)", format::printable(dir), bad.size()));
   }
   // Serial: the symbolizer runs one external process per batch and keeps one cache for every rank.
-  for (auto& r : ranks) resolve(r, options);
-
   Job job;
+  for (auto& r : ranks)
+    if (std::string w = resolve(r, options); !w.empty()) job.warnings.push_back(std::move(w));
+
   for (auto& sk : skipped) job.warnings.push_back(format::printable(sk));
   for (auto& b : bad) job.warnings.push_back("skipped (--skip-bad): " + b);
   std::map<int32_t, const Rank*> by_rank;

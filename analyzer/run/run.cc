@@ -130,11 +130,14 @@ std::string which(const std::string& name) {
 
 // OpenMPI's launchers need -x to pass environment variables to the ranks they start, also on remote
 // hosts. Other launchers (and plain commands) inherit the environment.
-bool is_openmpi_launcher(const std::string& cmd0) {
+bool is_launcher_name(const std::string& cmd0) {
   std::string base = fs::path(cmd0).filename().string();
-  bool launcher = base == "mpirun" || base == "mpiexec" || base == "orterun" || base.rfind("mpirun.", 0) == 0 ||
-                  base.rfind("mpiexec.", 0) == 0;
-  if (!launcher) return false;
+  return base == "mpirun" || base == "mpiexec" || base == "orterun" || base.rfind("mpirun.", 0) == 0 ||
+         base.rfind("mpiexec.", 0) == 0;
+}
+
+bool is_openmpi_launcher(const std::string& cmd0) {
+  if (!is_launcher_name(cmd0)) return false;
   std::error_code ec;
   std::string real = fs::canonical(which(cmd0), ec).string();
   if (!ec && (real.find("openmpi") != std::string::npos || real.find("orterun") != std::string::npos)) return true;
@@ -266,7 +269,13 @@ int run_job(const Options& o) {
   setenv(env::name(env::Var::kJobId), job.c_str(), 1);
 
   std::vector<std::string> argv_s = o.cmd;
-  if (is_openmpi_launcher(o.cmd[0])) {
+  const bool openmpi = is_openmpi_launcher(o.cmd[0]);
+  if (!openmpi && is_launcher_name(o.cmd[0]))
+    std::fprintf(stderr,
+                 "lockstep run: warning: %s is not Open MPI's launcher: LD_PRELOAD and LOCKSTEP_* are not passed with "
+                 "-x; ranks on other hosts are traced only if the launcher forwards the environment\n",
+                 o.cmd[0].c_str());
+  if (openmpi) {
     // Every LOCKSTEP_* setting travels, not a list that falls behind the tracer's variables.
     std::vector<std::string> x = {"-x", "LD_PRELOAD"};
     for (char** e = environ; *e; ++e)
