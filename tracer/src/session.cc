@@ -1,5 +1,7 @@
 // The tracer's process-wide state (session.h): opens the trace lazily from the environment, keeps the
 // communicator registry, turns one intercepted call into one record, and marks how the process ended.
+// long file: the record path (clock, reservation, registry lookup) stays in one translation unit so it
+// inlines into the per-call entry points below; the library is built without LTO.
 #include "session.h"
 
 #include "python.h"
