@@ -52,10 +52,7 @@ __attribute__((noinline)) Site call_site() {
 std::string write_sample(const std::string& dir, int rank, Site site) {
   format::Writer w;
   char err[256];
-  format::WriterConfig c;
-  c.dir = dir.c_str();
-  c.chunk_records = 64;
-  c.meta_slots = 128;
+  format::WriterConfig c = test::small_config(dir);
   c.cmdline = "./sample --steps 1";
   c.job_id = "show-test";
   EXPECT_TRUE(w.open(c, err, sizeof err)) << err;
