@@ -15,7 +15,7 @@ std::vector<format::Module> modules_of(const Rank& rank) {
   return mods;
 }
 
-Symbolizer make_symbolizer(std::shared_ptr<symbolize::Symbolizer> sym) {
+Symbolizer make_symbolizer(const std::shared_ptr<symbolize::Symbolizer>& sym) {
   return [sym](const Rank& rank, Site& site) {
     symbolize::Location loc = sym->call_site(modules_of(rank), site.address);
     if (!loc.function.empty()) site.function = loc.function;

@@ -40,7 +40,8 @@ int run_check(const CheckOptions& o) {
     if (o.inputs.size() != 1) throw cli::BadInput("check: --format html takes one trace directory");
     return exporter::write_html_report({o.inputs.front(), o.output, o.jobs, o.no_symbolize, o.lint});
   }
-  report::Format fmt = *report::parse_format(o.format);
+  std::optional<report::Format> fmt = report::parse_format(o.format);
+  if (!fmt) throw cli::BadInput("check: unknown --format " + o.format);
   DirOptions d;
   d.jobs = o.jobs;
   d.validate = o.validate;
@@ -57,7 +58,7 @@ int run_check(const CheckOptions& o) {
   report::Context ctx{joined(o.inputs), LOCKSTEP_VERSION};
   report::StaticReasons reasons;
   if (o.lint) ctx.reasons = &(reasons = exporter::lint_reasons(a.result, *o.lint));
-  cli::write_output(report::render(a.result, fmt, ctx), o.output);
+  cli::write_output(report::render(a.result, *fmt, ctx), o.output);
   for (const auto& e : skipped) std::fprintf(stderr, "lockstep: check: skipped %s\n", e.c_str());
   if (!a.result.in_lockstep()) return cli::kFindings;
   // The files left out might have shown a finding: "in lockstep" is not the verdict on the whole job.

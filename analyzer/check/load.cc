@@ -122,6 +122,7 @@ Rank load_one(const std::string& path, const LoadOptions& options, const std::st
   } catch (const std::exception& e) {
     // Ingest names the record ("record ID: ..."); the error names its byte, as the reader's do.
     unsigned long long id = 0;
+    // NOLINTNEXTLINE(cert-err34-c): no match, or a number out of range, leaves the message as it is
     if (std::sscanf(e.what(), "record %llu:", &id) == 1 && id >= f.first_id() && id < f.end_id())
       throw LoadError(fmt::format("{}: byte {}: {}", format::printable(path), f.offset_of(id),
                                   format::printable(e.what())));
@@ -304,6 +305,7 @@ Job load_paths(const std::vector<std::string>& inputs, const LoadOptions& option
   for (const auto& path : bad_paths) {
     const std::string name = path.substr(path.rfind('/') + 1);
     int32_t rank = -1;
+    // NOLINTNEXTLINE(cert-err34-c): a name that is not rank-N.* names no missing rank
     if (std::sscanf(name.c_str(), "rank-%d.", &rank) == 1) std::erase(job.missing, rank);
   }
   return job;

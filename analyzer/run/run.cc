@@ -345,7 +345,7 @@ int run_job(const Options& o) {
       watch->poll(now);
       next_poll = now + std::chrono::milliseconds(500);
     }
-    struct timespec ts = {0, 50 * 1000 * 1000};
+    struct timespec ts = {0, 50'000'000};
     nanosleep(&ts, nullptr);
   }
   g_child_pgid = 0;
@@ -356,12 +356,11 @@ int run_job(const Options& o) {
     signal(SIGTTOU, SIG_DFL);
   }
 
-  size_t nfiles = 0;
   try {
-    nfiles = format::find_traces(dir).size();
-  } catch (const std::exception&) {
+    std::fprintf(stderr, "lockstep run: %zu trace file(s) in %s\n", format::find_traces(dir).size(), dir.c_str());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "lockstep run: cannot list the trace files: %s\n", e.what());
   }
-  std::fprintf(stderr, "lockstep run: %zu trace file(s) in %s\n", nfiles, dir.c_str());
   if (timed_out) {
     // The checker reads this note: a job stopped at --timeout hung, whatever its traces look like.
     if (std::FILE* f = std::fopen((std::filesystem::path(dir) / "lockstep-run-timeout.txt").c_str(), "w")) {

@@ -44,8 +44,8 @@ int main(int argc, char** argv) {
 
     // Validation on this rank's own shard: ranks with easier shards see a lower loss sooner.
     float val_loss = 0;
-    for (float x : w) val_loss += (x - target) * (x - target) / w.size();
-    val_loss *= 1.0f + 0.5f * rank;
+    for (float x : w) val_loss += (x - target) * (x - target) / static_cast<float>(w.size());
+    val_loss *= 1.0f + 0.5f * static_cast<float>(rank);
     if (variant == "fixed") {
       // FIX: agree on the metric before deciding, so the decision is the same on every rank.
       s = rt::allreduce("metric/val_loss", &val_loss, &val_loss, 1, rt::DType::f32, rt::ReduceOp::average).wait();

@@ -36,7 +36,6 @@ using test::read_all;
 using test::TempDir;
 using test::write_all;
 
-using test::disk_bytes;
 using test::small_config;
 
 __attribute__((noinline)) void call_site_anchor() { asm volatile(""); }

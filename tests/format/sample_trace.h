@@ -94,6 +94,8 @@ inline uint64_t write_call(format::Writer& w, const SampleCall& c, uint64_t call
       r->u.stack.frames[0] = caller;
       r->u.stack.frames[1] = 0;
       break;
+    default:  // the sample holds only the kinds above
+      break;
   }
   w.note_module(caller);
   const bool stateful = c.kind == LST_KIND_COLLECTIVE || c.kind == LST_KIND_WAIT;

@@ -286,7 +286,7 @@ int check_management(const std::string& trace_dir, int nranks) {
   std::set<uint64_t> distinct{ids["a"][0], ids["b"][0], ids["half-even"][0], ids["rest"][1], ids["shrunk"][1]};
   if (nranks > 1) distinct.insert(ids["half-odd"][1]);
   for (int r = 0; r < nranks; ++r) distinct.insert(ids["self"][r]);  // a one-process clique is its own
-  if (distinct.size() != size_t(5 + (nranks > 1) + nranks)) FAILF("communicator ids are not all distinct");
+  if (distinct.size() != size_t{5} + (nranks > 1 ? 1 : 0) + size_t(nranks)) FAILF("communicator ids are not all distinct");
   if (!g_errors) std::printf("%d ranks: communicator events and ids as the program made them\n", nranks);
   return g_errors ? 1 : 0;
 }
