@@ -1,6 +1,8 @@
 // The checker's analysis: communicators reconciled across ranks, per-communicator alignment against
 // the majority (Myers' diff), classification of each difference, point-to-point pairing, and the hang
 // post-mortem with its wait-for graph. Blame is by majority; with no majority both views are reported.
+// long file: one Analyzer class whose passes read and write the same per-communicator state; split
+// across files it would need that state in a private header shared by all of them.
 #include <fmt/format.h>
 
 #include <algorithm>

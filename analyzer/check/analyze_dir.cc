@@ -15,7 +15,7 @@ std::vector<format::Module> modules_of(const Rank& rank) {
   return mods;
 }
 
-Symbolizer make_symbolizer(std::shared_ptr<symbolize::Symbolizer> sym) {
+Symbolizer make_symbolizer(const std::shared_ptr<symbolize::Symbolizer>& sym) {
   return [sym](const Rank& rank, Site& site) {
     symbolize::Location loc = sym->call_site(modules_of(rank), site.address);
     if (!loc.function.empty()) site.function = loc.function;
@@ -55,6 +55,9 @@ Analysis analyze_dir(const std::vector<std::string>& inputs, const DirOptions& o
     a.symbolize = make_symbolizer(sym);
   }
   a.job = load_paths(inputs, lo);
+  if (sym && sym->tool().empty())
+    a.job.warnings.push_back(
+        "no symbolizer found (llvm-symbolizer, addr2line or $LOCKSTEP_SYMBOLIZER): call sites are module+offset");
   if (options.analyze) {
     Options ao;
     ao.symbolize = a.symbolize;

@@ -41,7 +41,8 @@ int run_check(const CheckOptions& o) {
     if (o.inputs.size() != 1) throw cli::BadInput("check: --format html takes one trace directory");
     return exporter::write_html_report({o.inputs.front(), o.output, o.jobs, o.no_symbolize, o.lint});
   }
-  report::Format fmt = *report::parse_format(o.format);
+  std::optional<report::Format> fmt = report::parse_format(o.format);
+  if (!fmt) throw cli::BadInput("check: unknown --format " + o.format);
   DirOptions d;
   d.jobs = o.jobs;
   d.validate = o.validate;
@@ -59,7 +60,7 @@ int run_check(const CheckOptions& o) {
   report::Context ctx{joined(o.inputs), LOCKSTEP_VERSION};
   report::StaticReasons reasons;
   if (o.lint) ctx.reasons = &(reasons = exporter::lint_reasons(a.result, *o.lint));
-  cli::write_output(report::render(a.result, fmt, ctx), o.output);
+  cli::write_output(report::render(a.result, *fmt, ctx), o.output);
   for (const auto& e : skipped) std::fprintf(stderr, "lockstep: check: skipped %s\n", e.c_str());
   if (!a.result.in_lockstep()) return cli::kFindings;
   // The files left out might have shown a finding: "in lockstep" is not the verdict on the whole job.
@@ -77,7 +78,9 @@ void stall_diagnosis(const std::vector<std::string>& files, double stalled_s, st
     std::fprintf(out, "lockstep: no rank has progressed for %.0f s\n%s", stalled_s, report::hang_text(res).c_str());
     for (auto& f : res.findings) std::fprintf(out, "  %s: %s\n", kind_name(f.kind), report::headline(f).c_str());
     std::fflush(out);
-  } catch (const std::exception&) {
+  } catch (const std::exception& e) {
+    // Files still being written can be unreadable for a moment; the basic report needs less of them.
+    std::fprintf(out, "lockstep: the checker could not read the traces yet (%s): basic report\n", e.what());
     run::basic_stall_report(files, stalled_s, out);
   }
 }

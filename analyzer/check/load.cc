@@ -157,6 +157,7 @@ Rank load_one(const std::string& path, const LoadOptions& options, const std::st
   } catch (const std::exception& e) {
     // Ingest names the record ("record ID: ..."); the error names its byte, as the reader's do.
     unsigned long long id = 0;
+    // NOLINTNEXTLINE(cert-err34-c): no match, or a number out of range, leaves the message as it is
     if (std::sscanf(e.what(), "record %llu:", &id) == 1 && id >= f.first_id() && id < f.end_id())
       throw LoadError(fmt::format("{}: byte {}: {}", format::printable(path), f.offset_of(id),
                                   format::printable(e.what())));
@@ -167,15 +168,23 @@ Rank load_one(const std::string& path, const LoadOptions& options, const std::st
   return r;
 }
 
-void resolve(Rank& r, const LoadOptions& options) {
-  if (!options.site_keys) return;  // keyed by module + offset during ingest
+// Returns a warning when the symbolizer failed: that costs precision (sites keyed by module and offset,
+// so a call inlined into two places is two sites), never the check, but the reader should know.
+std::string resolve(Rank& r, const LoadOptions& options) {
+  if (!options.site_keys) return {};  // keyed by module + offset during ingest
   try {
-    if (r.streamed) resolve_stream(r, options.site_keys);
-    else resolve_sites(r, options.site_keys);
-  } catch (const std::exception&) {
-    // A symbolizer failure costs precision, never the check.
-    if (r.streamed) resolve_stream(r);
-    else resolve_sites(r);
+    if (r.streamed)
+      resolve_stream(r, options.site_keys);
+    else
+      resolve_sites(r, options.site_keys);
+    return {};
+  } catch (const std::exception& e) {
+    if (r.streamed)
+      resolve_stream(r);
+    else
+      resolve_sites(r);
+    return fmt::format("{}: call sites not symbolized ({}): keyed by module and offset", r.file,
+                       format::printable(e.what()));
   }
 }
 
@@ -185,7 +194,7 @@ Rank load_file(const std::string& path, const LoadOptions& options) {
   std::string host = options.this_host.empty() ? hostname() : options.this_host;
   try {
     Rank r = load_one(path, options, host);
-    resolve(r, options);
+    if (std::string w = resolve(r, options); !w.empty()) std::fprintf(stderr, "lockstep: warning: %s\n", w.c_str());
     return r;
   } catch (const format::FormatError& e) {
     throw LoadError(e.what());
@@ -287,9 +296,10 @@ Job load_paths(const std::vector<std::string>& inputs, const LoadOptions& option
           fmt::format("{}: no readable trace file ({} skipped)", format::printable(dir), bad.size()));
   }
   // Serial: the symbolizer runs one external process per batch and keeps one cache for every rank.
-  for (auto& r : ranks) resolve(r, options);
-
   Job job;
+  for (auto& r : ranks)
+    if (std::string w = resolve(r, options); !w.empty()) job.warnings.push_back(std::move(w));
+
   for (auto& sk : skipped) job.warnings.push_back(format::printable(sk));
   for (auto& b : bad) job.warnings.push_back("skipped (--skip-bad): " + b);
   std::map<int32_t, const Rank*> by_rank;
@@ -336,6 +346,7 @@ Job load_paths(const std::vector<std::string>& inputs, const LoadOptions& option
   for (const auto& path : bad_paths) {
     const std::string name = path.substr(path.rfind('/') + 1);
     int32_t rank = -1;
+    // NOLINTNEXTLINE(cert-err34-c): a name that is not rank-N.* names no missing rank
     if (std::sscanf(name.c_str(), "rank-%d.", &rank) == 1) std::erase(job.missing, rank);
   }
   return job;

@@ -536,7 +536,7 @@ Taint Evaluator::eval_call(const CallExpr* call, BlockContext& c, bool apply) {
     if (c.fn) c.fn->callees.insert(def);
     if (!fi.has_summary) return {};
     const Summary& sum = fi.summary;
-    std::vector<const Expr*> full = args;
+    const std::vector<const Expr*>& full = args;
     if (object && isa<CXXMethodDecl>(callee)) {
       // The summary's parameters do not include `this`; member state is treated as uniform.
     }

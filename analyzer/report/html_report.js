@@ -2,6 +2,8 @@
 // for the visible window, so a job of any size costs the same to show; the data stays compact (runs of
 // equal calls per group of identical ranks, times as deltas). Elements carry ids and data- attributes
 // that tests and scripts can rely on (docs/report.md).
+// long file: the page's one script, embedded whole by embed_assets.cmake; its parts share the page
+// state (the selected finding, the visible window).
 (function() {
 'use strict';
 const D = JSON.parse(document.getElementById('lockstep-data').textContent);

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "lockstep/env.h"
 #include "lockstep/format/fnv.h"
 #include "lockstep/format/reader.h"
 #include "run/stall_report.h"
@@ -59,9 +60,9 @@ std::string find_tracer(const Options& o) {
   std::string path = o.tracer;
   const char* from = "--tracer";
   if (path.empty()) {
-    if (const char* env = std::getenv("LOCKSTEP_TRACER_LIB"); env && *env) {
-      path = env;
-      from = "LOCKSTEP_TRACER_LIB";
+    if (const char* v = env::get(env::Var::kTracerLib)) {
+      path = v;
+      from = env::name(env::Var::kTracerLib);
     }
   }
   if (path.empty()) {
@@ -102,7 +103,7 @@ std::string prepare_dir(const Options& o) {
 }
 
 std::string make_job_id() {
-  if (const char* env = std::getenv("LOCKSTEP_JOB_ID"); env && *env) return env;
+  if (const char* v = env::get(env::Var::kJobId)) return v;
   char host[64] = {};
   gethostname(host, sizeof host - 1);
   auto now = std::chrono::system_clock::now().time_since_epoch();
@@ -129,11 +130,14 @@ std::string which(const std::string& name) {
 
 // OpenMPI's launchers need -x to pass environment variables to the ranks they start, also on remote
 // hosts. Other launchers (and plain commands) inherit the environment.
-bool is_openmpi_launcher(const std::string& cmd0) {
+bool is_launcher_name(const std::string& cmd0) {
   std::string base = fs::path(cmd0).filename().string();
-  bool launcher = base == "mpirun" || base == "mpiexec" || base == "orterun" || base.rfind("mpirun.", 0) == 0 ||
-                  base.rfind("mpiexec.", 0) == 0;
-  if (!launcher) return false;
+  return base == "mpirun" || base == "mpiexec" || base == "orterun" || base.rfind("mpirun.", 0) == 0 ||
+         base.rfind("mpiexec.", 0) == 0;
+}
+
+bool is_openmpi_launcher(const std::string& cmd0) {
+  if (!is_launcher_name(cmd0)) return false;
   std::error_code ec;
   std::string real = fs::canonical(which(cmd0), ec).string();
   if (!ec && (real.find("openmpi") != std::string::npos || real.find("orterun") != std::string::npos)) return true;
@@ -230,6 +234,25 @@ class StallWatch {
   std::map<std::string, uint64_t> last_;
 };
 
+// The tracer cannot say so without writing into the job's output: a misspelt setting or a value it will
+// not use is reported here, once, before the job starts. The variables are forwarded as they are.
+void warn_about_settings(std::FILE* out) {
+  constexpr const char kPrefix[] = "LOCKSTEP_TRACE";
+  for (char** e = environ; *e; ++e) {
+    if (std::strncmp(*e, kPrefix, sizeof kPrefix - 1) != 0) continue;
+    const size_t len = std::strcspn(*e, "=");
+    const char* value = (*e)[len] == '=' ? *e + len + 1 : "";
+    const env::Entry* entry = env::find(*e, len);
+    if (!entry) {
+      std::fprintf(out, "lockstep run: warning: %.*s is not a tracer setting (docs/tracer.md lists them); ignored\n",
+                   static_cast<int>(len), *e);
+    } else if (*value && !env::valid(*entry, value)) {
+      std::fprintf(out, "lockstep run: warning: %s=%s is not a valid %s; the tracer uses %s\n", entry->name, value,
+                   entry->type, entry->fallback);
+    }
+  }
+}
+
 int run_job(const Options& o) {
   if (o.cmd.empty()) throw cli::BadInput("run: no command given (lockstep run -o DIR -- CMD...)");
   std::string tracer = find_tracer(o);
@@ -237,15 +260,22 @@ int run_job(const Options& o) {
   std::error_code stale;
   std::filesystem::remove(std::filesystem::path(dir) / "lockstep-run-timeout.txt", stale);  // a previous run's
   std::string job = make_job_id();
+  warn_about_settings(stderr);
 
   std::string preload = tracer;
   if (const char* old = std::getenv("LD_PRELOAD"); old && *old) preload += ":" + std::string(old);
   setenv("LD_PRELOAD", preload.c_str(), 1);
-  setenv("LOCKSTEP_TRACE_DIR", dir.c_str(), 1);
-  setenv("LOCKSTEP_JOB_ID", job.c_str(), 1);
+  setenv(env::name(env::Var::kTraceDir), dir.c_str(), 1);
+  setenv(env::name(env::Var::kJobId), job.c_str(), 1);
 
   std::vector<std::string> argv_s = o.cmd;
-  if (is_openmpi_launcher(o.cmd[0])) {
+  const bool openmpi = is_openmpi_launcher(o.cmd[0]);
+  if (!openmpi && is_launcher_name(o.cmd[0]))
+    std::fprintf(stderr,
+                 "lockstep run: warning: %s is not Open MPI's launcher: LD_PRELOAD and LOCKSTEP_* are not passed with "
+                 "-x; ranks on other hosts are traced only if the launcher forwards the environment\n",
+                 o.cmd[0].c_str());
+  if (openmpi) {
     // Every LOCKSTEP_* setting travels, not a list that falls behind the tracer's variables.
     std::vector<std::string> x = {"-x", "LD_PRELOAD"};
     for (char** e = environ; *e; ++e)
@@ -315,7 +345,7 @@ int run_job(const Options& o) {
       watch->poll(now);
       next_poll = now + std::chrono::milliseconds(500);
     }
-    struct timespec ts = {0, 50 * 1000 * 1000};
+    struct timespec ts = {0, 50'000'000};
     nanosleep(&ts, nullptr);
   }
   g_child_pgid = 0;
@@ -326,12 +356,11 @@ int run_job(const Options& o) {
     signal(SIGTTOU, SIG_DFL);
   }
 
-  size_t nfiles = 0;
   try {
-    nfiles = format::find_traces(dir).size();
-  } catch (const std::exception&) {
+    std::fprintf(stderr, "lockstep run: %zu trace file(s) in %s\n", format::find_traces(dir).size(), dir.c_str());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "lockstep run: cannot list the trace files: %s\n", e.what());
   }
-  std::fprintf(stderr, "lockstep run: %zu trace file(s) in %s\n", nfiles, dir.c_str());
   if (timed_out) {
     // The checker reads this note: a job stopped at --timeout hung, whatever its traces look like.
     if (std::FILE* f = std::fopen((std::filesystem::path(dir) / "lockstep-run-timeout.txt").c_str(), "w")) {

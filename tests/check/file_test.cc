@@ -14,6 +14,7 @@
 #include "lockstep/check/load.h"
 #include "lockstep/report/report.h"
 #include "lockstep/report/timeline.h"
+#include "temp_dir.h"
 #include "trace_writer.h"
 
 namespace lockstep::check {
@@ -21,14 +22,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct TempDir {
-  TempDir() {
-    char tmpl[] = "/tmp/lockstep-check-test-XXXXXX";
-    path = mkdtemp(tmpl);
-  }
-  ~TempDir() { fs::remove_all(path); }
-  std::string path;
-};
+using test::TempDir;
 
 void write_job(const std::string& dir, int size, uint64_t n, int comms, int skip_rank = -1, int64_t skip_at = -1,
                const char* job = "synthetic-job") {
@@ -64,10 +58,10 @@ Cli lockstep(const std::string& args) {
 
 TEST(Load, CleanJobOverThreeCommunicators) {
   TempDir d;
-  write_job(d.path, 4, 3000, 3);
+  write_job(d.path(), 4, 3000, 3);
   LoadOptions lo;
   lo.jobs = 2;
-  Job job = load_dir(d.path, lo);
+  Job job = load_dir(d.path(), lo);
   ASSERT_EQ(job.ranks.size(), 4u);
   EXPECT_EQ(job.ranks[3].world_rank, 3);
   EXPECT_EQ(job.ranks[0].end, EndState::kExited);
@@ -79,8 +73,8 @@ TEST(Load, CleanJobOverThreeCommunicators) {
 
 TEST(Load, SkippedCollectiveInAFile) {
   TempDir d;
-  write_job(d.path, 4, 300, 1, /*skip_rank=*/1, /*skip_at=*/120);
-  Result r = analyze(load_dir(d.path));
+  write_job(d.path(), 4, 300, 1, /*skip_rank=*/1, /*skip_at=*/120);
+  Result r = analyze(load_dir(d.path()));
   ASSERT_EQ(r.findings.size(), 1u);
   EXPECT_EQ(r.findings[0].kind, Kind::kMissingCollective);
   EXPECT_EQ(r.findings[0].culprits, std::vector<int32_t>{1});
@@ -88,32 +82,32 @@ TEST(Load, SkippedCollectiveInAFile) {
 
 TEST(Load, MissingRankFileIsAMissingProcess) {
   TempDir d;
-  write_job(d.path, 4, 50, 1);
-  for (auto& e : fs::directory_iterator(d.path))
+  write_job(d.path(), 4, 50, 1);
+  for (auto& e : fs::directory_iterator(d.path()))
     if (e.path().filename().string().rfind("rank-2.", 0) == 0) fs::remove(e.path());
-  Job job = load_dir(d.path);
+  Job job = load_dir(d.path());
   EXPECT_EQ(job.missing, std::vector<int32_t>{2});
   Result r = analyze(job);
   EXPECT_EQ(r.missing_processes, std::vector<int32_t>{2});
   EXPECT_FALSE(r.in_lockstep());
-  Cli c = lockstep("check --no-symbolize " + d.path);
+  Cli c = lockstep("check --no-symbolize " + d.path());
   EXPECT_EQ(c.rc, 1) << c.out;
   EXPECT_NE(c.out.find("missing process"), std::string::npos) << c.out;
 }
 
 TEST(Load, TwoJobsInOneDirectoryNameBothFiles) {
   TempDir d;
-  write_job(d.path, 2, 10, 1, -1, -1, "job-a");
+  write_job(d.path(), 2, 10, 1, -1, -1, "job-a");
   TempDir e;
-  write_job(e.path, 2, 10, 1, -1, -1, "job-b");
+  write_job(e.path(), 2, 10, 1, -1, -1, "job-b");
   std::string moved;
-  for (auto& f : fs::directory_iterator(e.path))
+  for (auto& f : fs::directory_iterator(e.path()))
     if (f.path().filename().string().rfind("rank-1.", 0) == 0) {
-      moved = d.path + "/other-" + f.path().filename().string();
+      moved = d.path() + "/other-" + f.path().filename().string();
       fs::rename(f.path(), moved);
     }
   try {
-    load_dir(d.path);
+    load_dir(d.path());
     FAIL() << "two jobs loaded as one";
   } catch (const LoadError& err) {
     std::string m = err.what();
@@ -122,37 +116,37 @@ TEST(Load, TwoJobsInOneDirectoryNameBothFiles) {
     EXPECT_NE(m.find("job-b"), std::string::npos) << m;
     EXPECT_NE(m.find(moved), std::string::npos) << m;
   }
-  Cli c = lockstep("check " + d.path);
+  Cli c = lockstep("check " + d.path());
   EXPECT_EQ(c.rc, 2) << c.out;
 }
 
 TEST(Load, DamagedFileIsBadInputNamingTheFile) {
   TempDir d;
-  write_job(d.path, 2, 10, 1);
+  write_job(d.path(), 2, 10, 1);
   std::string victim;
-  for (auto& f : fs::directory_iterator(d.path))
+  for (auto& f : fs::directory_iterator(d.path()))
     if (f.path().filename().string().rfind("rank-1.", 0) == 0) victim = f.path().string();
   {
     std::fstream f(victim, std::ios::in | std::ios::out | std::ios::binary);
     f.write("NOTATRACE", 8);
   }
-  EXPECT_THROW(load_dir(d.path), LoadError);
-  Cli c = lockstep("check " + d.path);
+  EXPECT_THROW(load_dir(d.path()), LoadError);
+  Cli c = lockstep("check " + d.path());
   EXPECT_EQ(c.rc, 2) << c.out;
   EXPECT_NE(c.out.find(victim), std::string::npos) << c.out;
   EXPECT_EQ(std::count(c.out.begin(), c.out.end(), '\n'), 1) << c.out;
 
   fs::resize_file(victim, 100);  // truncated inside the header
-  c = lockstep("check " + d.path);
+  c = lockstep("check " + d.path());
   EXPECT_EQ(c.rc, 2) << c.out;
   EXPECT_NE(c.out.find(victim), std::string::npos) << c.out;
 }
 
 TEST(Load, DamagedRecordIsBadInputNamingTheFile) {
   TempDir d;
-  write_job(d.path, 2, 100, 1);
+  write_job(d.path(), 2, 100, 1);
   std::string victim;
-  for (auto& f : fs::directory_iterator(d.path))
+  for (auto& f : fs::directory_iterator(d.path()))
     if (f.path().filename().string().rfind("rank-0.", 0) == 0) victim = f.path().string();
   lst_header h;
   {
@@ -167,7 +161,7 @@ TEST(Load, DamagedRecordIsBadInputNamingTheFile) {
     f.write(reinterpret_cast<const char*>(&word), sizeof word);
   }
   for (const char* flags : {"", "--validate "}) {
-    Cli c = lockstep(std::string("check --no-symbolize ") + flags + d.path);
+    Cli c = lockstep(std::string("check --no-symbolize ") + flags + d.path());
     EXPECT_EQ(c.rc, 2) << c.out;
     EXPECT_NE(c.out.find(victim), std::string::npos) << c.out;
     EXPECT_EQ(std::count(c.out.begin(), c.out.end(), '\n'), 1) << c.out;
@@ -176,25 +170,25 @@ TEST(Load, DamagedRecordIsBadInputNamingTheFile) {
 
 TEST(Load, EmptyOrAbsentDirectoryIsBadInput) {
   TempDir d;
-  EXPECT_EQ(lockstep("check " + d.path).rc, 2);
-  EXPECT_EQ(lockstep("check " + d.path + "/absent").rc, 2);
-  EXPECT_EQ(lockstep("check --format xml " + d.path).rc, 2);
+  EXPECT_EQ(lockstep("check " + d.path()).rc, 2);
+  EXPECT_EQ(lockstep("check " + d.path() + "/absent").rc, 2);
+  EXPECT_EQ(lockstep("check --format xml " + d.path()).rc, 2);
 }
 
 TEST(Cli, ExitCodesAndVerdictLine) {
   TempDir clean, bad;
-  write_job(clean.path, 4, 200, 2);
-  write_job(bad.path, 4, 200, 2, 3, 77);
-  Cli c = lockstep("check --no-symbolize -j 2 " + clean.path);
+  write_job(clean.path(), 4, 200, 2);
+  write_job(bad.path(), 4, 200, 2, 3, 77);
+  Cli c = lockstep("check --no-symbolize -j 2 " + clean.path());
   EXPECT_EQ(c.rc, 0) << c.out;
   EXPECT_EQ(c.out.rfind("lockstep: 4 ranks, 2 communicators, 200 collectives: IN LOCKSTEP", 0), 0u) << c.out;
-  c = lockstep("check --no-symbolize " + bad.path);
+  c = lockstep("check --no-symbolize " + bad.path());
   EXPECT_EQ(c.rc, 1) << c.out;
   // Every call on `dup` is identical, so the first place the ranks differ is the end of the sequence.
   EXPECT_NE(c.out.find("rank 3 never called MPI_Allreduce #99 on dup"), std::string::npos) << c.out;
   EXPECT_NE(c.out.find("#0..#99 are identical calls"), std::string::npos) << c.out;
-  std::string out = bad.path + "/report.json";
-  c = lockstep("check --no-symbolize --format json -o " + out + " " + bad.path);
+  std::string out = bad.path() + "/report.json";
+  c = lockstep("check --no-symbolize --format json -o " + out + " " + bad.path());
   EXPECT_EQ(c.rc, 1);
   EXPECT_TRUE(c.out.empty()) << c.out;
   EXPECT_GT(fs::file_size(out), 100u);
@@ -202,11 +196,11 @@ TEST(Cli, ExitCodesAndVerdictLine) {
 
 TEST(Diff, AddedRemovedAndChangedCollectives) {
   TempDir base, same, now;
-  write_job(base.path, 4, 60, 2, -1, -1, "run-1");
-  write_job(same.path, 4, 60, 2, -1, -1, "run-2");
+  write_job(base.path(), 4, 60, 2, -1, -1, "run-1");
+  write_job(same.path(), 4, 60, 2, -1, -1, "run-2");
   for (int r = 0; r < 4; ++r) {
     gen::Spec s;
-    s.dir = now.path;
+    s.dir = now.path();
     s.job = "run-3";
     s.rank = r;
     s.collectives = 60;
@@ -215,22 +209,22 @@ TEST(Diff, AddedRemovedAndChangedCollectives) {
     s.skip_at = 21;          // dup #10 is gone
     gen::write_rank(s);
   }
-  Cli c = lockstep("diff --no-symbolize " + base.path + " " + same.path);
+  Cli c = lockstep("diff --no-symbolize " + base.path() + " " + same.path());
   EXPECT_EQ(c.rc, 0) << c.out;
-  c = lockstep("diff --no-symbolize " + base.path + " " + now.path);
+  c = lockstep("diff --no-symbolize " + base.path() + " " + now.path());
   EXPECT_EQ(c.rc, 1) << c.out;
   EXPECT_NE(c.out.find("2 differences (0 added, 1 removed, 1 changed"), std::string::npos) << c.out;
   EXPECT_NE(c.out.find("changed  on MPI_COMM_WORLD: MPI_Allreduce #5 (1024 x float32"), std::string::npos) << c.out;
   EXPECT_NE(c.out.find("now: MPI_Allreduce #5 (2048 x float32"), std::string::npos) << c.out;
   // All calls on dup are identical, so the removal shows at the end of its schedule.
   EXPECT_NE(c.out.find("removed  on dup: MPI_Allreduce #29"), std::string::npos) << c.out;
-  c = lockstep("diff --no-symbolize --accept-count-changes " + base.path + " " + now.path);
+  c = lockstep("diff --no-symbolize --accept-count-changes " + base.path() + " " + now.path());
   EXPECT_EQ(c.rc, 1) << c.out;
   EXPECT_NE(c.out.find("1 difference (0 added, 1 removed, 0 changed"), std::string::npos) << c.out;
-  c = lockstep("diff --no-symbolize --format json " + now.path + " " + base.path);
+  c = lockstep("diff --no-symbolize --format json " + now.path() + " " + base.path());
   EXPECT_EQ(c.rc, 1);
   EXPECT_NE(c.out.find("\"change\": \"added\""), std::string::npos) << c.out;
-  EXPECT_EQ(lockstep("diff " + base.path + " " + base.path + "/absent").rc, 2);
+  EXPECT_EQ(lockstep("diff " + base.path() + " " + base.path() + "/absent").rc, 2);
 }
 
 // The streaming ingest (the default) and the one that keeps every call in memory find the same: one job
@@ -283,7 +277,7 @@ TEST(Load, StreamingAndMaterializingPathsFindTheSame) {
     TempDir d;
     for (int r = 0; r < c.size; ++r) {
       gen::Spec s;
-      s.dir = d.path;
+      s.dir = d.path();
       s.rank = r;
       s.size = c.size;
       s.collectives = c.n;
@@ -302,7 +296,7 @@ TEST(Load, StreamingAndMaterializingPathsFindTheSame) {
         lo.materialize = materialize == 1;
         lo.this_host = "another-host";  // never look the synthetic pids up in /proc
         if (merge) lo.site_keys = merged;
-        Job job = load_dir(d.path, lo);
+        Job job = load_dir(d.path(), lo);
         EXPECT_EQ(job.ranks.front().streamed, !lo.materialize);
         out[materialize] = report::json(analyze(job), report::Context{"traces", "test"});
         report::Timeline t(job);

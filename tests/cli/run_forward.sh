@@ -6,12 +6,8 @@ set -euo pipefail
 lockstep="$1"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-cat > "$tmp/mpirun" <<'SH'
-#!/bin/sh
-if [ "$1" = "--version" ]; then echo "mpirun (Open MPI) 4.1.4"; exit 0; fi
-echo "launcher args: $*"
-SH
-chmod +x "$tmp/mpirun"
+source "$(dirname "$0")/standin_mpirun.sh"
+standin_mpirun "$tmp"
 out=$(LOCKSTEP_TRACE_P2P=0 LOCKSTEP_TRACE_CUPTI=1 "$lockstep" run -o "$tmp/traces" -- "$tmp/mpirun" -np 2 true 2>&1 || true)
 echo "$out"
 for var in LD_PRELOAD LOCKSTEP_TRACE_DIR LOCKSTEP_JOB_ID LOCKSTEP_TRACE_P2P LOCKSTEP_TRACE_CUPTI; do

@@ -1,5 +1,6 @@
 // Writer → reader round trips and the reader's defences: every record kind, strings, members and
-// modules, concurrent growth, ring wrap, unpublished slots, truncation, corruption, file safety.
+// modules, concurrent growth, ring wrap, unpublished slots, truncation, corruption (file safety and
+// growth on disk: file_safety_test.cc).
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <limits.h>
@@ -27,47 +28,16 @@
 #include "lockstep/format/record_check.h"
 #include "lockstep/format/writer.h"
 #include "sample_trace.h"
+#include "temp_dir.h"
 
 namespace lockstep::format {
 namespace {
 
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/lockstep-format-XXXXXX";
-    path_ = mkdtemp(tmpl);
-  }
-  ~TempDir() { std::system(("rm -rf '" + path_ + "'").c_str()); }
-  const std::string& path() const { return path_; }
+using test::read_all;
+using test::TempDir;
+using test::write_all;
 
- private:
-  std::string path_;
-};
-
-std::string read_all(const std::string& p) {
-  std::ifstream in(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), {}};
-}
-void write_all(const std::string& p, const std::string& bytes) {
-  std::ofstream out(p, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), std::streamsize(bytes.size()));
-}
-
-WriterConfig small_config(const std::string& dir) {
-  WriterConfig c;
-  c.dir = dir.c_str();
-  c.chunk_records = 64;
-  c.meta_slots = 128;
-  c.job_id = "job-42";
-  c.cmdline = "./app --steps 3";
-  return c;
-}
-
-// Blocks a file holds on disk (its apparent size includes the metadata hole).
-uint64_t disk_bytes(const std::string& p) {
-  struct stat st;
-  return stat(p.c_str(), &st) == 0 ? uint64_t(st.st_blocks) * 512 : 0;
-}
+using test::small_config;
 
 __attribute__((noinline)) void call_site_anchor() { asm volatile(""); }
 uint64_t anchor() { return reinterpret_cast<uint64_t>(&call_site_anchor) + 4; }
@@ -874,168 +844,6 @@ TEST(Reader, RejectsWhatIsNotATrace) {
   EXPECT_THROW(TraceFile::open(p), FormatError);
   EXPECT_THROW(TraceFile::open(d.path()), FormatError);
   EXPECT_THROW(TraceFile::open(d.path() + "/missing"), FormatError);
-}
-
-TEST(FileSafety, ModesAndDirectoryCreation) {
-  TempDir d;
-  const std::string dir = d.path() + "/a/b";
-  const mode_t old = umask(0);
-  Writer w;
-  char err[256];
-  WriterConfig c = small_config(dir);
-  const bool ok = w.open(c, err, sizeof err);
-  umask(old);
-  ASSERT_TRUE(ok) << err;
-  struct stat st;
-  ASSERT_EQ(stat(w.path(), &st), 0);
-  EXPECT_EQ(st.st_mode & 07777, 0600u);
-  ASSERT_EQ(stat(dir.c_str(), &st), 0);
-  EXPECT_EQ(st.st_mode & 07777, 0700u);
-  ASSERT_EQ(stat((d.path() + "/a").c_str(), &st), 0);
-  EXPECT_EQ(st.st_mode & 07777, 0700u);
-  EXPECT_NE(std::string(w.path()).find("/rank-u."), std::string::npos) << "rank not known yet";
-}
-
-TEST(FileSafety, SymlinkAtTheTargetPathIsRefused) {
-  TempDir d;
-  std::string target;
-  {
-    Writer w;
-    char err[256];
-    WriterConfig c = small_config(d.path());
-    c.rank_hint = 5;
-    ASSERT_TRUE(w.open(c, err, sizeof err)) << err;
-    target = w.path();
-    w.close();
-  }
-  ASSERT_EQ(unlink(target.c_str()), 0);
-  const std::string victim = d.path() + "/victim";
-  write_all(victim, "precious");
-  ASSERT_EQ(symlink(victim.c_str(), target.c_str()), 0);
-  Writer w;
-  char err[256] = {};
-  WriterConfig c = small_config(d.path());
-  c.rank_hint = 5;
-  EXPECT_FALSE(w.open(c, err, sizeof err));
-  EXPECT_NE(std::string(err).find(target), std::string::npos) << err;
-  EXPECT_EQ(read_all(victim), "precious");
-  struct stat st;
-  ASSERT_EQ(lstat(target.c_str(), &st), 0);
-  EXPECT_TRUE(S_ISLNK(st.st_mode));
-}
-
-TEST(FileSafety, ExistingFileIsNeverOverwritten) {
-  TempDir d;
-  Writer a;
-  char err[256];
-  WriterConfig c = small_config(d.path());
-  c.rank_hint = 1;
-  ASSERT_TRUE(a.open(c, err, sizeof err)) << err;
-  Writer b;
-  EXPECT_FALSE(b.open(c, err, sizeof err));
-  EXPECT_FALSE(b.is_open());
-}
-
-TEST(SetWorld, RenamesARanklessFileButNeverOverAnother) {
-  TempDir d;
-  Writer w;
-  char err[256];
-  WriterConfig c = small_config(d.path());
-  ASSERT_TRUE(w.open(c, err, sizeof err)) << err;
-  const std::string before = w.path();
-  w.set_world(3, 8);
-  const std::string after = w.path();
-  EXPECT_NE(after.find("/rank-3."), std::string::npos) << after;
-  EXPECT_NE(access(after.c_str(), F_OK), -1);
-  EXPECT_EQ(access(before.c_str(), F_OK), -1);
-  w.close();
-  TraceFile t = TraceFile::open(after);
-  EXPECT_EQ(t.header().world_rank, 3);
-  EXPECT_EQ(t.header().world_size, 8);
-
-  // The final name is taken (another file): the trace keeps its rank-less name.
-  ASSERT_EQ(rename(after.c_str(), (d.path() + "/moved").c_str()), 0);
-  write_all(after, "someone else's file");
-  Writer v;
-  ASSERT_TRUE(v.open(c, err, sizeof err)) << err;
-  v.set_world(3, 8);
-  EXPECT_EQ(std::string(v.path()), before);
-  EXPECT_EQ(read_all(after), "someone else's file");
-}
-
-TEST(Fork, AbandonedChildLeavesTheParentsTraceAlone) {
-  TempDir d;
-  Writer w;
-  char err[256];
-  WriterConfig c = small_config(d.path());
-  ASSERT_TRUE(w.open(c, err, sizeof err)) << err;
-  uint64_t id;
-  lst_record* first = w.reserve(&id);
-  first->op = LST_MARK_PROCESS_START;
-  Writer::publish(first, LST_WORD(LST_KIND_MARKER, 0, 0));
-  const std::string p = w.path();
-  const std::string before = read_all(p);
-  pid_t child = fork();
-  if (child == 0) {
-    w.abandon();
-    _exit(w.is_open() ? 1 : 0);
-  }
-  int status = 0;
-  ASSERT_EQ(waitpid(child, &status, 0), child);
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-  EXPECT_EQ(read_all(p), before);
-  lst_record* r = w.reserve(&id);
-  r->op = LST_MARK_PROCESS_END;
-  Writer::publish(r, LST_WORD(LST_KIND_MARKER, 0, 0));
-  w.close();
-  TraceFile t = TraceFile::open(p);
-  EXPECT_EQ(t.end_id(), 2u);
-}
-
-}  // namespace
-}  // namespace lockstep::format
-
-namespace lockstep::format {
-namespace {
-
-// A trace with the defaults the tracer uses starts at 264 KiB of disk (header page, one metadata
-// page, 4,096 records) instead of 8 MiB, grows by doubling up to 4 MiB chunks, and the metadata region
-// gets blocks as strings arrive: every page a store reaches is backed first (no SIGBUS on a full disk).
-TEST(Writer, StartsSmallAndGrowsByDoubling) {
-  TempDir d;
-  Writer w;
-  char err[256];
-  WriterConfig c;
-  c.dir = d.path().c_str();
-  ASSERT_TRUE(w.open(c, err, sizeof err)) << err;
-  EXPECT_EQ(w.header()->record_capacity, 4096u);
-  EXPECT_LE(disk_bytes(w.path()), 264u * 1024 + 8192) << "a new trace holds more than 264 KiB of disk";
-  EXPECT_TRUE(w.header()->flags & LST_HDR_CHECKED);
-  std::vector<uint64_t> caps{w.header()->record_capacity};
-  for (uint64_t i = 0; i < 70000; ++i) {
-    uint64_t id;
-    lst_record* r = w.reserve(&id);
-    ASSERT_NE(r, nullptr) << "record " << i << " dropped";
-    r->op = LST_MARK_PROCESS_START;
-    Writer::publish(r, LST_WORD(LST_KIND_MARKER, 0, 0));
-    const uint64_t cap = __atomic_load_n(&w.header()->record_capacity, __ATOMIC_ACQUIRE);
-    if (cap != caps.back()) caps.push_back(cap);
-  }
-  // The helper may grow one step ahead of the writer; each step is the doubling or one whole chunk.
-  for (size_t i = 1; i < caps.size(); ++i) {
-    const uint64_t prev = caps[i - 1], step = caps[i] - prev;
-    EXPECT_EQ(step, std::min<uint64_t>(prev, 65536)) << "growth from " << prev << " to " << caps[i];
-  }
-  EXPECT_GE(caps.back(), 70000u);
-  // Strings larger than the first metadata page land on backed pages and read back intact.
-  const std::string big(20000, 'x');
-  const uint32_t id = w.intern(big.data(), big.size());
-  ASSERT_NE(id, 0u);
-  const std::string p = w.path();
-  w.close();
-  TraceFile t = TraceFile::open(p);
-  EXPECT_EQ(t.string(id), big);
-  EXPECT_EQ(t.header().dropped_meta, 0u);
 }
 
 }  // namespace

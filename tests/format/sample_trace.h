@@ -1,9 +1,12 @@
-// A known sequence of records written through the real Writer: shared by the unit tests, the
-// `lockstep show` tests (through make_trace) and the fuzz seed corpus.
+// A known sequence of records written through the real Writer, and small writer helpers: shared by the
+// unit tests, the `lockstep show` tests (through make_trace) and the fuzz seed corpus.
 #pragma once
+
+#include <sys/stat.h>
 
 #include <cstdint>
 #include <cstring>
+#include <string>
 
 #include "lockstep/format/writer.h"
 
@@ -91,6 +94,8 @@ inline uint64_t write_call(format::Writer& w, const SampleCall& c, uint64_t call
       r->u.stack.frames[0] = caller;
       r->u.stack.frames[1] = 0;
       break;
+    default:  // the sample holds only the kinds above
+      break;
   }
   w.note_module(caller);
   const bool stateful = c.kind == LST_KIND_COLLECTIVE || c.kind == LST_KIND_WAIT;
@@ -112,6 +117,23 @@ inline void write_sample(format::Writer& w, uint64_t caller) {
     if (c.kind == LST_KIND_COLLECTIVE) seq = c.comm == kWorld ? world_seq++ : nccl_seq++;
     write_call(w, c, caller, seq);
   }
+}
+
+// A writer configuration with small chunks and metadata, so that tests cross their boundaries.
+inline format::WriterConfig small_config(const std::string& dir) {
+  format::WriterConfig c;
+  c.dir = dir.c_str();
+  c.chunk_records = 64;
+  c.meta_slots = 128;
+  c.job_id = "job-42";
+  c.cmdline = "./app --steps 3";
+  return c;
+}
+
+// Blocks a file holds on disk (its apparent size includes the metadata hole).
+inline uint64_t disk_bytes(const std::string& p) {
+  struct stat st;
+  return stat(p.c_str(), &st) == 0 ? uint64_t(st.st_blocks) * 512 : 0;
 }
 
 }  // namespace lockstep::test

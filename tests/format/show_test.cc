@@ -13,32 +13,15 @@
 #include "lockstep/format/reader.h"
 #include "lockstep/format/writer.h"
 #include "sample_trace.h"
+#include "temp_dir.h"
 #include "symbolize/symbolize.h"
 
 namespace lockstep {
 namespace {
 
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/lockstep-show-XXXXXX";
-    path_ = mkdtemp(tmpl);
-  }
-  ~TempDir() { std::system(("rm -rf '" + path_ + "'").c_str()); }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
-
-std::string read_all(const std::string& p) {
-  std::ifstream in(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), {}};
-}
-void write_all(const std::string& p, const std::string& bytes) {
-  std::ofstream out(p, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), std::streamsize(bytes.size()));
-}
+using test::read_all;
+using test::TempDir;
+using test::write_all;
 
 struct Result {
   int rc;
@@ -69,10 +52,7 @@ __attribute__((noinline)) Site call_site() {
 std::string write_sample(const std::string& dir, int rank, Site site) {
   format::Writer w;
   char err[256];
-  format::WriterConfig c;
-  c.dir = dir.c_str();
-  c.chunk_records = 64;
-  c.meta_slots = 128;
+  format::WriterConfig c = test::small_config(dir);
   c.cmdline = "./sample --steps 1";
   c.job_id = "show-test";
   EXPECT_TRUE(w.open(c, err, sizeof err)) << err;

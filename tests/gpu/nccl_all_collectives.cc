@@ -41,9 +41,20 @@ static double now_ns() {
 
 // Every NCCL entry point used, resolved once: through the normal symbol lookup (an LD_PRELOADed
 // interposer first) or, with --bypass, from libnccl.so.2's own handle.
-#define NCCL_FUNCS(X)                                                                              \
-  X(ncclCommInitAll) X(ncclCommDestroy) X(ncclAllReduce) X(ncclBroadcast) X(ncclReduce) X(ncclAllGather) \
-  X(ncclReduceScatter) X(ncclAlltoAll) X(ncclGather) X(ncclScatter) X(ncclSend) X(ncclRecv) X(ncclGroupStart) \
+#define NCCL_FUNCS(X) \
+  X(ncclCommInitAll) \
+  X(ncclCommDestroy) \
+  X(ncclAllReduce) \
+  X(ncclBroadcast) \
+  X(ncclReduce) \
+  X(ncclAllGather) \
+  X(ncclReduceScatter) \
+  X(ncclAlltoAll) \
+  X(ncclGather) \
+  X(ncclScatter) \
+  X(ncclSend) \
+  X(ncclRecv) \
+  X(ncclGroupStart) \
   X(ncclGroupEnd)
 #define DECLARE(fn) static decltype(&::fn) p_##fn = nullptr;
 NCCL_FUNCS(DECLARE)

@@ -22,47 +22,19 @@
 #include "lockstep/format/layout.h"
 #include "lockstep/format/reader.h"
 #include "symbolize/symbolize.h"
+#include "trace_check.h"
 
 namespace fs = std::filesystem;
-using lockstep::format::TraceFile;
 
 namespace {
 
-int g_errors = 0;
+using lockstep::test::flags;
+using lockstep::test::g_errors;
+using lockstep::test::load_traces;
+using lockstep::test::kind;
+using lockstep::test::state;
+using lockstep::test::Trace;
 
-#define FAILF(...)                              \
-  do {                                          \
-    if (g_errors++ < 25) {                      \
-      std::fprintf(stderr, __VA_ARGS__);        \
-      std::fputc('\n', stderr);                 \
-    }                                           \
-  } while (0)
-
-struct Trace {
-  TraceFile file;
-  std::vector<const lst_record*> records;  // published records, in id order
-};
-
-std::map<int, Trace> load(const std::string& dir) {
-  std::map<int, Trace> out;
-  for (const auto& e : fs::directory_iterator(dir)) {
-    if (e.path().extension() != ".lstrace") continue;
-    TraceFile f = TraceFile::open(e.path().string());
-    f.validate();
-    if (f.unpublished() != 0) FAILF("%s: %llu unpublished slots", f.path().c_str(), (unsigned long long)f.unpublished());
-    const int rank = f.header().world_rank;
-    Trace t{std::move(f), {}};
-    for (uint64_t id = t.file.first_id(); id < t.file.end_id(); ++id)
-      if (const lst_record* r = t.file.record(id)) t.records.push_back(r);
-    if (out.count(rank)) FAILF("%s: a second trace for world rank %d", e.path().c_str(), rank);
-    out.emplace(rank, std::move(t));
-  }
-  return out;
-}
-
-unsigned kind(const lst_record* r) { return LST_WORD_KIND(r->word); }
-unsigned state(const lst_record* r) { return LST_WORD_STATE(r->word); }
-unsigned flags(const lst_record* r) { return LST_WORD_FLAGS(r->word); }
 
 // ---- sequence ------------------------------------------------------------------------------------
 
@@ -134,7 +106,7 @@ std::vector<const lst_record*> relevant(const Trace& t, int rank) {
 }
 
 int check_sequence(const std::string& trace_dir, const std::string& expected_dir, int nranks) {
-  std::map<int, Trace> traces = load(trace_dir);
+  std::map<int, Trace> traces = load_traces(trace_dir);
   if (int(traces.size()) != nranks) FAILF("%s: %zu traces, want %d", trace_dir.c_str(), traces.size(), nranks);
   lockstep::symbolize::Symbolizer symbolizer;
   std::map<char, std::map<int, uint64_t>> ids;  // label -> rank -> communicator id
@@ -221,7 +193,7 @@ int check_sequence(const std::string& trace_dir, const std::string& expected_dir
 // ---- failures ------------------------------------------------------------------------------------
 
 int check_failures(const std::string& trace_dir) {
-  std::map<int, Trace> traces = load(trace_dir);
+  std::map<int, Trace> traces = load_traces(trace_dir);
   if (traces.empty()) FAILF("%s: no trace", trace_dir.c_str());
   for (auto& [rank, t] : traces) {
     size_t failed = 0, nccl_comms = 0, warnings = 0;
@@ -255,7 +227,7 @@ int check_failures(const std::string& trace_dir) {
 
 // numerics_test: the communicator events test_management() and main() cause, in order, per rank.
 int check_management(const std::string& trace_dir, int nranks) {
-  std::map<int, Trace> traces = load(trace_dir);
+  std::map<int, Trace> traces = load_traces(trace_dir);
   if (int(traces.size()) != nranks) FAILF("%s: %zu traces, want %d", trace_dir.c_str(), traces.size(), nranks);
   struct Want {
     const char* label;
@@ -314,7 +286,7 @@ int check_management(const std::string& trace_dir, int nranks) {
   std::set<uint64_t> distinct{ids["a"][0], ids["b"][0], ids["half-even"][0], ids["rest"][1], ids["shrunk"][1]};
   if (nranks > 1) distinct.insert(ids["half-odd"][1]);
   for (int r = 0; r < nranks; ++r) distinct.insert(ids["self"][r]);  // a one-process clique is its own
-  if (distinct.size() != size_t(5 + (nranks > 1) + nranks)) FAILF("communicator ids are not all distinct");
+  if (distinct.size() != size_t{5} + (nranks > 1 ? 1 : 0) + size_t(nranks)) FAILF("communicator ids are not all distinct");
   if (!g_errors) std::printf("%d ranks: communicator events and ids as the program made them\n", nranks);
   return g_errors ? 1 : 0;
 }
@@ -324,7 +296,7 @@ int check_management(const std::string& trace_dir, int nranks) {
 // threads_program: per rank NTHREADS communicators, each with CALLS collectives alternating
 // AllReduce/AllGather, all of count t + 1 for thread t.
 int check_threads(const std::string& trace_dir, int nthreads, int calls) {
-  std::map<int, Trace> traces = load(trace_dir);
+  std::map<int, Trace> traces = load_traces(trace_dir);
   if (traces.size() < 2) FAILF("%s: %zu traces, want at least 2", trace_dir.c_str(), traces.size());
   std::map<uint64_t, std::set<uint64_t>> ids_by_count;  // count -> communicator ids seen on any rank
   for (auto& [rank, t] : traces) {

@@ -8,7 +8,7 @@ work=$1 lockstep=$2 build=$3 source=$4
 traces=$work/traces
 fail() { echo "FAIL: $*"; exit 1; }
 [ -d "$traces" ] || fail "no traces in $work"
-line=$(grep -n "BUG: skipped on overflow" "$source" | cut -d: -f1)
+line=$(grep -n "skipped on overflow" "$source" | cut -d: -f1)
 cond=$(grep -n "if (finite) {" "$source" | head -1 | cut -d: -f1)
 [ -n "$line" ] && [ -n "$cond" ] || fail "marker lines not found in $source"
 

@@ -132,7 +132,7 @@ case $case in
       > "$work/report-time.dom" 2>> "$work/chromium.log" || fail "chromium --dump-dom (time axis) failed"
     python3 "$here/check_dom.py" "$work/report-time.dom" --time-axis 2 || exit 1
     # The skipped gradient allreduce's line, read from the source rather than written down here.
-    line=$(grep -n "BUG: skipped on overflow" "$2" | cut -d: -f1)
+    line=$(grep -n "skipped on overflow" "$2" | cut -d: -f1)
     exec python3 "$here/check_dom.py" "$work/report.dom" --kind missing_collective --kind name_mismatch \
       --culprits 2 --culprit-lane 2 --gap-lane 2 --source-line "$line" ;;
   synthetic)

@@ -72,7 +72,8 @@ int main(int argc, char** argv) {
          "big allreduce");
   get(host.data(), d_big, big * 4);
   for (size_t i = 0; i < big; ++i) {
-    if (host[i] != static_cast<float>(n * (n + 1) / 2 * (i % 13))) {
+    const size_t want = n * (n + 1) / 2 * (i % 13);  // n(n+1) is even: the division is exact
+    if (host[i] != static_cast<float>(want)) {
       expect(false, "big allreduce element " + std::to_string(i));
       break;
     }

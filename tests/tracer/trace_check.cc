@@ -24,52 +24,18 @@
 #include "lockstep/format/layout.h"
 #include "lockstep/format/reader.h"
 #include "symbolize/symbolize.h"
+#include "trace_check.h"
 
 namespace fs = std::filesystem;
-using lockstep::format::TraceFile;
 
 namespace {
 
-int g_errors = 0;
-#define FAILF(...)                       \
-  do {                                   \
-    if (g_errors++ < 30) {               \
-      std::fprintf(stderr, __VA_ARGS__); \
-      std::fputc('\n', stderr);          \
-    }                                    \
-  } while (0)
+using lockstep::test::flags;
+using lockstep::test::g_errors;
+using lockstep::test::load_traces;
+using lockstep::test::state;
+using lockstep::test::Trace;
 
-struct Trace {
-  TraceFile file;
-  std::vector<const lst_record*> records;  // published records in id order
-  std::vector<const lst_record*> of_kind(unsigned kind) const {
-    std::vector<const lst_record*> out;
-    for (const lst_record* r : records)
-      if (LST_WORD_KIND(r->word) == kind) out.push_back(r);
-    return out;
-  }
-};
-
-std::map<int, Trace> load(const std::string& dir, size_t want_files) {
-  std::map<int, Trace> out;
-  std::vector<std::string> files = lockstep::format::find_traces(dir);
-  if (files.size() != want_files) FAILF("%s: %zu trace files, want %zu", dir.c_str(), files.size(), want_files);
-  for (const std::string& path : files) {
-    TraceFile f = TraceFile::open(path);
-    f.validate();
-    if (f.unpublished() != 0) FAILF("%s: %llu unpublished slots", path.c_str(), (unsigned long long)f.unpublished());
-    int rank = f.header().world_rank;
-    Trace t{std::move(f), {}};
-    for (uint64_t id = t.file.first_id(); id < t.file.end_id(); ++id)
-      if (const lst_record* r = t.file.record(id)) t.records.push_back(r);
-    if (out.count(rank)) FAILF("%s: a second trace for world rank %d", path.c_str(), rank);
-    out.emplace(rank, std::move(t));
-  }
-  return out;
-}
-
-unsigned state(const lst_record* r) { return LST_WORD_STATE(r->word); }
-unsigned flags(const lst_record* r) { return LST_WORD_FLAGS(r->word); }
 
 // The lifecycle every cleanly finished MPI process records.
 void check_lifecycle(int rank, const Trace& t) {
@@ -121,7 +87,7 @@ struct Expected {
 };
 
 int sequence(const std::string& traces, const std::string& expected_dir, int nranks) {
-  auto all = load(traces, static_cast<size_t>(nranks));
+  auto all = load_traces(traces, static_cast<size_t>(nranks));
   lockstep::symbolize::Symbolizer sym;
   std::map<char, std::map<int, uint64_t>> comm_of;  // tag -> rank -> id
   std::map<int, int> colour;
@@ -232,7 +198,7 @@ int sequence(const std::string& traces, const std::string& expected_dir, int nra
 
 // mpi_threads: thread k makes CALLS collectives on its own dup; call i has count k * 1000 + i.
 int threads(const std::string& traces, int nranks, int nthreads, int calls) {
-  auto all = load(traces, static_cast<size_t>(nranks));
+  auto all = load_traces(traces, static_cast<size_t>(nranks));
   std::map<int, std::set<uint64_t>> ids_by_thread;
   for (auto& [rank, t] : all) {
     check_lifecycle(rank, t);
@@ -266,7 +232,7 @@ int threads(const std::string& traces, int nranks, int nthreads, int calls) {
 
 // mpi_safety errors: Allreduce ok, Bcast with a bad root, Allreduce with a negative count, Barrier ok.
 int errors(const std::string& traces, int nranks) {
-  auto all = load(traces, static_cast<size_t>(nranks));
+  auto all = load_traces(traces, static_cast<size_t>(nranks));
   const unsigned want[] = {LST_STATE_RETURNED, LST_STATE_FAILED, LST_STATE_FAILED, LST_STATE_RETURNED};
   const unsigned ops[] = {LST_OP_ALLREDUCE, LST_OP_BCAST, LST_OP_ALLREDUCE, LST_OP_BARRIER};
   for (auto& [rank, t] : all) {
@@ -287,7 +253,7 @@ int errors(const std::string& traces, int nranks) {
 // mpi_safety fork: the parent forks after its collectives; the child exits without MPI. One trace per
 // rank, and the parent's holds only the parent's records.
 int fork_check(const std::string& traces, int nranks) {
-  auto all = load(traces, static_cast<size_t>(nranks));
+  auto all = load_traces(traces, static_cast<size_t>(nranks));
   for (auto& [rank, t] : all) {
     check_lifecycle(rank, t);
     uint32_t pid = t.file.header().pid;
@@ -304,7 +270,7 @@ int fork_check(const std::string& traces, int nranks) {
 // ranks, different labels different ids, sequence numbers as the program counted them, and a creation
 // record for every communicator used.
 int comms(const std::string& traces, const std::string& expected_dir, int nranks) {
-  auto all = load(traces, static_cast<size_t>(nranks));
+  auto all = load_traces(traces, static_cast<size_t>(nranks));
   std::map<std::string, std::set<uint64_t>> ids;
   for (auto& [rank, t] : all) {
     check_lifecycle(rank, t);
@@ -341,7 +307,7 @@ int comms(const std::string& traces, const std::string& expected_dir, int nranks
 // LOCKSTEP_TRACE_STACK=3: every collective is followed by one STACK record holding two frames above
 // the call site.
 int stack(const std::string& traces, int nranks) {
-  auto all = load(traces, static_cast<size_t>(nranks));
+  auto all = load_traces(traces, static_cast<size_t>(nranks));
   size_t n = 0;
   for (auto& [rank, t] : all) {
     for (size_t i = 0; i < t.records.size(); ++i) {
@@ -368,7 +334,7 @@ int stack(const std::string& traces, int nranks) {
 
 // mpi_hang: rank 0 blocks in MPI_Barrier on world that rank 1 never calls.
 int hang(const std::string& traces) {
-  auto all = load(traces, 2);
+  auto all = load_traces(traces, 2);
   for (auto& [rank, t] : all) {
     auto got = t.of_kind(LST_KIND_COLLECTIVE);
     if (got.empty()) {

@@ -12,6 +12,7 @@
 #include <new>
 
 #include "correlate.h"
+#include "lockstep/env.h"
 #include "gpu_records.h"
 #include "gpu_state.h"
 #include "session.h"
@@ -153,10 +154,9 @@ bool resolve(void* h, const char* name, F* out) {
 }  // namespace
 
 void cupti_start() noexcept {
-  const char* v = std::getenv("LOCKSTEP_TRACE_CUPTI");
-  if (!v || !*v || std::strcmp(v, "0") == 0) return;
+  if (!env::on(env::Var::kTraceCupti)) return;
   void* h = nullptr;
-  if (const char* path = std::getenv("LOCKSTEP_CUPTI"); path && *path) {
+  if (const char* path = env::get(env::Var::kCupti)) {
     h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   } else {
     for (const char* name : {"libcupti.so.13", "libcupti.so"})

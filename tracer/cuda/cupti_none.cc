@@ -1,16 +1,13 @@
 // CUPTI entry points for builds without the CUDA toolkit: kernel activity is not recorded, and
 // LOCKSTEP_TRACE_CUPTI=1 says so once.
-#include <cstdlib>
-#include <cstring>
-
 #include "gpu_records.h"
 #include "gpu_state.h"
+#include "lockstep/env.h"
 
 namespace lockstep::trace::gpu {
 
 void cupti_start() noexcept {
-  const char* v = std::getenv("LOCKSTEP_TRACE_CUPTI");
-  if (v && std::strcmp(v, "0") != 0 && *v)
+  if (env::on(env::Var::kTraceCupti))
     warn_once_stderr(kWarnCupti, "LOCKSTEP_TRACE_CUPTI is set but this tracer was built without CUPTI");
 }
 bool cupti_active() noexcept { return false; }

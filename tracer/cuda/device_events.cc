@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "gpu_hooks.h"
+#include "lockstep/env.h"
 #include "gpu_records.h"
 #include "gpu_state.h"
 #include "session.h"
@@ -55,7 +56,7 @@ const char* error_name(int rc) {
 }
 
 void* open_runtime() {
-  if (const char* path = std::getenv("LOCKSTEP_CUDART"); path && *path) return dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (const char* path = env::get(env::Var::kCudart)) return dlopen(path, RTLD_NOW | RTLD_LOCAL);
   // The runtime the application already loaded, if it uses a shared one; else the toolkit's. Events and
   // streams are driver objects, so a second runtime instance works with the application's streams.
   for (const char* name : {"libcudart.so.13", "libcudart.so.12", "libcudart.so"})
@@ -66,8 +67,7 @@ void* open_runtime() {
 }
 
 bool load_runtime_locked() {
-  const char* off = std::getenv("LOCKSTEP_TRACE_DEVICE");
-  if (off && std::strcmp(off, "0") == 0) return false;
+  if (!env::on(env::Var::kTraceDevice)) return false;
   void* h = open_runtime();
   if (!h) return false;  // no CUDA runtime in reach: nothing to watch, nothing to say
   CudaRuntime rt;

@@ -1,6 +1,8 @@
 // MPI capture through the PMPI profiling interface: the real library found at run time, datatypes and
 // reduction ops, communicator identity, completion in the Wait/Test family, Init/Finalize/Abort. The
 // collectives are in mpi_collectives.cc, point-to-point in mpi_p2p.cc.
+// long file: what every MPI wrapper file relies on (real functions, handle names, communicator
+// identity, completion through the request table) is defined here once.
 //
 // The library never links libmpi: PMPI_* functions and the predefined handles (MPI_INT, MPI_SUM,
 // MPI_COMM_WORLD, ...) are looked up on first use in whichever loaded object defines them, so the same
@@ -17,6 +19,7 @@
 #include <mutex>
 #include <vector>
 
+#include "lockstep/env.h"
 #include "mpi_common.h"
 
 namespace lockstep::trace::mpi {
@@ -24,10 +27,7 @@ namespace lockstep::trace::mpi {
 Predefined g_predefined;
 std::atomic<int> g_mpi_state{0};
 RequestTable g_requests;
-bool g_trace_p2p = [] {
-  const char* v = std::getenv("LOCKSTEP_TRACE_P2P");
-  return !(v && std::strcmp(v, "0") == 0);
-}();
+bool g_trace_p2p = env::on(env::Var::kTraceP2p);
 
 namespace {
 

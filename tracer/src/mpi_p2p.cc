@@ -121,29 +121,18 @@ CollectiveArgs mrecv_args(int count, MPI_Datatype dt, MPI_Message m) noexcept {
 
 // ---- blocking sends and receives -------------------------------------------------------------------
 
-WRAP_EXPORT int MPI_Send(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm) {
-  P2P_PASSTHROUGH(MPI_Send, buf, count, dt, dest, tag, comm);
-  return blocking(p2p_args(LST_OP_SEND, count, dt, dest, tag, comm), caller,
-                  CALL_REAL(buf, count, dt, dest, tag, comm));
-}
-
-WRAP_EXPORT int MPI_Ssend(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm) {
-  P2P_PASSTHROUGH(MPI_Ssend, buf, count, dt, dest, tag, comm);
-  return blocking(p2p_args(LST_OP_SEND, count, dt, dest, tag, comm), caller,
-                  CALL_REAL(buf, count, dt, dest, tag, comm));
-}
-
-WRAP_EXPORT int MPI_Bsend(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm) {
-  P2P_PASSTHROUGH(MPI_Bsend, buf, count, dt, dest, tag, comm);
-  return blocking(p2p_args(LST_OP_SEND, count, dt, dest, tag, comm), caller,
-                  CALL_REAL(buf, count, dt, dest, tag, comm));
-}
-
-WRAP_EXPORT int MPI_Rsend(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm) {
-  P2P_PASSTHROUGH(MPI_Rsend, buf, count, dt, dest, tag, comm);
-  return blocking(p2p_args(LST_OP_SEND, count, dt, dest, tag, comm), caller,
-                  CALL_REAL(buf, count, dt, dest, tag, comm));
-}
+// The four send modes (standard, synchronous, buffered, ready) record the same SEND: one body for the
+// blocking four, one for the nonblocking four.
+#define BLOCKING_SEND(NAME)                                                                             \
+  WRAP_EXPORT int NAME(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm) { \
+    P2P_PASSTHROUGH(NAME, buf, count, dt, dest, tag, comm);                                             \
+    return blocking(p2p_args(LST_OP_SEND, count, dt, dest, tag, comm), caller,                          \
+                    CALL_REAL(buf, count, dt, dest, tag, comm));                                        \
+  }
+BLOCKING_SEND(MPI_Send)
+BLOCKING_SEND(MPI_Ssend)
+BLOCKING_SEND(MPI_Bsend)
+BLOCKING_SEND(MPI_Rsend)
 
 WRAP_EXPORT int MPI_Recv(void* buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,
                          MPI_Status* st) {
@@ -172,33 +161,17 @@ WRAP_EXPORT int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype dt, int 
 
 // ---- nonblocking: completed by the Wait/Test family through the request table ----------------------
 
-WRAP_EXPORT int MPI_Isend(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
-                          MPI_Request* req) {
-  P2P_PASSTHROUGH(MPI_Isend, buf, count, dt, dest, tag, comm, req);
-  return nonblocking(p2p_args(LST_OP_SEND, count, dt, dest, tag, comm), caller, req,
-                     CALL_REAL(buf, count, dt, dest, tag, comm, req));
-}
-
-WRAP_EXPORT int MPI_Issend(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
-                           MPI_Request* req) {
-  P2P_PASSTHROUGH(MPI_Issend, buf, count, dt, dest, tag, comm, req);
-  return nonblocking(p2p_args(LST_OP_SEND, count, dt, dest, tag, comm), caller, req,
-                     CALL_REAL(buf, count, dt, dest, tag, comm, req));
-}
-
-WRAP_EXPORT int MPI_Ibsend(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
-                           MPI_Request* req) {
-  P2P_PASSTHROUGH(MPI_Ibsend, buf, count, dt, dest, tag, comm, req);
-  return nonblocking(p2p_args(LST_OP_SEND, count, dt, dest, tag, comm), caller, req,
-                     CALL_REAL(buf, count, dt, dest, tag, comm, req));
-}
-
-WRAP_EXPORT int MPI_Irsend(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
-                           MPI_Request* req) {
-  P2P_PASSTHROUGH(MPI_Irsend, buf, count, dt, dest, tag, comm, req);
-  return nonblocking(p2p_args(LST_OP_SEND, count, dt, dest, tag, comm), caller, req,
-                     CALL_REAL(buf, count, dt, dest, tag, comm, req));
-}
+#define NONBLOCKING_SEND(NAME)                                                                        \
+  WRAP_EXPORT int NAME(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, \
+                       MPI_Request* req) {                                                            \
+    P2P_PASSTHROUGH(NAME, buf, count, dt, dest, tag, comm, req);                                      \
+    return nonblocking(p2p_args(LST_OP_SEND, count, dt, dest, tag, comm), caller, req,                \
+                       CALL_REAL(buf, count, dt, dest, tag, comm, req));                              \
+  }
+NONBLOCKING_SEND(MPI_Isend)
+NONBLOCKING_SEND(MPI_Issend)
+NONBLOCKING_SEND(MPI_Ibsend)
+NONBLOCKING_SEND(MPI_Irsend)
 
 WRAP_EXPORT int MPI_Irecv(void* buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,
                           MPI_Request* req) {

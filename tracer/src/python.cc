@@ -5,6 +5,7 @@
 // thread that released it takes it back for the read (PyGILState_Ensure), which is what a C callback
 // does: uncontended that is a mutex, and it waits only while another Python thread runs Python code.
 #include "python.h"
+#include "lockstep/env.h"
 
 #include "lockstep/format/fnv.h"
 
@@ -52,7 +53,7 @@ bool detect() noexcept {
   static std::atomic<bool> busy{false};
   if (busy.exchange(true)) return false;  // another thread is detecting: this call goes native
   // LOCKSTEP_TRACE_PYTHON=0: native call sites only, and the GIL is never taken by the tracer.
-  if (const char* v = std::getenv("LOCKSTEP_TRACE_PYTHON"); v && std::strcmp(v, "0") == 0) {
+  if (!env::on(env::Var::kTracePython)) {
     g_python_state.store(2, std::memory_order_release);
     return false;
   }

@@ -1,9 +1,12 @@
 // The tracer's process-wide state (session.h): opens the trace lazily from the environment, keeps the
 // communicator registry, turns one intercepted call into one record, and marks how the process ended.
+// long file: the record path (clock, reservation, registry lookup) stays in one translation unit so it
+// inlines into the per-call entry points below; the library is built without LTO.
 #include "session.h"
 
 #include "python.h"
 #include "signals.h"
+#include "lockstep/env.h"
 #include "stack.h"
 #include "lockstep/format/fnv.h"
 #include "lockstep/format/record_check.h"
@@ -70,24 +73,23 @@ void read_cmdline(char* out, size_t len) {
 
 void load_config() {
   Config& c = g_config;
-  const char* dir = std::getenv("LOCKSTEP_TRACE_DIR");
-  c.dir = (dir && *dir) ? dir : nullptr;
+  c.dir = env::get(env::Var::kTraceDir);
   c.rank_hint = LST_NONE;
   for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"}) {
     c.rank_hint = env_int(name, LST_NONE);
     if (c.rank_hint != LST_NONE) break;
   }
-  c.ring = static_cast<uint64_t>(env_int("LOCKSTEP_TRACE_RING", 0));
-  c.stack_frames = env_int("LOCKSTEP_TRACE_STACK", 0);
+  c.ring = static_cast<uint64_t>(env_int(env::name(env::Var::kTraceRing), 0));
+  c.stack_frames = env_int(env::name(env::Var::kTraceStack), 0);
   if (c.stack_frames > kMaxFrames) c.stack_frames = kMaxFrames;
-  if (const char* u = std::getenv("LOCKSTEP_TRACE_STACK_UNWIND")) {
+  if (const char* u = env::get(env::Var::kTraceStackUnwind)) {
     if (std::strcmp(u, "fp") == 0) set_unwind_mode(Unwind::kFramePointers);
     if (std::strcmp(u, "dwarf") == 0) set_unwind_mode(Unwind::kDwarf);
   }
-  c.stack_stats = env_int("LOCKSTEP_TRACE_STACK_STATS", 0) == 1;
+  c.stack_stats = env::on(env::Var::kTraceStackStats);
   count_stacks(c.stack_stats);
   const char* job = nullptr;
-  for (const char* name : {"LOCKSTEP_JOB_ID", "PMIX_NAMESPACE", "OMPI_MCA_ess_base_jobid", "SLURM_JOB_ID"}) {
+  for (const char* name : {env::name(env::Var::kJobId), "PMIX_NAMESPACE", "OMPI_MCA_ess_base_jobid", "SLURM_JOB_ID"}) {
     const char* v = std::getenv(name);
     if (v && *v) {
       job = v;
@@ -165,7 +167,7 @@ bool kernel_uses_tsc() noexcept {
 
 void calibrate_ticks() noexcept {
 #if defined(__x86_64__)
-  const char* mode = std::getenv("LOCKSTEP_TRACE_CLOCK");
+  const char* mode = env::get(env::Var::kTraceClock);
   if (mode && std::strcmp(mode, "monotonic") == 0) return;
   unsigned a, b, c, d;
   if (!__get_cpuid(0x80000007, &a, &b, &c, &d) || !(d & (1u << 8))) return;  // no invariant TSC

@@ -111,9 +111,6 @@ uint32_t intern_text(format::Writer* w, const char* text) noexcept;
 
 // Markers (process lifecycle, MPI_Init/Finalize, NCCL groups, annotations).
 uint64_t marker(uint8_t op, uint64_t value, const char* text, uint64_t caller) noexcept;
-
-// --- additions (keep the declarations above unchanged) ---
-
 // A marker with every field; `state` is 0, or LST_STATE_ENTERED for a marker that marker_return()
 // later moves to RETURNED (MPI_Finalize). Returns the record id, UINT64_MAX when nothing was written.
 uint64_t marker_ex(uint8_t op, uint64_t value, uint64_t ref, uint64_t extra, const char* text,

@@ -1,5 +1,7 @@
 // The trace writer inside the traced process: file creation, the mapping that grows in chunks inside
 // one reserved address range, the lock-free record path, interning and the module table.
+// long file: one Impl whose mapping, growth and lock-free record path share the invariants of the
+// reserved address range and the publish order; they are kept and reviewed together.
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
