@@ -31,13 +31,20 @@ bool is_done(const lst_record& r) { return done(r); }
 
 const char* end_state_name(EndState s) {
   switch (s) {
-    case EndState::kRunning: return "running";
-    case EndState::kExited: return "exited";
-    case EndState::kFinalizing: return "finalizing";
-    case EndState::kCrashed: return "crashed";
-    case EndState::kAborted: return "aborted";
-    case EndState::kKilled: return "killed";
-    case EndState::kUnknown: return "unknown";
+    case EndState::kRunning:
+      return "running";
+    case EndState::kExited:
+      return "exited";
+    case EndState::kFinalizing:
+      return "finalizing";
+    case EndState::kCrashed:
+      return "crashed";
+    case EndState::kAborted:
+      return "aborted";
+    case EndState::kKilled:
+      return "killed";
+    case EndState::kUnknown:
+      return "unknown";
   }
   return "unknown";
 }
@@ -51,8 +58,9 @@ int Rank::module_of(uint64_t addr) const {
 }
 
 std::string_view Rank::context(RecordRef before) const {
-  auto it = std::lower_bound(annotations.begin(), annotations.end(), before,
-                             [](const std::pair<RecordRef, uint32_t>& a, RecordRef b) { return a.first < b; });
+  auto it =
+      std::lower_bound(annotations.begin(), annotations.end(), before,
+                       [](const std::pair<RecordRef, uint32_t>& a, RecordRef b) { return a.first < b; });
   if (it == annotations.begin()) return {};
   return source->string(std::prev(it)->second);
 }
@@ -138,7 +146,8 @@ void ingest_event(Rank& rank, const RecordSource& src, const lst_record& r, uint
           if (r.u.marker.ref) rank.died_in = r.u.marker.ref;
           break;
         case LST_MARK_MPI_ERROR:
-          rank.mpi_errors.push_back({r.u.marker.ref, uint32_t(r.u.marker.value), std::string(src.string(r.aux))});
+          rank.mpi_errors.push_back(
+              {r.u.marker.ref, uint32_t(r.u.marker.value), std::string(src.string(r.aux))});
           break;
         case LST_MARK_COMM_CREATE:
           rank.creations.push_back({ref, uint8_t(r.u.marker.value), r.comm, int64_t(r.u.marker.extra),
@@ -253,7 +262,8 @@ void ingest(Rank& rank, std::shared_ptr<const RecordSource> source, bool defer_s
         if (slot.addr != r->caller) {
           auto [it, fresh] = site_ids.try_emplace(r->caller, uint32_t(rank.site_addr.size()));
           if (fresh) rank.site_addr.push_back(r->caller);
-          slot = {r->caller, it->second, defer_sites ? 0 : site_hash(rank, r->caller) * recordsig::kSiteSpread};
+          slot = {r->caller, it->second,
+                  defer_sites ? 0 : site_hash(rank, r->caller) * recordsig::kSiteSpread};
         }
         uint64_t sig = semantic(*r, name);
         if (defer_sites)
@@ -304,7 +314,9 @@ void resolve_sites(Rank& rank, const SiteKeys& keys) {
 
 namespace {
 // Signals a user, a launcher or a --timeout sends to stop a job: the process did not fail by itself.
-bool stop_signal(uint64_t sig) { return sig == SIGTERM || sig == SIGINT || sig == SIGHUP || sig == SIGKILL || sig == SIGQUIT; }
+bool stop_signal(uint64_t sig) {
+  return sig == SIGTERM || sig == SIGINT || sig == SIGHUP || sig == SIGKILL || sig == SIGQUIT;
+}
 
 bool process_alive(uint32_t pid) {
   if (::kill(pid_t(pid), 0) != 0 && errno != EPERM) return false;
@@ -494,7 +506,8 @@ void finish_job(Job& job) {
   trim_cut_ends(job);
   job.min_wall_ns = 0;
   for (auto& r : job.ranks)
-    if (r.start_wall_ns && (!job.min_wall_ns || r.start_wall_ns < job.min_wall_ns)) job.min_wall_ns = r.start_wall_ns;
+    if (r.start_wall_ns && (!job.min_wall_ns || r.start_wall_ns < job.min_wall_ns))
+      job.min_wall_ns = r.start_wall_ns;
 }
 
 }  // namespace lockstep::check

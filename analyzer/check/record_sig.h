@@ -2,8 +2,8 @@
 // whether a call is done, and its alignment signature. Inline: these run once per record.
 #pragma once
 
-#include <cstdint>
 #include <fmt/format.h>
+#include <cstdint>
 #include <stdexcept>
 #include <string_view>
 
@@ -101,10 +101,9 @@ inline const lst_record* load_record(const RecordSource& src, const lst_record* 
     case format::RecordVerdict::kDamaged:
       break;
   }
-  throw std::runtime_error(fmt::format("record {}: {} (word {:#010x})", id,
-                                       major < 2 ? "bad slot word"
-                                                 : "does not match its check (damaged in its 64 bytes)",
-                                       word));
+  throw std::runtime_error(
+      fmt::format("record {}: {} (word {:#010x})", id,
+                  major < 2 ? "bad slot word" : "does not match its check (damaged in its 64 bytes)", word));
 }
 
 // The fields an ingest relies on, range-checked, so a damaged file is a one-line error even when the

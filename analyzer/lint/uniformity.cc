@@ -1,4 +1,6 @@
 // The uniformity evaluator of the lint analysis (see uniformity.h).
+// long file: one transfer function over Clang's expression and statement kinds; its cases share the
+// block context and the value rules, and splitting it by kind would scatter those.
 #include "lint/uniformity.h"
 
 #include <clang/AST/ASTContext.h>

@@ -24,8 +24,8 @@ namespace fs = std::filesystem;
 
 using test::TempDir;
 
-void write_job(const std::string& dir, int size, uint64_t n, int comms, int skip_rank = -1, int64_t skip_at = -1,
-               const char* job = "synthetic-job") {
+void write_job(const std::string& dir, int size, uint64_t n, int comms, int skip_rank = -1,
+               int64_t skip_at = -1, const char* job = "synthetic-job") {
   for (int r = 0; r < size; ++r) {
     gen::Spec s;
     s.dir = dir;
@@ -214,7 +214,8 @@ TEST(Diff, AddedRemovedAndChangedCollectives) {
   c = lockstep("diff --no-symbolize " + base.path() + " " + now.path());
   EXPECT_EQ(c.rc, 1) << c.out;
   EXPECT_NE(c.out.find("2 differences (0 added, 1 removed, 1 changed"), std::string::npos) << c.out;
-  EXPECT_NE(c.out.find("changed  on MPI_COMM_WORLD: MPI_Allreduce #5 (1024 x float32"), std::string::npos) << c.out;
+  EXPECT_NE(c.out.find("changed  on MPI_COMM_WORLD: MPI_Allreduce #5 (1024 x float32"), std::string::npos)
+      << c.out;
   EXPECT_NE(c.out.find("now: MPI_Allreduce #5 (2048 x float32"), std::string::npos) << c.out;
   // All calls on dup are identical, so the removal shows at the end of its schedule.
   EXPECT_NE(c.out.find("removed  on dup: MPI_Allreduce #29"), std::string::npos) << c.out;
@@ -240,20 +241,29 @@ TEST(Load, StreamingAndMaterializingPathsFindTheSame) {
   };
   const std::vector<Case> cases = {
       {"clean", 4, 3, 600, [](gen::Spec&) {}},
-      {"skip and continue", 4, 3, 600, [](gen::Spec& s) { if (s.rank == 2) s.skip_at = 200; }},
+      {"skip and continue", 4, 3, 600,
+       [](gen::Spec& s) {
+         if (s.rank == 2) s.skip_at = 200;
+       }},
       {"two sites per step", 4, 2, 600,
        [](gen::Spec& s) {
          s.two_sites = true;
          if (s.rank == 0) s.skip_at = 301;
        }},
       {"two sites, clean", 4, 2, 600, [](gen::Spec& s) { s.two_sites = true; }},
-      {"count change", 4, 2, 400, [](gen::Spec& s) { if (s.rank == 1) s.count_change_at = 51; }},
+      {"count change", 4, 2, 400,
+       [](gen::Spec& s) {
+         if (s.rank == 1) s.count_change_at = 51;
+       }},
       {"two ranks differ", 5, 3, 300,
        [](gen::Spec& s) {
          if (s.rank == 1) s.skip_at = 31;
          if (s.rank == 3) s.count_change_at = 100;
        }},
-      {"tie of two", 2, 1, 200, [](gen::Spec& s) { if (s.rank == 1) s.skip_at = 150; }},
+      {"tie of two", 2, 1, 200,
+       [](gen::Spec& s) {
+         if (s.rank == 1) s.skip_at = 150;
+       }},
       {"hang", 4, 3, 300,
        [](gen::Spec& s) {
          s.finalize = false;
@@ -266,7 +276,10 @@ TEST(Load, StreamingAndMaterializingPathsFindTheSame) {
          if (s.rank == 2) s.skip_at = 80;
          s.blocked_recv_from = (s.rank + 1) % 3;
        }},
-      {"cut short", 4, 3, 600, [](gen::Spec& s) { if (s.rank == 3) s.collectives = 450; }},
+      {"cut short", 4, 3, 600,
+       [](gen::Spec& s) {
+         if (s.rank == 3) s.collectives = 450;
+       }},
   };
   SiteKeys merged = [](const Rank& rank, const std::vector<uint64_t>& addrs) {
     std::vector<uint64_t> k = module_site_keys(rank, addrs);
@@ -308,7 +321,8 @@ TEST(Load, StreamingAndMaterializingPathsFindTheSame) {
         for (auto& r : job.ranks)
           for (auto& lane : t.lanes(r)) {
             drawn[materialize] += fmt::format("rank {} comm {}:", lane.rank, lane.comm);
-            for (auto& call : lane.calls) drawn[materialize] += fmt::format(" {}/{}/{}", call.kind, call.state, call.t0_ns);
+            for (auto& call : lane.calls)
+              drawn[materialize] += fmt::format(" {}/{}/{}", call.kind, call.state, call.t0_ns);
             drawn[materialize] += "\n";
           }
       }

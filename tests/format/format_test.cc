@@ -1,6 +1,7 @@
 // Writer → reader round trips and the reader's defences: every record kind, strings, members and
 // modules, concurrent growth, ring wrap, unpublished slots, truncation, corruption (file safety and
 // growth on disk: file_safety_test.cc).
+// long file: the record check's tests (2.0) damage the same sample files the reader's defences use.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <limits.h>
@@ -368,7 +369,7 @@ TEST(CommitProtocol, SignalHandlerWritesBetweenRecordsOfItsOwnThread) {
   ASSERT_TRUE(w.open(c, err, sizeof err)) << err;
   g_signal_writer = &w;
   g_signals = 0;
-  struct sigaction sa {}, old {};
+  struct sigaction sa{}, old{};
   sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);
   ASSERT_EQ(sigaction(SIGUSR1, &sa, &old), 0);
@@ -518,17 +519,20 @@ TEST(Reader, TargetedCorruptionNamesTheByte) {
       EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
     }
   };
-  expect_sealed_error(1, [](lst_record& r) { r.word = (r.word & ~0x1F00u) | (29u << 8); }, rec + 64,
-                      "record 1 has unknown kind 29");
-  expect_sealed_error(2, [](lst_record& r) { r.dtype = 99; }, rec + 2 * 64 + 6,
-                      "record 2 has unknown datatype 99");
-  expect_sealed_error(2, [](lst_record& r) { r.redop = 99; }, rec + 2 * 64 + 7,
-                      "record 2 has unknown reduction op 99");
-  expect_sealed_error(2, [](lst_record& r) { r.word = (r.word & ~0x70000u) | (7u << 16); }, rec + 2 * 64,
-                      "record 2 has invalid state 7");
-  expect_sealed_error(1, [](lst_record& r) { r.aux = 0xEE; }, rec + 64 + 60,
-                      "record 1 name refers to string");
-  expect_error(offsetof(lst_header, records_offset) + 7, 0x40, offsetof(lst_header, records_offset), "records offset");
+  expect_sealed_error(
+      1, [](lst_record& r) { r.word = (r.word & ~0x1F00u) | (29u << 8); }, rec + 64,
+      "record 1 has unknown kind 29");
+  expect_sealed_error(
+      2, [](lst_record& r) { r.dtype = 99; }, rec + 2 * 64 + 6, "record 2 has unknown datatype 99");
+  expect_sealed_error(
+      2, [](lst_record& r) { r.redop = 99; }, rec + 2 * 64 + 7, "record 2 has unknown reduction op 99");
+  expect_sealed_error(
+      2, [](lst_record& r) { r.word = (r.word & ~0x70000u) | (7u << 16); }, rec + 2 * 64,
+      "record 2 has invalid state 7");
+  expect_sealed_error(
+      1, [](lst_record& r) { r.aux = 0xEE; }, rec + 64 + 60, "record 1 name refers to string");
+  expect_error(offsetof(lst_header, records_offset) + 7, 0x40, offsetof(lst_header, records_offset),
+               "records offset");
   // Integrity checks (LST_HDR_CHECKED): a fixed header field, a string's payload, a module's range.
   expect_error(offsetof(lst_header, cmdline) + 3, 0x7f, offsetof(lst_header, header_check),
                "header does not match");
@@ -581,7 +585,7 @@ std::string torn_file(const std::string& dir, uint64_t* coll, uint64_t* wait, ui
     }
     if (kind == LST_KIND_COLLECTIVE) r->u.coll.count = 64;
     Writer::publish(r, LST_WORD(kind, LST_STATE_ENTERED, 0));
-    r->t_return_us = 77;                                   // the return's first store ...
+    r->t_return_us = 77;                                  // the return's first store ...
     if (kind == LST_KIND_WAIT) r->u.wait.ncompleted = 2;  // ... and, for a wait, its second
     return id;
   };
@@ -636,8 +640,8 @@ TEST(RecordCheck, UpdatesRacingOnOneRecordEachCountOnce) {
   r->op = LST_OP_ALLREDUCE;
   r->api = LST_API_NCCL;
   Writer::publish(r, LST_WORD(LST_KIND_COLLECTIVE, LST_STATE_ENTERED, 0));
-  Writer::advance(r, LST_STATE_COMPLETED);             // the device completion came first
-  Writer::finish(r, LST_STATE_RETURNED, 5);            // then the call's own return: its duration,
+  Writer::advance(r, LST_STATE_COMPLETED);                  // the device completion came first
+  Writer::finish(r, LST_STATE_RETURNED, 5);                 // then the call's own return: its duration,
   EXPECT_EQ(LST_WORD_STATE(r->word), LST_STATE_COMPLETED);  // never the state back
   EXPECT_EQ(r->t_return_us, 5u);
   EXPECT_EQ(verify_record(r, r->word, LST_VERSION_MAJOR), RecordVerdict::kIntact);
@@ -776,8 +780,9 @@ TEST(Reader, RandomCorruptionNeverCrashes) {
     const int flips = 1 + int(rng() % 4);
     for (int f = 0; f < flips; ++f) {
       size_t region = rng() % 3;
-      size_t at = region == 0 ? rng() % 256 : region == 1 ? 4096 + rng() % (meta_end - 4096)
-                                                          : t0.header().records_offset + rng() % (rec_end - t0.header().records_offset);
+      size_t at = region == 0   ? rng() % 256
+                  : region == 1 ? 4096 + rng() % (meta_end - 4096)
+                                : t0.header().records_offset + rng() % (rec_end - t0.header().records_offset);
       b[at] = char(rng());
     }
     write_all(bad, b);

@@ -38,7 +38,7 @@ struct PyApi {
   void* (*this_thread_state)();  // PyGILState_GetThisThreadState: null for a thread Python never saw
   int (*gil_ensure)();
   void (*gil_release)(int);
-  int (*finalizing)();  // Py_IsFinalizing (3.13) or _Py_IsFinalizing; may be absent
+  int (*finalizing)();        // Py_IsFinalizing (3.13) or _Py_IsFinalizing; may be absent
   int (*frame_lasti)(void*);  // PyFrame_GetLasti (3.11+); without it every line is computed
 };
 PyApi g_api;
@@ -80,7 +80,6 @@ struct CodeSlot {
   uint64_t lo;
 };
 CodeSlot g_codes[kCodeSlots];
-
 
 // The attribute as UTF-8, or null; `*owner` holds the reference to release.
 const char* text_attr(void* obj, const char* name, void** owner, ssize_t* len) noexcept {

@@ -15,12 +15,12 @@ struct LoadError : std::runtime_error {
 };
 
 struct LoadOptions {
-  int jobs = 0;            // worker threads; 0: one per core, at most one per file
+  int jobs = 0;  // worker threads; 0: one per core, at most one per file
   // Also run the reader's full validation pass (strings, module table, every field) before ingest;
   // ingest itself range-checks what it uses, so a damaged record is reported either way.
   bool validate = false;
-  std::string this_host;   // empty: gethostname(); processes on this host are looked up in /proc
-  SiteKeys site_keys;      // how call sites are told apart (default: module + offset)
+  std::string this_host;  // empty: gethostname(); processes on this host are looked up in /proc
+  SiteKeys site_keys;     // how call sites are told apart (default: module + offset)
   // Keep every collective's signature and record index in memory from the start (ingest), instead of
   // streaming the records and walking them again only for the ranks an analysis looks into
   // (ingest_stream). The findings are the same; this is for traces still being written (a second walk

@@ -48,9 +48,9 @@ struct CommView {
   uint64_t id = 0;
   uint64_t parent = 0;
   uint8_t api = LST_API_NONE;
-  uint8_t create_op = 0;       // lst_comm_op
+  uint8_t create_op = 0;  // lst_comm_op
   int32_t size = LST_NONE;
-  int32_t rank = LST_NONE;     // this process's rank in it
+  int32_t rank = LST_NONE;  // this process's rank in it
   int32_t color = LST_NONE;
   // World ranks in communicator-rank order; null or empty if unknown. One list is shared by every rank
   // that recorded it: a world-sized list per rank would grow with the square of the job's size.
@@ -69,16 +69,16 @@ struct Sequence {
   uint64_t comm = 0;
   mutable std::vector<uint64_t> sig;   // alignment signature of each collective
   mutable std::vector<RecordRef> ref;  // its record
-  std::vector<uint32_t> site;    // index into Rank::site_addr until resolve_sites() folds it into sig
-  uint64_t hash = 0;             // hash of the whole sequence (equal sequences share it)
+  std::vector<uint32_t> site;          // index into Rank::site_addr until resolve_sites() folds it into sig
+  uint64_t hash = 0;                   // hash of the whole sequence (equal sequences share it)
   // Positions not done: a blocking call still ENTERED, a nonblocking one not COMPLETED, or FAILED.
   std::vector<uint32_t> open;
   std::vector<RecordRef> open_ref;  // the record of each open position
   bool has_control = false;
-  uint32_t first_seq = 0;        // the tracer's number of the first collective kept (ring mode drops some)
+  uint32_t first_seq = 0;  // the tracer's number of the first collective kept (ring mode drops some)
   uint32_t last_seq = 0;
-  uint32_t count = 0;            // collectives kept: sig.size() once materialized
-  uint32_t skip = 0;             // collectives of the rank's trace before the first kept (trimmed windows)
+  uint32_t count = 0;  // collectives kept: sig.size() once materialized
+  uint32_t skip = 0;   // collectives of the rank's trace before the first kept (trimmed windows)
   // Streamed ranks: the bounds of the roots of MPI rooted calls (LST_NONE left out), so that a job whose
   // roots all lie inside their communicators needs no second look at its records.
   int32_t root_min = INT32_MAX, root_max = INT32_MIN;
@@ -94,19 +94,19 @@ struct Sequence {
 // MPI's (flag LST_F_P2P) and NCCL's send/receive.
 struct P2P {
   uint64_t comm = 0;
-  uint8_t op = 0;                // LST_OP_SEND / LST_OP_RECV / LST_OP_PROBE
-  int32_t peer = LST_NONE;       // rank in comm; LST_ANY_SOURCE, LST_PROC_NULL (MPI)
+  uint8_t op = 0;           // LST_OP_SEND / LST_OP_RECV / LST_OP_PROBE
+  int32_t peer = LST_NONE;  // rank in comm; LST_ANY_SOURCE, LST_PROC_NULL (MPI)
   uint64_t bytes = 0;
   RecordRef ref = 0;
   uint8_t state = 0;
-  uint8_t flags = 0;             // record flags (LST_F_P2P, LST_F_NONBLOCKING)
-  int32_t tag = LST_ANY_TAG;     // MPI only
+  uint8_t flags = 0;          // record flags (LST_F_P2P, LST_F_NONBLOCKING)
+  int32_t tag = LST_ANY_TAG;  // MPI only
   bool any_source() const { return peer == LST_ANY_SOURCE || (peer == LST_NONE && op != LST_OP_SEND); }
 };
 
 // A runtime (api rt) collective span, to name the tensor of MPI/NCCL records it encloses.
 struct RtSpan {
-  uint64_t t0 = 0, t1 = 0;       // t1 = UINT64_MAX while not returned
+  uint64_t t0 = 0, t1 = 0;  // t1 = UINT64_MAX while not returned
   uint32_t name = 0;
 };
 
@@ -123,8 +123,8 @@ struct Rank {
   std::string job_id;
   uint64_t start_wall_ns = 0, start_mono_ns = 0;
   uint32_t header_end_state = LST_END_RUNNING;
-  bool ring = false;             // the file keeps only its last records (LST_HDR_RING)
-  uint64_t records = 0;          // published records ingested
+  bool ring = false;     // the file keeps only its last records (LST_HDR_RING)
+  uint64_t records = 0;  // published records ingested
   uint64_t unpublished = 0;
   uint32_t dropped = 0;
 
@@ -166,7 +166,7 @@ struct Rank {
   uint64_t died_in = 0;
   // The last WAIT record if it is still ENTERED (the rank is blocked in MPI_Wait*).
   bool in_wait = false;
-  uint64_t wait_first_ref = 0;   // record id of the first request's collective
+  uint64_t wait_first_ref = 0;  // record id of the first request's collective
   uint64_t last_t_ns = 0;
 
   EndState end = EndState::kUnknown;  // set by classify_end()
@@ -181,7 +181,6 @@ struct Rank {
   // was streamed; nothing otherwise. `release()` gives that memory back (a streamed rank only).
   void materialize() const;
   void release() const;
-
 
   const Sequence* sequence(uint64_t comm) const {
     auto it = seq_index.find(comm);
@@ -238,11 +237,11 @@ struct Job {
   std::string job_id;
   uint64_t job_hash = 0;
   int32_t world_size = LST_NONE;
-  std::vector<Rank> ranks;           // sorted by world rank
-  std::vector<int32_t> missing;      // world ranks with no trace file
-  uint64_t min_wall_ns = 0;          // earliest rank start: times are reported from here
-  std::vector<std::string> warnings; // files skipped, unpublished slots: reported, not fatal
-  std::vector<int32_t> by_world;     // world rank -> index in ranks, -1 if absent (finish_job)
+  std::vector<Rank> ranks;            // sorted by world rank
+  std::vector<int32_t> missing;       // world ranks with no trace file
+  uint64_t min_wall_ns = 0;           // earliest rank start: times are reported from here
+  std::vector<std::string> warnings;  // files skipped, unpublished slots: reported, not fatal
+  std::vector<int32_t> by_world;      // world rank -> index in ranks, -1 if absent (finish_job)
   // Ring-mode traces: per communicator, the tracer's number of the first collective every rank still
   // has; sequences are trimmed to start there (finish_job) and positions are reported from it.
   std::unordered_map<uint64_t, uint32_t> ring_base;
