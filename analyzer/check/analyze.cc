@@ -13,35 +13,50 @@
 #include <unordered_map>
 
 #include "lockstep/check/check.h"
-#include "lockstep/format/reader.h"
 #include "lockstep/check/myers.h"
+#include "lockstep/format/reader.h"
 #include "semantics.h"
 
 namespace lockstep::check {
 
 const char* kind_name(Kind k) {
   switch (k) {
-    case Kind::kMissingCollective: return "missing_collective";
-    case Kind::kOpMismatch: return "op_mismatch";
-    case Kind::kCountMismatch: return "count_mismatch";
-    case Kind::kDtypeMismatch: return "dtype_mismatch";
-    case Kind::kRootMismatch: return "root_mismatch";
-    case Kind::kRedopMismatch: return "redop_mismatch";
-    case Kind::kPeerMismatch: return "peer_mismatch";
-    case Kind::kNameMismatch: return "name_mismatch";
-    case Kind::kMembershipMismatch: return "membership_mismatch";
-    case Kind::kDeadlockCycle: return "deadlock_cycle";
-    case Kind::kUnfinished: return "unfinished";
-    case Kind::kHang: return "hang";
-    case Kind::kCallsiteMismatch: return "callsite_mismatch";
-    case Kind::kInvalidArgument: return "invalid_argument";
+    case Kind::kMissingCollective:
+      return "missing_collective";
+    case Kind::kOpMismatch:
+      return "op_mismatch";
+    case Kind::kCountMismatch:
+      return "count_mismatch";
+    case Kind::kDtypeMismatch:
+      return "dtype_mismatch";
+    case Kind::kRootMismatch:
+      return "root_mismatch";
+    case Kind::kRedopMismatch:
+      return "redop_mismatch";
+    case Kind::kPeerMismatch:
+      return "peer_mismatch";
+    case Kind::kNameMismatch:
+      return "name_mismatch";
+    case Kind::kMembershipMismatch:
+      return "membership_mismatch";
+    case Kind::kDeadlockCycle:
+      return "deadlock_cycle";
+    case Kind::kUnfinished:
+      return "unfinished";
+    case Kind::kHang:
+      return "hang";
+    case Kind::kCallsiteMismatch:
+      return "callsite_mismatch";
+    case Kind::kInvalidArgument:
+      return "invalid_argument";
   }
   return "unknown";
 }
 
 const char* severity_name(Severity s) { return s == Severity::kError ? "error" : "warning"; }
 
-Classification classify(const lst_record& a, std::string_view name_a, const lst_record& b, std::string_view name_b) {
+Classification classify(const lst_record& a, std::string_view name_a, const lst_record& b,
+                        std::string_view name_b) {
   Classification k;
   const uint8_t fa = uint8_t(LST_WORD_FLAGS(a.word)), fb = uint8_t(LST_WORD_FLAGS(b.word));
   const uint64_t ba = a.u.coll.count * a.u.coll.dtype_size, bb = b.u.coll.count * b.u.coll.dtype_size;
@@ -54,15 +69,20 @@ Classification classify(const lst_record& a, std::string_view name_a, const lst_
   k.bytes = !v && ba != bb;
   k.dtype = !derived && a.dtype != b.dtype;
   k.name = name_a != name_b;
-  if (k.op) k.kind = Kind::kOpMismatch;
-  else if (k.name) k.kind = Kind::kNameMismatch;
-  else if (k.root) k.kind = Kind::kRootMismatch;
-  else if (k.redop) k.kind = Kind::kRedopMismatch;
+  if (k.op)
+    k.kind = Kind::kOpMismatch;
+  else if (k.name)
+    k.kind = Kind::kNameMismatch;
+  else if (k.root)
+    k.kind = Kind::kRootMismatch;
+  else if (k.redop)
+    k.kind = Kind::kRedopMismatch;
   else if (k.dtype) {
     k.kind = Kind::kDtypeMismatch;
     // The same bytes read as another type: a warning, since MPI only requires the type signatures to match.
     if (!k.bytes) k.severity = Severity::kWarning;
-  } else if (k.bytes) k.kind = Kind::kCountMismatch;
+  } else if (k.bytes)
+    k.kind = Kind::kCountMismatch;
   return k;
 }
 
@@ -102,19 +122,24 @@ std::string ending(const Rank& r) {
     return "it was stopped by the runtime: " + r.stopped_by_runtime;
   switch (r.end) {
     case EndState::kExited:
-      if (r.exit_status != UINT64_MAX && r.exit_status != 0) return fmt::format("it exited with status {}", r.exit_status);
+      if (r.exit_status != UINT64_MAX && r.exit_status != 0)
+        return fmt::format("it exited with status {}", r.exit_status);
       if (!r.finalize_returned) return "it exited without calling MPI_Finalize";
       return r.exit_status == 0 ? "it exited normally (MPI_Finalize)" : "it exited after MPI_Finalize";
-    case EndState::kFinalizing: return "it went on to MPI_Finalize";
-    case EndState::kCrashed: return fmt::format("it crashed (signal {})", r.signal);
-    case EndState::kAborted: return "it called MPI_Abort";
-    default: return "";
+    case EndState::kFinalizing:
+      return "it went on to MPI_Finalize";
+    case EndState::kCrashed:
+      return fmt::format("it crashed (signal {})", r.signal);
+    case EndState::kAborted:
+      return "it called MPI_Abort";
+    default:
+      return "";
   }
 }
 
 struct Comm {
   CommRef ref;
-  std::vector<int32_t> members;  // world ranks, in communicator-rank order
+  std::vector<int32_t> members;    // world ranks, in communicator-rank order
   std::vector<const Rank*> ranks;  // members that have a trace file, in member order
 };
 
@@ -190,7 +215,8 @@ class Analyzer {
     d.dtype_size = rec->u.coll.dtype_size;
     d.bytes = rec->u.coll.count * rec->u.coll.dtype_size;
     if (is_rooted(rec->op)) d.root = rec->u.coll.root_or_peer;
-    if (rec->op == LST_OP_SEND || rec->op == LST_OP_RECV || rec->op == LST_OP_PROBE) d.peer = rec->u.coll.root_or_peer;
+    if (rec->op == LST_OP_SEND || rec->op == LST_OP_RECV || rec->op == LST_OP_PROBE)
+      d.peer = rec->u.coll.root_or_peer;
     d.tensor = tensor_at(r, *rec);
     d.site = site_of(r, rec->caller);
     d.time_s = time_of(r, rec->t_ns);
@@ -272,8 +298,9 @@ class Analyzer {
   }
 
   // An unnamed communicator is named after how it was made: "MPI_Comm_dup(MPI_Comm_split(MPI_COMM_WORLD))".
-  static std::string derived_name(std::map<uint64_t, std::vector<std::pair<const Rank*, const CommView*>>>& views,
-                                  uint64_t id, int depth) {
+  static std::string derived_name(
+      std::map<uint64_t, std::vector<std::pair<const Rank*, const CommView*>>>& views, uint64_t id,
+      int depth) {
     auto it = views.find(id);
     if (it == views.end() || it->second.empty() || depth > 6) return fmt::format("comm {:#x}", id);
     const CommView* v = it->second.front().second;
@@ -353,7 +380,8 @@ class Analyzer {
     if (groups.size() > 1) {
       // Ranks that have not finished and are a prefix of a longer view are behind, not different.
       for (auto& h : groups) {
-        bool all_behind = std::all_of(h.ranks.begin(), h.ranks.end(), [](const Rank* r) { return behind(*r); });
+        bool all_behind =
+            std::all_of(h.ranks.begin(), h.ranks.end(), [](const Rank* r) { return behind(*r); });
         if (!all_behind) continue;
         for (auto& g : groups)
           if (&g != &h && is_prefix(h.seq, g.seq)) g.support += h.ranks.size();
@@ -449,16 +477,19 @@ class Analyzer {
       f.culprits = f.ranks;  // the program passes it on every rank
       std::string why = fmt::format("root {} is not a rank of {} (size {})", root, c.ref.name, size);
       std::string op = format::op_name(*rec);
-      f.explanation = died.empty() ? fmt::format("every rank called {} #{} on {} with {}", op, i, c.ref.name, why)
-                                   : fmt::format("{} ({}); every rank passed that root", died, why);
+      f.explanation = died.empty()
+                          ? fmt::format("every rank called {} #{} on {} with {}", op, i, c.ref.name, why)
+                          : fmt::format("{} ({}); every rank passed that root", died, why);
       findings_.push_back(std::move(f));
       flagged_.insert({c.ref.id, int64_t(i)});
       return;
     }
   }
-  std::string evidence_;  // why the reference view of the communicator being aligned was chosen without a majority
+  std::string
+      evidence_;  // why the reference view of the communicator being aligned was chosen without a majority
 
-  void compare(const Comm& c, const Group& ref, const Rank& r, bool tie, const std::vector<int32_t>& majority) {
+  void compare(const Comm& c, const Group& ref, const Rank& r, bool tie,
+               const std::vector<int32_t>& majority) {
     const Sequence* rs = r.sequence(c.ref.id);
     const Sequence* ms = ref.seq;
     if (behind(r) && is_prefix(rs, ms)) return;
@@ -514,17 +545,18 @@ class Analyzer {
           f.explanation = fmt::format("rank {} skipped {} that {} called, and went on", r.world_rank, what,
                                       ranks_phrase(majority));
           f.notes.push_back(fmt::format(
-              "the {} later collective{} on {} {} paired with the wrong ones (MPI matches calls by order)", f.mispaired,
-              f.mispaired == 1 ? "" : "s", c.ref.name, f.mispaired == 1 ? "was" : "were"));
+              "the {} later collective{} on {} {} paired with the wrong ones (MPI matches calls by order)",
+              f.mispaired, f.mispaired == 1 ? "" : "s", c.ref.name, f.mispaired == 1 ? "was" : "were"));
           if (f.silently_wrong)
             f.notes.push_back("those collectives completed on every rank: their results are silently wrong");
           if (comp < hunks->size()) {
             const Hunk& ch = (*hunks)[comp];
             if (ch.a0 == ch.a1 && ch.b1 - ch.b0 == n - k) {
               RankDetail extra = detail_at(r, rs, ch.b0);
-              f.notes.push_back(fmt::format("rank {} later made an extra {} call at its #{}{}, which let the counts agree again",
-                                            r.world_rank, extra.operation, ch.b0,
-                                            extra.site.text().empty() ? "" : " (" + extra.site.text() + ")"));
+              f.notes.push_back(fmt::format(
+                  "rank {} later made an extra {} call at its #{}{}, which let the counts agree again",
+                  r.world_rank, extra.operation, ch.b0,
+                  extra.site.text().empty() ? "" : " (" + extra.site.text() + ")"));
               absorbed_.insert({r.world_rank, c.ref.id, ch.b0});
             }
           }
@@ -533,14 +565,16 @@ class Analyzer {
           f.explanation = fmt::format("rank {} never called {} that {} called{}", r.world_rank, what,
                                       ranks_phrase(majority), why.empty() ? "" : ": " + why);
         }
-        if (n - k > 1) f.notes.push_back(fmt::format("{} consecutive collectives are missing from #{}", n - k, a0));
+        if (n - k > 1)
+          f.notes.push_back(fmt::format("{} consecutive collectives are missing from #{}", n - k, a0));
         // Identical calls before it cannot be told apart: the one left out may be any of them.
         uint32_t run = a0;
         while (run > 0 && a[run - 1] == a[a0]) --run;
         if (run < a0)
-          f.notes.push_back(fmt::format("#{}..#{} are identical calls (same operation, arguments and line), so the one "
-                                        "left out may be any of them; #{} is the first place the ranks can be told apart",
-                                        run, a0, a0));
+          f.notes.push_back(
+              fmt::format("#{}..#{} are identical calls (same operation, arguments and line), so the one "
+                          "left out may be any of them; #{} is the first place the ranks can be told apart",
+                          run, a0, a0));
         push(std::move(f));
       }
       if (m > k) {
@@ -552,9 +586,9 @@ class Analyzer {
         Finding f = base(c, Kind::kMissingCollective, a0, ref, r, tie, majority);
         RankDetail d = detail_at(r, rs, b0);
         f.detail.push_back(d);
-        f.explanation = fmt::format("rank {} called {} (its #{} on {}{}) that {} never called there", r.world_rank,
-                                    d.operation, b0, c.ref.name, d.site.text().empty() ? "" : ", " + d.site.text(),
-                                    ranks_phrase(majority));
+        f.explanation = fmt::format(
+            "rank {} called {} (its #{} on {}{}) that {} never called there", r.world_rank, d.operation, b0,
+            c.ref.name, d.site.text().empty() ? "" : ", " + d.site.text(), ranks_phrase(majority));
         if (m - k > 1) f.notes.push_back(fmt::format("{} extra collectives in a row", m - k));
         push(std::move(f));
       }
@@ -576,7 +610,8 @@ class Analyzer {
       skipped.insert(n);
     }
     std::set<std::string_view> before;
-    for (uint32_t i = h.a0 > 4096 ? h.a0 - 4096 : 0; i < h.a0; ++i) before.insert(name_of(mr, *mr.record(ms.ref[i])));
+    for (uint32_t i = h.a0 > 4096 ? h.a0 - 4096 : 0; i < h.a0; ++i)
+      before.insert(name_of(mr, *mr.record(ms.ref[i])));
     for (uint32_t i = h.b0; i < h.b1; ++i) {
       std::string_view n = name_of(r, *r.record(rs.ref[i]));
       if (n.empty() || skipped.count(n) || !before.count(n)) return false;
@@ -591,25 +626,29 @@ class Analyzer {
     Finding f = base(c, Kind::kMissingCollective, h.a0, ref, r, tie, majority);
     RankDetail first = detail_at(mr, ref.seq, h.a0);
     RankDetail next = detail_at(r, rs, h.b0);
-    for (uint32_t i = h.a0; i < h.a1; ++i) f.skipped_tensors.emplace_back(name_of(mr, *mr.record(ref.seq->ref[i])));
+    for (uint32_t i = h.a0; i < h.a1; ++i)
+      f.skipped_tensors.emplace_back(name_of(mr, *mr.record(ref.seq->ref[i])));
     const size_t n = f.skipped_tensors.size();
     std::string what = fmt::format("'{}'{}", f.skipped_tensors.front(),
                                    n > 1 ? fmt::format(" and {} more", n - 1) : std::string());
     std::string line = first.site.text().empty() ? "" : fmt::format(", {}", first.site.text());
     std::string step = first.context.empty() ? "" : fmt::format(" of {}", first.context);
     std::string then = next.context.empty() ? "" : fmt::format(" in {}", next.context);
-    f.explanation = fmt::format("rank {} skipped the {} {} {}{} (#{}..#{} on {}{}) that {} called, and went on to '{}'{}{}",
-                                r.world_rank, first.operation, n == 1 ? "call" : "calls", what, step, h.a0, h.a1 - 1,
-                                c.ref.name, line, ranks_phrase(majority), next.tensor,
-                                next.site.text().empty() ? "" : " (" + next.site.text() + ")", then);
+    f.explanation = fmt::format(
+        "rank {} skipped the {} {} {}{} (#{}..#{} on {}{}) that {} called, and went on to '{}'{}{}",
+        r.world_rank, first.operation, n == 1 ? "call" : "calls", what, step, h.a0, h.a1 - 1, c.ref.name,
+        line, ranks_phrase(majority), next.tensor,
+        next.site.text().empty() ? "" : " (" + next.site.text() + ")", then);
     RankDetail d = detail(r, nullptr, -1, UINT32_MAX);
     const std::string skip = fmt::format("skipped {} and went on to '{}'", what, next.tensor);
-    const std::string why = ending(r);  // how its trace ends, when it does: "it was stopped by the runtime: ..."
+    const std::string why =
+        ending(r);  // how its trace ends, when it does: "it was stopped by the runtime: ..."
     d.note = why.empty() ? skip : why + ", after it " + skip;
     d.context = next.context;
     f.detail.push_back(d);
-    f.notes.push_back(fmt::format("consequence: at #{} rank {} named tensor '{}' where {} named '{}' (a name mismatch)",
-                                  h.a0, r.world_rank, next.tensor, ranks_phrase(majority), first.tensor));
+    f.notes.push_back(
+        fmt::format("consequence: at #{} rank {} named tensor '{}' where {} named '{}' (a name mismatch)",
+                    h.a0, r.world_rank, next.tensor, ranks_phrase(majority), first.tensor));
     if (n > 1) {
       std::string all;
       for (auto& t : f.skipped_tensors) all += (all.empty() ? "'" : ", '") + t + "'";
@@ -619,7 +658,8 @@ class Analyzer {
   }
 
   // Far-apart sequences: compare position by position on the MPI semantics only.
-  void positional(const Comm& c, const Group& ref, const Rank& r, bool tie, const std::vector<int32_t>& majority) {
+  void positional(const Comm& c, const Group& ref, const Rank& r, bool tie,
+                  const std::vector<int32_t>& majority) {
     const Sequence* rs = r.sequence(c.ref.id);
     const Sequence* ms = ref.seq;
     const Rank& mr = *ref.ranks.front();
@@ -635,8 +675,9 @@ class Analyzer {
     if (len(rs) != len(ms) && !(behind(r) && len(rs) < len(ms))) {
       Finding f = base(c, Kind::kMissingCollective, int64_t(n), ref, r, tie, majority);
       f.detail.push_back(detail_at(r, rs, int64_t(n)));
-      f.explanation = fmt::format("rank {} made {} collectives on {} where {} made {}; they first differ in number at #{}",
-                                  r.world_rank, len(rs), c.ref.name, ranks_phrase(majority), len(ms), n);
+      f.explanation = fmt::format(
+          "rank {} made {} collectives on {} where {} made {}; they first differ in number at #{}",
+          r.world_rank, len(rs), c.ref.name, ranks_phrase(majority), len(ms), n);
       push(std::move(f));
     }
   }
@@ -666,9 +707,10 @@ class Analyzer {
     }
     if (!evidence_.empty()) f.notes.push_back("no majority; decided by evidence: " + evidence_);
     if (tie)
-      f.notes.push_back(fmt::format("tie: {} and rank {} disagree with no majority either way; both views are shown "
-                                    "and no rank is blamed",
-                                    ranks_phrase(majority), r.world_rank));
+      f.notes.push_back(
+          fmt::format("tie: {} and rank {} disagree with no majority either way; both views are shown "
+                      "and no rank is blamed",
+                      ranks_phrase(majority), r.world_rank));
     return f;
   }
 
@@ -700,20 +742,25 @@ class Analyzer {
     RankDetail da = detail(mr, a, ai, ref.seq->ref[ai]), db = detail(r, b, bi, r.sequence(c.ref.id)->ref[bi]);
     if (k.op) {
       diffs.push_back(fmt::format("rank {} called {}{} where {} called {}{}", r.world_rank, db.operation,
-                                  db.site.text().empty() ? "" : " (" + db.site.text() + ")", ranks_phrase(majority),
-                                  da.operation, da.site.text().empty() ? "" : " (" + da.site.text() + ")"));
+                                  db.site.text().empty() ? "" : " (" + db.site.text() + ")",
+                                  ranks_phrase(majority), da.operation,
+                                  da.site.text().empty() ? "" : " (" + da.site.text() + ")"));
     } else {
-      if (k.name) diffs.push_back(fmt::format("rank {} named tensor '{}' where {} named '{}'", r.world_rank, nb,
-                                              ranks_phrase(majority), na));
-      if (k.root) diffs.push_back(fmt::format("rank {} named root {} where {} named root {}", r.world_rank,
-                                              b->u.coll.root_or_peer, ranks_phrase(majority), a->u.coll.root_or_peer));
-      if (k.redop) diffs.push_back(fmt::format("rank {} reduced with {} where {} used {}", r.world_rank,
-                                               format::redop_name(b->redop), ranks_phrase(majority),
-                                               format::redop_name(a->redop)));
+      if (k.name)
+        diffs.push_back(fmt::format("rank {} named tensor '{}' where {} named '{}'", r.world_rank, nb,
+                                    ranks_phrase(majority), na));
+      if (k.root)
+        diffs.push_back(fmt::format("rank {} named root {} where {} named root {}", r.world_rank,
+                                    b->u.coll.root_or_peer, ranks_phrase(majority), a->u.coll.root_or_peer));
+      if (k.redop)
+        diffs.push_back(fmt::format("rank {} reduced with {} where {} used {}", r.world_rank,
+                                    format::redop_name(b->redop), ranks_phrase(majority),
+                                    format::redop_name(a->redop)));
       if (k.bytes || k.dtype)
-        diffs.push_back(fmt::format("rank {} passed {} x {} ({} bytes) where {} passed {} x {} ({} bytes)", r.world_rank,
-                                    b->u.coll.count, format::dtype_name(b->dtype), bb, ranks_phrase(majority),
-                                    a->u.coll.count, format::dtype_name(a->dtype), ba));
+        diffs.push_back(fmt::format("rank {} passed {} x {} ({} bytes) where {} passed {} x {} ({} bytes)",
+                                    r.world_rank, b->u.coll.count, format::dtype_name(b->dtype), bb,
+                                    ranks_phrase(majority), a->u.coll.count, format::dtype_name(a->dtype),
+                                    ba));
     }
     Finding f = base(c, kind, ai, ref, r, tie, majority);
     f.severity = sev;
@@ -742,19 +789,24 @@ class Analyzer {
     RankDetail da = detail(mr, mr.record(ms->ref[ai]), ai, ms->ref[ai]);
     RankDetail db = detail(r, r.record(rs->ref[bi]), bi, rs->ref[bi]);
     RankDetail was = detail(r, r.record(rs->ref[bi - p]), int64_t(bi - p), rs->ref[bi - p]);
-    auto site = [](const RankDetail& d) { return d.site.text().empty() ? std::string("an unknown line") : d.site.text(); };
+    auto site = [](const RankDetail& d) {
+      return d.site.text().empty() ? std::string("an unknown line") : d.site.text();
+    };
     Finding f = base(c, Kind::kCallsiteMismatch, ai, ref, r, tie, majority);
     f.severity = Severity::kWarning;
     f.detail.push_back(db);
     f.explanation = fmt::format(
-        "at {} #{} on {}, rank {} made the call from {} where {} made it from {}; the arguments agree, but rank {} "
+        "at {} #{} on {}, rank {} made the call from {} where {} made it from {}; the arguments agree, but "
+        "rank {} "
         "made this call from {} one step earlier (#{}), so its calls part from the others' here",
-        da.operation, ai, c.ref.name, r.world_rank, site(db), ranks_phrase(majority), site(da), r.world_rank, site(was),
-        bi - p);
-    f.notes.push_back("a call skipped and made up from another line (a flush, a retry path) pairs every later "
-                      "collective with the wrong partner while every count and type still agrees");
-    f.notes.push_back("if the ranks reach this collective through different code on purpose, pass "
-                      "--allow-callsite-differences");
+        da.operation, ai, c.ref.name, r.world_rank, site(db), ranks_phrase(majority), site(da), r.world_rank,
+        site(was), bi - p);
+    f.notes.push_back(
+        "a call skipped and made up from another line (a flush, a retry path) pairs every later "
+        "collective with the wrong partner while every count and type still agrees");
+    f.notes.push_back(
+        "if the ranks reach this collective through different code on purpose, pass "
+        "--allow-callsite-differences");
     if (opt_.allow_callsite_differences) {
       res_.warnings.push_back(fmt::format("callsite_mismatch allowed: {}", f.explanation));
       return;
@@ -787,7 +839,9 @@ class Analyzer {
   // ----- point to point -----
   void point_to_point() {
     for (auto& [id, c] : comms_) {
-      auto world = [&](int32_t cr) { return cr >= 0 && size_t(cr) < c.members.size() ? c.members[size_t(cr)] : -1; };
+      auto world = [&](int32_t cr) {
+        return cr >= 0 && size_t(cr) < c.members.size() ? c.members[size_t(cr)] : -1;
+      };
       // Unmatched sends/receives after pairing in order per (source, destination).
       std::map<std::pair<int32_t, int32_t>, std::vector<std::pair<const Rank*, const P2P*>>> sends, recvs;
       std::map<int32_t, std::vector<std::pair<const Rank*, const P2P*>>> any;
@@ -797,9 +851,12 @@ class Analyzer {
           // A probe receives nothing, and MPI_PROC_NULL is no peer: neither pairs.
           if (p.comm != id || p.op == LST_OP_PROBE || p.peer == LST_PROC_NULL) continue;
           have = true;
-          if (p.op == LST_OP_SEND) sends[{r->world_rank, world(p.peer)}].push_back({r, &p});
-          else if (p.any_source()) any[r->world_rank].push_back({r, &p});
-          else recvs[{world(p.peer), r->world_rank}].push_back({r, &p});
+          if (p.op == LST_OP_SEND)
+            sends[{r->world_rank, world(p.peer)}].push_back({r, &p});
+          else if (p.any_source())
+            any[r->world_rank].push_back({r, &p});
+          else
+            recvs[{world(p.peer), r->world_rank}].push_back({r, &p});
         }
       if (!have) continue;
       std::vector<std::pair<const Rank*, const P2P*>> us, ur;  // unmatched
@@ -813,8 +870,10 @@ class Analyzer {
         size_t m = std::min(s.size(), rv.size());
         for (size_t i = m; i < s.size(); ++i) {
           size_t& used = any_used[k.second];
-          if (used < any[k.second].size()) ++used;
-          else us.push_back(s[i]);
+          if (used < any[k.second].size())
+            ++used;
+          else
+            us.push_back(s[i]);
         }
         for (size_t i = m; i < rv.size(); ++i) ur.push_back(rv[i]);
       }
@@ -835,8 +894,8 @@ class Analyzer {
     }
   }
 
-  void peer_finding(const Comm& c, const Rank& culprit, const P2P& p, int32_t w, const Rank& other, const P2P& op,
-                    bool receiver) {
+  void peer_finding(const Comm& c, const Rank& culprit, const P2P& p, int32_t w, const Rank& other,
+                    const P2P& op, bool receiver) {
     const lst_record* rec = culprit.record(p.ref);
     const lst_record* orec = other.record(op.ref);
     Finding f;
@@ -847,15 +906,19 @@ class Analyzer {
     f.culprits = {w};
     f.detail.push_back(detail(culprit, rec, rec->u.coll.seq, p.ref));
     f.detail.push_back(detail(other, orec, orec->u.coll.seq, op.ref));
-    auto world = [&](int32_t cr) { return cr >= 0 && size_t(cr) < c.members.size() ? c.members[size_t(cr)] : cr; };
+    auto world = [&](int32_t cr) {
+      return cr >= 0 && size_t(cr) < c.members.size() ? c.members[size_t(cr)] : cr;
+    };
     if (receiver)
-      f.explanation = fmt::format("rank {} waits to receive from rank {} on {}, which sends it nothing; the message "
-                                  "rank {} sends to rank {} is never received",
-                                  w, world(p.peer), c.ref.name, other.world_rank, w);
+      f.explanation = fmt::format(
+          "rank {} waits to receive from rank {} on {}, which sends it nothing; the message "
+          "rank {} sends to rank {} is never received",
+          w, world(p.peer), c.ref.name, other.world_rank, w);
     else
-      f.explanation = fmt::format("rank {} sends to rank {} on {}, which expects nothing from it; rank {} waits to "
-                                  "receive from rank {} instead",
-                                  w, world(p.peer), c.ref.name, other.world_rank, w);
+      f.explanation = fmt::format(
+          "rank {} sends to rank {} on {}, which expects nothing from it; rank {} waits to "
+          "receive from rank {} instead",
+          w, world(p.peer), c.ref.name, other.world_rank, w);
     push(std::move(f));
   }
 
@@ -863,7 +926,7 @@ class Analyzer {
   struct Blocked {
     bool yes = false;
     uint64_t comm = 0;
-    int64_t pos = -1;   // own position in the comm's sequence
+    int64_t pos = -1;  // own position in the comm's sequence
     const lst_record* rec = nullptr;
     const P2P* p2p = nullptr;
     RecordRef ref = 0;
@@ -880,9 +943,9 @@ class Analyzer {
         const lst_record* rec = r.record(s.ref[o]);
         uint8_t st = uint8_t(LST_WORD_STATE(rec->word));
         bool nb = LST_WORD_FLAGS(rec->word) & LST_F_NONBLOCKING;
-        bool in = st == LST_STATE_ENTERED ||
-                  (nb && st == LST_STATE_RETURNED && r.in_wait &&
-                   (r.wait_first_ref == first + s.ref[o] || r.wait_first_ref == 0));
+        bool in =
+            st == LST_STATE_ENTERED || (nb && st == LST_STATE_RETURNED && r.in_wait &&
+                                        (r.wait_first_ref == first + s.ref[o] || r.wait_first_ref == 0));
         if (in && rec->t_ns >= best_t) {
           best_t = rec->t_ns;
           b = {true, s.comm, int64_t(o), rec, nullptr, s.ref[o]};
@@ -905,12 +968,16 @@ class Analyzer {
     if (r.in_wait && !b.yes)  // waiting on a request whose record is not the first: take the oldest open one
       for (auto& s : r.seqs)
         if (!s.open.empty()) {
-          b = {true, s.comm, int64_t(s.open.front()), r.record(s.ref[s.open.front()]), nullptr, s.ref[s.open.front()]};
+          b = {true,
+               s.comm,
+               int64_t(s.open.front()),
+               r.record(s.ref[s.open.front()]),
+               nullptr,
+               s.ref[s.open.front()]};
           break;
         }
     return b;
   }
-
 
   // ----- blame without a majority: the evidence a person would use -----
   struct Blame {
@@ -935,10 +1002,12 @@ class Analyzer {
     }
     for (auto& p : r.p2p)
       if (p.ref <= upto)
-        ev.push_back({p.ref, (uint64_t(p.op) << 56) ^ site_hash(r, r.record(p.ref)->caller) ^ (uint64_t(p.comm) * 31)});
+        ev.push_back({p.ref, (uint64_t(p.op) << 56) ^ site_hash(r, r.record(p.ref)->caller) ^
+                                 (uint64_t(p.comm) * 31)});
     std::sort(ev.begin(), ev.end());
     std::vector<uint64_t> t;
-    for (size_t i = ev.size() > kWindow ? ev.size() - kWindow : 0; i < ev.size(); ++i) t.push_back(ev[i].second);
+    for (size_t i = ev.size() > kWindow ? ev.size() - kWindow : 0; i < ev.size(); ++i)
+      t.push_back(ev[i].second);
     return t;
   }
 
@@ -966,12 +1035,14 @@ class Analyzer {
     int32_t v = -1;
     for (; at < t.size(); ++at) {
       char ch = t[at];
-      if (ch >= '0' && ch <= '9') v = (v < 0 ? 0 : v * 10) + (ch - '0');
+      if (ch >= '0' && ch <= '9')
+        v = (v < 0 ? 0 : v * 10) + (ch - '0');
       else if (ch == ',' || ch == ' ') {
         if (v >= 0) out.push_back(v);
         v = -1;
         if (ch == ' ' && !out.empty()) break;
-      } else break;
+      } else
+        break;
     }
     if (v >= 0) out.push_back(v);
     return out;
@@ -979,14 +1050,15 @@ class Analyzer {
 
   bool died(const Rank& r) const {
     return r.end == EndState::kCrashed || r.end == EndState::kAborted ||
-           (r.end == EndState::kExited && r.exit_status != UINT64_MAX && r.exit_status != 0 && !r.finalize_returned);
+           (r.end == EndState::kExited && r.exit_status != UINT64_MAX && r.exit_status != 0 &&
+            !r.finalize_returned);
   }
 
   // Two views of equal weight (`a` and `b`, whose calls first differ at positions qa and qb of their
   // sequences on `comm`): which one diverged, by the rank's own pattern, a call the other never reaches,
   // a runtime stall report, or the first death.
-  Blame two_way(const Comm& c, const std::vector<const Rank*>& a, size_t qa, const std::vector<const Rank*>& b,
-                size_t qb) const {
+  Blame two_way(const Comm& c, const std::vector<const Rank*>& a, size_t qa,
+                const std::vector<const Rank*>& b, size_t qb) const {
     auto names = [](const std::vector<const Rank*>& v) {
       std::vector<int32_t> w;
       for (auto* r : v) w.push_back(r->world_rank);
@@ -1004,23 +1076,27 @@ class Analyzer {
       const Rank& r = pa ? ra : rb;
       size_t p = pa ? pa : pb;
       return {names(pa ? a : b),
-              fmt::format("rank {}'s own calls on {} repeat every {} call{} before #{} and break that pattern there, "
-                          "while the other rank's follow theirs (evidence: the rank's own per-step pattern)",
-                          r.world_rank, c.ref.name, p, p == 1 ? "" : "s", pa ? qa : qb)};
+              fmt::format(
+                  "rank {}'s own calls on {} repeat every {} call{} before #{} and break that pattern there, "
+                  "while the other rank's follow theirs (evidence: the rank's own per-step pattern)",
+                  r.world_rank, c.ref.name, p, p == 1 ? "" : "s", pa ? qa : qb)};
     }
     // 2. Blocked in a call the other never reaches.
     auto blocked_beyond = [&](const Rank& r, const Sequence* s, const Sequence* other) {
       if (!behind(r) || !s) return false;
       for (uint32_t o : s->open)
-        if (size_t(o) >= (other ? other->sig.size() : 0) && LST_WORD_STATE(r.record(s->ref[o])->word) == LST_STATE_ENTERED)
+        if (size_t(o) >= (other ? other->sig.size() : 0) &&
+            LST_WORD_STATE(r.record(s->ref[o])->word) == LST_STATE_ENTERED)
           return true;
       return false;
     };
     bool ba = blocked_beyond(ra, sa, sb) && !behind(rb), bb = blocked_beyond(rb, sb, sa) && !behind(ra);
     if (ba != bb)
-      return {names(ba ? a : b),
-              fmt::format("rank {} is blocked in a call on {} that rank {} never reaches (evidence: the blocked call)",
-                          (ba ? ra : rb).world_rank, c.ref.name, (ba ? rb : ra).world_rank)};
+      return {
+          names(ba ? a : b),
+          fmt::format(
+              "rank {} is blocked in a call on {} that rank {} never reaches (evidence: the blocked call)",
+              (ba ? ra : rb).world_rank, c.ref.name, (ba ? rb : ra).world_rank)};
     // 3. A runtime stall report that names a rank.
     std::set<int32_t> named;
     for (auto& r : job_.ranks)
@@ -1039,7 +1115,8 @@ class Analyzer {
         if (died(*r) && (!first || time_of(*r, r->last_t_ns) < time_of(*first, first->last_t_ns))) first = r;
     if (first)
       return {{first->world_rank},
-              fmt::format("rank {} died first ({}) (evidence: the first death)", first->world_rank, ending(*first))};
+              fmt::format("rank {} died first ({}) (evidence: the first death)", first->world_rank,
+                          ending(*first))};
     return {};
   }
 
@@ -1068,9 +1145,10 @@ class Analyzer {
         const Blocked& ob = blocked_.at(out.front());
         auto it = comms_.find(tb.comm);
         std::string where = it == comms_.end() ? "" : " on " + it->second.ref.name;
-        return {out, fmt::format("{} wait in {} #{}{}, which {} never entered: {} blocked in {} instead",
-                                 ranks_phrase(*top), format::op_name(*tb.rec), tb.pos, where, ranks_phrase(out),
-                                 out.size() == 1 ? "it is" : "they are", format::op_name(*ob.rec))};
+        return {out,
+                fmt::format("{} wait in {} #{}{}, which {} never entered: {} blocked in {} instead",
+                            ranks_phrase(*top), format::op_name(*tb.rec), tb.pos, where, ranks_phrase(out),
+                            out.size() == 1 ? "it is" : "they are", format::op_name(*ob.rec))};
       }
     }
     std::vector<int32_t> out;
@@ -1125,9 +1203,10 @@ class Analyzer {
       }
     }
     std::string how = stopped ? job_.stopped_by_run
-                              : fmt::format("{} {} left blocked in a call that cannot complete, and no other rank "
-                                            "is still running",
-                                            ranks_phrase(live), live.size() == 1 ? "was" : "were");
+                              : fmt::format(
+                                    "{} {} left blocked in a call that cannot complete, and no other rank "
+                                    "is still running",
+                                    ranks_phrase(live), live.size() == 1 ? "was" : "were");
     f.explanation = fmt::format("the job hung: {}", how);
     if (stopped && !blocked.empty())
       f.notes.push_back(fmt::format("{} {} blocked in a call when it was stopped", ranks_phrase(blocked),
@@ -1169,7 +1248,8 @@ class Analyzer {
             for (int32_t w : c.members)
               if (w != r.world_rank) targets.push_back(w);
           } else if (b.p2p) {
-            if (b.p2p->peer >= 0 && size_t(b.p2p->peer) < c.members.size()) targets.push_back(c.members[size_t(b.p2p->peer)]);
+            if (b.p2p->peer >= 0 && size_t(b.p2p->peer) < c.members.size())
+              targets.push_back(c.members[size_t(b.p2p->peer)]);
           } else {
             for (int32_t w : c.members) {
               if (w == r.world_rank) continue;
@@ -1178,7 +1258,8 @@ class Analyzer {
             }
           }
           for (int32_t w : targets) {
-            WaitEdge e{r.world_rank, w, c.ref.id, c.ref.name, b.pos, format::op_name(*b.rec), b.p2p != nullptr};
+            WaitEdge e{r.world_rank,    w, c.ref.id, c.ref.name, b.pos, format::op_name(*b.rec),
+                       b.p2p != nullptr};
             out[r.world_rank].push_back(e);
             res_.wait_for.push_back(e);
             st.waits_for.push_back(w);
@@ -1194,7 +1275,8 @@ class Analyzer {
     cycles(out);
     // In a cycle nobody waits for nothing: point at the ranks that diverged, when the evidence says.
     for (int32_t w : cycle_culprits_)
-      if (std::find(res_.look_here.begin(), res_.look_here.end(), w) == res_.look_here.end()) res_.look_here.push_back(w);
+      if (std::find(res_.look_here.begin(), res_.look_here.end(), w) == res_.look_here.end())
+        res_.look_here.push_back(w);
   }
 
   void cycles(std::map<int32_t, std::vector<WaitEdge>>& out) {
@@ -1255,8 +1337,8 @@ class Analyzer {
             if (e.to == comp.front()) break;
           }
         if (!next_e) break;
-        text += fmt::format("{}rank {} waits in {} for rank {}", text.empty() ? "" : "; ", v, waits_in(*next_e),
-                            next_e->to);
+        text += fmt::format("{}rank {} waits in {} for rank {}", text.empty() ? "" : "; ", v,
+                            waits_in(*next_e), next_e->to);
         if (next_e->to == comp.front() || path.size() > comp.size()) break;
         path.push_back(next_e->to);
         seen.insert(next_e->to);
@@ -1280,7 +1362,8 @@ class Analyzer {
       std::set<uint64_t> cs;
       for (auto& e : f.edges) cs.insert(e.comm);
       if (cs.size() > 1)
-        f.notes.push_back(fmt::format("the cycle spans {} communicators: the ranks use them in different orders", cs.size()));
+        f.notes.push_back(fmt::format(
+            "the cycle spans {} communicators: the ranks use them in different orders", cs.size()));
       for (int32_t v : comp) {
         const Rank* r = job_.rank(v);
         const Blocked& b = blocked_[v];
@@ -1332,19 +1415,24 @@ class Analyzer {
         for (auto& x : f.detail)
           if (std::find(stuck_free.begin(), stuck_free.end(), x.rank) != stuck_free.end()) {
             const Rank* r = job_.rank(x.rank);
-            x.note = r->end == EndState::kCrashed ? ending(*r)
+            x.note = r->end == EndState::kCrashed    ? ending(*r)
                      : (x.flags & LST_F_NONBLOCKING) ? "returned but never waited for it"
-                                                      : std::string(end_state_name(r->end));
+                                                     : std::string(end_state_name(r->end));
           }
-        if (!stuck_free.empty()) f.culprits = stuck_free;
-        else if (open.size() < done.size()) f.culprits = open;
-        f.explanation = fmt::format("every rank entered {} #{} on {}, but {} never {} it", d.operation, k, c.ref.name,
-                                    ranks_phrase(open), (d.flags & LST_F_NONBLOCKING) ? "completed" : "returned from");
+        if (!stuck_free.empty())
+          f.culprits = stuck_free;
+        else if (open.size() < done.size())
+          f.culprits = open;
+        f.explanation =
+            fmt::format("every rank entered {} #{} on {}, but {} never {} it", d.operation, k, c.ref.name,
+                        ranks_phrase(open), (d.flags & LST_F_NONBLOCKING) ? "completed" : "returned from");
         if (!stuck_free.empty())
           f.notes.push_back(fmt::format("{} {} not waiting in it: look there first", ranks_phrase(stuck_free),
                                         stuck_free.size() == 1 ? "is" : "are"));
         else if (f.culprits.empty())
-          f.notes.push_back("every rank that did not finish is still inside it: suspect the communication library or the network");
+          f.notes.push_back(
+              "every rank that did not finish is still inside it: suspect the communication library or the "
+              "network");
         findings_.push_back(std::move(f));
         flagged_.insert({id, int64_t(k)});
       }
@@ -1363,25 +1451,31 @@ class Analyzer {
       return it == job_.ring_base.end() ? 0 : int64_t(it->second);
     };
     for (auto& st : res_.states)
-      if (st.blocked && st.in.seq >= 0 && !(st.in.op == LST_OP_SEND || st.in.op == LST_OP_RECV)) st.in.seq += shift(st.comm.id);
+      if (st.blocked && st.in.seq >= 0 && !(st.in.op == LST_OP_SEND || st.in.op == LST_OP_RECV))
+        st.in.seq += shift(st.comm.id);
     for (auto& e : res_.wait_for) e.seq += shift(e.comm);
     for (auto& f : findings_) {
-      if (int64_t b = shift(f.comm.id); b && f.kind != Kind::kPeerMismatch && f.kind != Kind::kMembershipMismatch) {
+      if (int64_t b = shift(f.comm.id);
+          b && f.kind != Kind::kPeerMismatch && f.kind != Kind::kMembershipMismatch) {
         if (f.seq >= 0) f.seq += b;
         for (auto& d : f.detail)
           if (d.present && d.seq >= 0) d.seq += b;
-        f.notes.push_back(fmt::format("ring-mode traces: the ranks' common history on {} starts at #{}", f.comm.name, b));
+        f.notes.push_back(
+            fmt::format("ring-mode traces: the ranks' common history on {} starts at #{}", f.comm.name, b));
       }
       for (auto& e : f.edges) e.seq += shift(e.comm);
       std::sort(f.culprits.begin(), f.culprits.end());
       std::sort(f.ranks.begin(), f.ranks.end());
-      std::sort(f.detail.begin(), f.detail.end(), [](const RankDetail& a, const RankDetail& b) { return a.rank < b.rank; });
+      std::sort(f.detail.begin(), f.detail.end(),
+                [](const RankDetail& a, const RankDetail& b) { return a.rank < b.rank; });
       for (auto& d : f.detail)
         if (!d.tensor.empty()) {
           f.tensor = d.tensor;
           break;
         }
-      if (f.control) f.notes.push_back("control-plane traffic (the runtime's own negotiation), not the application's data");
+      if (f.control)
+        f.notes.push_back(
+            "control-plane traffic (the runtime's own negotiation), not the application's data");
     }
     // The hang comes last: the findings above say why the job hung.
     if (hang_) {

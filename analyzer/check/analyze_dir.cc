@@ -56,7 +56,8 @@ Analysis analyze_dir(const std::vector<std::string>& inputs, const DirOptions& o
   a.job = load_paths(inputs, lo);
   if (sym && sym->tool().empty())
     a.job.warnings.push_back(
-        "no symbolizer found (llvm-symbolizer, addr2line or $LOCKSTEP_SYMBOLIZER): call sites are module+offset");
+        "no symbolizer found (llvm-symbolizer, addr2line or $LOCKSTEP_SYMBOLIZER): call sites are "
+        "module+offset");
   if (options.analyze) {
     Options ao;
     ao.symbolize = a.symbolize;

@@ -72,8 +72,10 @@ void stall_diagnosis(const std::vector<std::string>& files, double stalled_s, st
     d.validate = false;  // still being written; the reader's per-record checks still apply
     Analysis a = analyze_dir(files, d);
     const Result& res = a.result;
-    std::fprintf(out, "lockstep: no rank has progressed for %.0f s\n%s", stalled_s, report::hang_text(res).c_str());
-    for (auto& f : res.findings) std::fprintf(out, "  %s: %s\n", kind_name(f.kind), report::headline(f).c_str());
+    std::fprintf(out, "lockstep: no rank has progressed for %.0f s\n%s", stalled_s,
+                 report::hang_text(res).c_str());
+    for (auto& f : res.findings)
+      std::fprintf(out, "  %s: %s\n", kind_name(f.kind), report::headline(f).c_str());
     std::fflush(out);
   } catch (const std::exception& e) {
     // Files still being written can be unreadable for a moment; the basic report needs less of them.
@@ -106,18 +108,23 @@ LOCKSTEP_COMMAND(check, [](CLI::App& app) {
   auto o = std::make_shared<lockstep::check::CheckOptions>();
   CLI::App* sub = app.add_subcommand(
       "check", "Check one job's traces: are all ranks in lockstep? Exit 0 yes, 1 findings, 2 bad input");
-  sub->add_option("DIR", o->inputs,
-                  "trace directory (every *.lstrace file in it); several directories, globs or trace files that "
-                  "together hold one job (node-local directories of a multi-node run)")
+  sub->add_option(
+         "DIR", o->inputs,
+         "trace directory (every *.lstrace file in it); several directories, globs or trace files that "
+         "together hold one job (node-local directories of a multi-node run)")
       ->required();
   lockstep::cli::add_output_options(sub, o->format, o->output, {"text", "json", "sarif", "junit", "html"});
-  sub->add_option("-j,--jobs", o->jobs, "threads loading trace files (default: one per core)")->check(CLI::NonNegativeNumber);
-  sub->add_flag("--no-symbolize", o->no_symbolize, "report call sites as module+offset (no llvm-symbolizer run)");
-  sub->add_flag("--allow-callsite-differences", o->allow_callsite,
-                "a rank making a collective from another line than its own pattern is a warning, not a finding");
+  sub->add_option("-j,--jobs", o->jobs, "threads loading trace files (default: one per core)")
+      ->check(CLI::NonNegativeNumber);
+  sub->add_flag("--no-symbolize", o->no_symbolize,
+                "report call sites as module+offset (no llvm-symbolizer run)");
+  sub->add_flag(
+      "--allow-callsite-differences", o->allow_callsite,
+      "a rank making a collective from another line than its own pattern is a warning, not a finding");
   sub->add_flag("--validate", o->validate, "also validate every field of every record first (a second pass)");
-  sub->add_flag("--skip-bad", o->skip_bad,
-                "analyze the readable files, naming each skipped one (exit 2 if any was skipped and no finding)");
+  sub->add_flag(
+      "--skip-bad", o->skip_bad,
+      "analyze the readable files, naming each skipped one (exit 2 if any was skipped and no finding)");
   auto lint = std::make_shared<lockstep::join::LintRequest>();
   CLI::Option* lint_opt = lockstep::join::add_lint_options(sub, *lint);
   sub->callback([o, lint, lint_opt, sub] {

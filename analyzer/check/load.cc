@@ -52,8 +52,10 @@ class FileSource : public RecordSource {
     // Any published slot anchors the mapping; offsets of a growing file are records_offset + 64 * id.
     for (uint64_t id = first; id < end && id < first + 4096; ++id)
       if (const lst_record* r = file_.record(id)) {
-        if (file_.offset_of(end - 1) - file_.offset_of(first) != (end - 1 - first) * sizeof(lst_record)) return nullptr;
-        const uint8_t* base = reinterpret_cast<const uint8_t*>(r) - (file_.offset_of(id) - file_.offset_of(first));
+        if (file_.offset_of(end - 1) - file_.offset_of(first) != (end - 1 - first) * sizeof(lst_record))
+          return nullptr;
+        const uint8_t* base =
+            reinterpret_cast<const uint8_t*>(r) - (file_.offset_of(id) - file_.offset_of(first));
         return reinterpret_cast<const lst_record*>(base);
       }
     return nullptr;
@@ -153,7 +155,8 @@ Rank load_file(const std::string& path, const LoadOptions& options) {
   std::string host = options.this_host.empty() ? hostname() : options.this_host;
   try {
     Rank r = load_one(path, options, host);
-    if (std::string w = resolve(r, options); !w.empty()) std::fprintf(stderr, "lockstep: warning: %s\n", w.c_str());
+    if (std::string w = resolve(r, options); !w.empty())
+      std::fprintf(stderr, "lockstep: warning: %s\n", w.c_str());
     return r;
   } catch (const format::FormatError& e) {
     throw LoadError(e.what());
@@ -164,7 +167,8 @@ namespace {
 // Expands the inputs into trace file paths: a directory gives its *.lstrace files (symbolic links and
 // special files in it are left out and named in `skipped`), a pattern its matches (directories or
 // files), a regular file itself. Sorted, duplicates dropped.
-std::vector<std::string> trace_paths(const std::vector<std::string>& inputs, std::vector<std::string>& skipped) {
+std::vector<std::string> trace_paths(const std::vector<std::string>& inputs,
+                                     std::vector<std::string>& skipped) {
   std::vector<std::string> paths;
   auto add = [&](const std::string& in, bool matched) {
     struct stat st;
@@ -201,7 +205,8 @@ std::vector<std::string> trace_paths(const std::vector<std::string>& inputs, std
     size_t before = paths.size();
     for (auto& h : hits) add(h, true);
     if (paths.size() == before)
-      throw LoadError(fmt::format("{}: no trace files (*.lstrace) in what it matches", format::printable(in)));
+      throw LoadError(
+          fmt::format("{}: no trace files (*.lstrace) in what it matches", format::printable(in)));
   }
   std::sort(paths.begin(), paths.end());
   paths.erase(std::unique(paths.begin(), paths.end()), paths.end());
@@ -219,7 +224,8 @@ Job load_paths(const std::vector<std::string>& inputs, const LoadOptions& option
   if (paths.empty()) throw LoadError(fmt::format("{}: no trace files (*.lstrace)", dir));
 
   const std::string host = options.this_host.empty() ? hostname() : options.this_host;
-  size_t workers = options.jobs > 0 ? size_t(options.jobs) : std::max(1u, std::thread::hardware_concurrency());
+  size_t workers =
+      options.jobs > 0 ? size_t(options.jobs) : std::max(1u, std::thread::hardware_concurrency());
   workers = std::min(workers, paths.size());
   std::vector<Rank> ranks(paths.size());
   std::vector<std::string> errors(paths.size());
@@ -268,7 +274,8 @@ Job load_paths(const std::vector<std::string>& inputs, const LoadOptions& option
       throw LoadError(fmt::format("files of two jobs in {}: {} (job '{}') and {} (job '{}')", dir, first.file,
                                   first.job_id, r.file, r.job_id));
     if (r.world_rank < 0) {
-      job.warnings.push_back(fmt::format("{}: the process never learned its rank (no MPI_Init): skipped", r.file));
+      job.warnings.push_back(
+          fmt::format("{}: the process never learned its rank (no MPI_Init): skipped", r.file));
       continue;
     }
     if (r.world_size != first.world_size && r.world_size > 0 && first.world_size > 0)
@@ -277,12 +284,15 @@ Job load_paths(const std::vector<std::string>& inputs, const LoadOptions& option
                                   first.file));
     auto [it, fresh] = by_rank.emplace(r.world_rank, &r);
     if (!fresh)
-      throw LoadError(fmt::format("two trace files for rank {}: {} and {}", r.world_rank, it->second->file, r.file));
+      throw LoadError(
+          fmt::format("two trace files for rank {}: {} and {}", r.world_rank, it->second->file, r.file));
     if (r.unpublished)
-      job.warnings.push_back(fmt::format("{}: {} record slot(s) reserved but never written (a thread died mid-call)",
-                                         r.file, r.unpublished));
+      job.warnings.push_back(
+          fmt::format("{}: {} record slot(s) reserved but never written (a thread died mid-call)", r.file,
+                      r.unpublished));
     if (r.dropped)
-      job.warnings.push_back(fmt::format("{}: the tracer dropped {} record(s) (file could not grow)", r.file, r.dropped));
+      job.warnings.push_back(
+          fmt::format("{}: the tracer dropped {} record(s) (file could not grow)", r.file, r.dropped));
   }
   job.job_id = ranks.front().job_id;
   job.job_hash = ranks.front().job_hash;

@@ -26,8 +26,12 @@ inline uint64_t mix(uint64_t x) {
 
 bool rooted(uint8_t op) {
   switch (op) {
-    case LST_OP_BCAST: case LST_OP_REDUCE: case LST_OP_GATHER: case LST_OP_GATHERV:
-    case LST_OP_SCATTER: case LST_OP_SCATTERV:
+    case LST_OP_BCAST:
+    case LST_OP_REDUCE:
+    case LST_OP_GATHER:
+    case LST_OP_GATHERV:
+    case LST_OP_SCATTER:
+    case LST_OP_SCATTERV:
       return true;
     default:
       return false;
@@ -36,8 +40,12 @@ bool rooted(uint8_t op) {
 
 bool reducing(uint8_t op) {
   switch (op) {
-    case LST_OP_REDUCE: case LST_OP_ALLREDUCE: case LST_OP_REDUCE_SCATTER:
-    case LST_OP_REDUCE_SCATTER_BLOCK: case LST_OP_SCAN: case LST_OP_EXSCAN:
+    case LST_OP_REDUCE:
+    case LST_OP_ALLREDUCE:
+    case LST_OP_REDUCE_SCATTER:
+    case LST_OP_REDUCE_SCATTER_BLOCK:
+    case LST_OP_SCAN:
+    case LST_OP_EXSCAN:
       return true;
     default:
       return false;
@@ -46,8 +54,12 @@ bool reducing(uint8_t op) {
 
 bool v_variant(uint8_t op, uint8_t flags) {
   switch (op) {
-    case LST_OP_GATHERV: case LST_OP_SCATTERV: case LST_OP_ALLGATHERV: case LST_OP_ALLTOALLV:
-    case LST_OP_ALLTOALLW: case LST_OP_REDUCE_SCATTER:
+    case LST_OP_GATHERV:
+    case LST_OP_SCATTERV:
+    case LST_OP_ALLGATHERV:
+    case LST_OP_ALLTOALLV:
+    case LST_OP_ALLTOALLW:
+    case LST_OP_REDUCE_SCATTER:
       return true;
     default:
       return (flags & LST_F_VCOUNTS) != 0;
@@ -72,13 +84,20 @@ bool is_done(const lst_record& r) { return done(r); }
 
 const char* end_state_name(EndState s) {
   switch (s) {
-    case EndState::kRunning: return "running";
-    case EndState::kExited: return "exited";
-    case EndState::kFinalizing: return "finalizing";
-    case EndState::kCrashed: return "crashed";
-    case EndState::kAborted: return "aborted";
-    case EndState::kKilled: return "killed";
-    case EndState::kUnknown: return "unknown";
+    case EndState::kRunning:
+      return "running";
+    case EndState::kExited:
+      return "exited";
+    case EndState::kFinalizing:
+      return "finalizing";
+    case EndState::kCrashed:
+      return "crashed";
+    case EndState::kAborted:
+      return "aborted";
+    case EndState::kKilled:
+      return "killed";
+    case EndState::kUnknown:
+      return "unknown";
   }
   return "unknown";
 }
@@ -86,7 +105,8 @@ const char* end_state_name(EndState s) {
 namespace {
 inline __attribute__((always_inline)) uint64_t semantic(const lst_record& r, std::string_view name) {
   uint8_t flags = LST_WORD_FLAGS(r.word);
-  uint64_t h = mix(uint64_t(r.api) << 16 | uint64_t(r.op) << 8 | (flags & (LST_F_NONBLOCKING | LST_F_CONTROL)));
+  uint64_t h =
+      mix(uint64_t(r.api) << 16 | uint64_t(r.op) << 8 | (flags & (LST_F_NONBLOCKING | LST_F_CONTROL)));
   if (!v_variant(r.op, flags)) h = mix(h ^ (r.u.coll.count * uint64_t(r.u.coll.dtype_size)));
   if (!(flags & LST_F_DERIVED) && r.dtype != LST_DT_DERIVED) h = mix(h ^ (uint64_t(r.dtype) << 40));
   if (rooted(r.op)) h = mix(h ^ (uint64_t(uint32_t(r.u.coll.root_or_peer)) << 8));
@@ -105,8 +125,9 @@ int Rank::module_of(uint64_t addr) const {
 }
 
 std::string_view Rank::context(RecordRef before) const {
-  auto it = std::lower_bound(annotations.begin(), annotations.end(), before,
-                             [](const std::pair<RecordRef, uint32_t>& a, RecordRef b) { return a.first < b; });
+  auto it =
+      std::lower_bound(annotations.begin(), annotations.end(), before,
+                       [](const std::pair<RecordRef, uint32_t>& a, RecordRef b) { return a.first < b; });
   if (it == annotations.begin()) return {};
   return source->string(std::prev(it)->second);
 }
@@ -155,8 +176,10 @@ void ingest(Rank& rank, std::shared_ptr<const RecordSource> source, bool defer_s
     if (slots) {
       r = slots + (id - first);
       const uint32_t w = __atomic_load_n(&r->word, __ATOMIC_ACQUIRE);
-      if (w == 0) r = nullptr;
-      else if (LST_WORD_MAGIC(w) != LST_SLOT_MAGIC) bad_record(id, "bad slot word", w);
+      if (w == 0)
+        r = nullptr;
+      else if (LST_WORD_MAGIC(w) != LST_SLOT_MAGIC)
+        bad_record(id, "bad slot word", w);
     } else {
       r = src.record(id);
     }
@@ -178,10 +201,19 @@ void ingest(Rank& rank, std::shared_ptr<const RecordSource> source, bool defer_s
                (r->dtype <= LST_DT_PAIR || r->dtype >= LST_DT_DERIVED) &&
                (r->redop <= LST_RED_PREMULSUM || r->redop >= LST_RED_USER);
           break;
-        case LST_KIND_COMM: ok = r->op > 0 && r->op < LST_COMM__COUNT; break;
-        case LST_KIND_MARKER: ok = r->op > 0 && r->op < LST_MARK__COUNT; break;
-        case LST_KIND_WAIT: case LST_KIND_DEVICE: case LST_KIND_STACK: ok = true; break;
-        default: ok = false;
+        case LST_KIND_COMM:
+          ok = r->op > 0 && r->op < LST_COMM__COUNT;
+          break;
+        case LST_KIND_MARKER:
+          ok = r->op > 0 && r->op < LST_MARK__COUNT;
+          break;
+        case LST_KIND_WAIT:
+        case LST_KIND_DEVICE:
+        case LST_KIND_STACK:
+          ok = true;
+          break;
+        default:
+          ok = false;
       }
       if (!ok) bad_record(id, "bad record", word);
     }
@@ -193,8 +225,8 @@ void ingest(Rank& rank, std::shared_ptr<const RecordSource> source, bool defer_s
         if ((LST_WORD_FLAGS(word) & LST_F_P2P) || r->op == LST_OP_SEND || r->op == LST_OP_RECV ||
             r->op == LST_OP_PROBE) {
           const uint8_t fl = uint8_t(LST_WORD_FLAGS(word));
-          rank.p2p.push_back({r->comm, r->op, r->u.coll.root_or_peer, r->u.coll.count * r->u.coll.dtype_size, ref,
-                              uint8_t(LST_WORD_STATE(word)), fl,
+          rank.p2p.push_back({r->comm, r->op, r->u.coll.root_or_peer, r->u.coll.count * r->u.coll.dtype_size,
+                              ref, uint8_t(LST_WORD_STATE(word)), fl,
                               (fl & LST_F_P2P) ? int32_t(r->u.coll.seq) : int32_t(LST_ANY_TAG)});
           break;
         }
@@ -228,7 +260,8 @@ void ingest(Rank& rank, std::shared_ptr<const RecordSource> source, bool defer_s
         if (slot.addr != r->caller) {
           auto [it, fresh] = site_ids.try_emplace(r->caller, uint32_t(rank.site_addr.size()));
           if (fresh) rank.site_addr.push_back(r->caller);
-          slot = {r->caller, it->second, defer_sites ? 0 : site_hash(rank, r->caller) * 0x9e3779b97f4a7c15ull};
+          slot = {r->caller, it->second,
+                  defer_sites ? 0 : site_hash(rank, r->caller) * 0x9e3779b97f4a7c15ull};
         }
         uint64_t sig = semantic(*r, name);
         if (defer_sites)
@@ -336,7 +369,9 @@ void resolve_sites(Rank& rank, const SiteKeys& keys) {
 
 namespace {
 // Signals a user, a launcher or a --timeout sends to stop a job: the process did not fail by itself.
-bool stop_signal(uint64_t sig) { return sig == SIGTERM || sig == SIGINT || sig == SIGHUP || sig == SIGKILL || sig == SIGQUIT; }
+bool stop_signal(uint64_t sig) {
+  return sig == SIGTERM || sig == SIGINT || sig == SIGHUP || sig == SIGKILL || sig == SIGQUIT;
+}
 
 bool process_alive(uint32_t pid) {
   if (::kill(pid_t(pid), 0) != 0 && errno != EPERM) return false;
@@ -499,7 +534,8 @@ void finish_job(Job& job) {
   trim_cut_ends(job);
   job.min_wall_ns = 0;
   for (auto& r : job.ranks)
-    if (r.start_wall_ns && (!job.min_wall_ns || r.start_wall_ns < job.min_wall_ns)) job.min_wall_ns = r.start_wall_ns;
+    if (r.start_wall_ns && (!job.min_wall_ns || r.start_wall_ns < job.min_wall_ns))
+      job.min_wall_ns = r.start_wall_ns;
 }
 
 }  // namespace lockstep::check

@@ -6,12 +6,14 @@
 
 namespace lockstep::check {
 
-std::optional<std::vector<Hunk>> diff(std::span<const uint64_t> a, std::span<const uint64_t> b, int max_edits) {
+std::optional<std::vector<Hunk>> diff(std::span<const uint64_t> a, std::span<const uint64_t> b,
+                                      int max_edits) {
   std::vector<Hunk> hunks;
   size_t pre = 0;
   while (pre < a.size() && pre < b.size() && a[pre] == b[pre]) ++pre;
   size_t suf = 0;
-  while (suf < a.size() - pre && suf < b.size() - pre && a[a.size() - 1 - suf] == b[b.size() - 1 - suf]) ++suf;
+  while (suf < a.size() - pre && suf < b.size() - pre && a[a.size() - 1 - suf] == b[b.size() - 1 - suf])
+    ++suf;
   const int64_t n = int64_t(a.size() - pre - suf), m = int64_t(b.size() - pre - suf);
   if (n == 0 && m == 0) return hunks;
   auto A = [&](int64_t i) { return a[pre + size_t(i)]; };

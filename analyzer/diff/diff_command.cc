@@ -22,9 +22,9 @@ using check::Job;
 using check::Rank;
 
 struct Schedule {
-  std::string path;   // creation path: "world", "world/split#0(color 1)", ...
+  std::string path;  // creation path: "world", "world/split#0(color 1)", ...
   std::string name;
-  const Rank* rank = nullptr;   // representative: the most common sequence, lowest rank among them
+  const Rank* rank = nullptr;  // representative: the most common sequence, lowest rank among them
   const check::Sequence* seq = nullptr;
 };
 
@@ -56,7 +56,8 @@ std::map<std::string, Schedule> schedules(const Job& job) {
   for (auto& [p, g] : groups) {
     const std::vector<const Rank*>* best = nullptr;
     for (auto& [h, rs] : g)
-      if (!best || rs.size() > best->size() || (rs.size() == best->size() && rs.front()->world_rank < best->front()->world_rank))
+      if (!best || rs.size() > best->size() ||
+          (rs.size() == best->size() && rs.front()->world_rank < best->front()->world_rank))
         best = &rs;
     Schedule s;
     s.path = p;
@@ -105,7 +106,8 @@ class Differ {
       }
       for (auto& h : *hunks) {
         size_t n = h.a1 - h.a0, m = h.b1 - h.b0, k = std::min(n, m);
-        for (size_t i = 0; i < k; ++i) out.push_back({"changed", sa.name, call(sa, h.a0 + i), call(sb, h.b0 + i)});
+        for (size_t i = 0; i < k; ++i)
+          out.push_back({"changed", sa.name, call(sa, h.a0 + i), call(sb, h.b0 + i)});
         for (size_t i = k; i < n; ++i) out.push_back({"removed", sa.name, call(sa, h.a0 + i), {}});
         for (size_t i = k; i < m; ++i) out.push_back({"added", sa.name, {}, call(sb, h.b0 + i)});
       }
@@ -123,7 +125,8 @@ class Differ {
     for (auto ref : s.seq->ref) {
       lst_record r = *s.rank->record(ref);
       if (accept_counts_) r.u.coll.count = 0;
-      std::string_view name = r.api == LST_API_RT && r.aux ? s.rank->source->string(r.aux) : std::string_view();
+      std::string_view name =
+          r.api == LST_API_RT && r.aux ? s.rank->source->string(r.aux) : std::string_view();
       v.push_back(check::semantic_signature(r, name));
     }
     return v;
@@ -164,15 +167,21 @@ std::string render_text(const std::vector<Change>& ch, const std::string& base, 
     s = fmt::format("lockstep diff: {} and {} have the same collective schedule\n", base, dir);
     return s;
   }
-  s = fmt::format("lockstep diff: {} difference{} ({} added, {} removed, {} changed, {} communicators added/removed)\n",
-                  ch.size(), ch.size() == 1 ? "" : "s", n["added"], n["removed"], n["changed"],
-                  n["communicator_added"] + n["communicator_removed"]);
+  s = fmt::format(
+      "lockstep diff: {} difference{} ({} added, {} removed, {} changed, {} communicators added/removed)\n",
+      ch.size(), ch.size() == 1 ? "" : "s", n["added"], n["removed"], n["changed"],
+      n["communicator_added"] + n["communicator_removed"]);
   for (auto& c : ch) {
-    if (c.kind == "added") s += fmt::format("  added    on {}: {}\n", c.comm, call_text(c.now));
-    else if (c.kind == "removed") s += fmt::format("  removed  on {}: {}\n", c.comm, call_text(c.base));
+    if (c.kind == "added")
+      s += fmt::format("  added    on {}: {}\n", c.comm, call_text(c.now));
+    else if (c.kind == "removed")
+      s += fmt::format("  removed  on {}: {}\n", c.comm, call_text(c.base));
     else if (c.kind == "changed")
-      s += fmt::format("  changed  on {}: {}\n           now: {}\n", c.comm, call_text(c.base), call_text(c.now));
-    else s += fmt::format("  {} {}\n", c.kind == "communicator_added" ? "new communicator" : "communicator gone:", c.comm);
+      s += fmt::format("  changed  on {}: {}\n           now: {}\n", c.comm, call_text(c.base),
+                       call_text(c.now));
+    else
+      s += fmt::format("  {} {}\n",
+                       c.kind == "communicator_added" ? "new communicator" : "communicator gone:", c.comm);
   }
   return s;
 }
@@ -183,9 +192,14 @@ std::string render_json(const std::vector<Change>& ch, const std::string& base, 
     if (c.seq < 0) return nullptr;
     return {{"seq", c.seq}, {"operation", c.op}, {"arguments", c.args}, {"call_site", c.site}};
   };
-  J j = {{"schema_version", "1.0"}, {"base", base}, {"directory", dir}, {"same", ch.empty()}, {"differences", J::array()}};
+  J j = {{"schema_version", "1.0"},
+         {"base", base},
+         {"directory", dir},
+         {"same", ch.empty()},
+         {"differences", J::array()}};
   for (auto& c : ch)
-    j["differences"].push_back({{"change", c.kind}, {"communicator", c.comm}, {"base", cj(c.base)}, {"new", cj(c.now)}});
+    j["differences"].push_back(
+        {{"change", c.kind}, {"communicator", c.comm}, {"base", cj(c.base)}, {"new", cj(c.now)}});
   // Paths, argv and names from a trace may hold any bytes: invalid UTF-8 is written as U+FFFD.
   return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
@@ -218,8 +232,9 @@ int run_diff(const DiffOptions& o) {
   }
   Differ differ(o.accept_counts, b.symbolize);
   auto changes = differ.run(a.job, b.job);
-  cli::write_output(o.format == "json" ? render_json(changes, o.base, o.dir) : render_text(changes, o.base, o.dir),
-                    o.output);
+  cli::write_output(
+      o.format == "json" ? render_json(changes, o.base, o.dir) : render_text(changes, o.base, o.dir),
+      o.output);
   return changes.empty() ? cli::kClean : cli::kFindings;
 }
 
@@ -229,13 +244,16 @@ int run_diff(const DiffOptions& o) {
 LOCKSTEP_COMMAND(diff, [](CLI::App& app) {
   auto o = std::make_shared<lockstep::diff::DiffOptions>();
   CLI::App* sub = app.add_subcommand(
-      "diff", "Compare two runs' collective schedules per communicator: exit 0 same, 1 differences, 2 bad input");
+      "diff",
+      "Compare two runs' collective schedules per communicator: exit 0 same, 1 differences, 2 bad input");
   sub->add_option("BASE_DIR", o->base,
                   "trace directory of the reference run (several, or globs, joined by commas: node-local "
                   "directories of one run)")
       ->required();
-  sub->add_option("DIR", o->dir, "trace directory of the run to compare (same forms as BASE_DIR)")->required();
-  sub->add_flag("--accept-count-changes", o->accept_counts, "do not report collectives whose only change is the count");
+  sub->add_option("DIR", o->dir, "trace directory of the run to compare (same forms as BASE_DIR)")
+      ->required();
+  sub->add_flag("--accept-count-changes", o->accept_counts,
+                "do not report collectives whose only change is the count");
   lockstep::cli::add_output_options(sub, o->format, o->output, {"text", "json"});
   sub->add_flag("--no-symbolize", o->no_symbolize, "report call sites as module+offset");
   sub->callback([o] { lockstep::cli::set_exit_code(lockstep::diff::run_diff(*o)); });

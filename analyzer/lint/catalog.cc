@@ -15,12 +15,18 @@ struct RoleName {
   ArgRole role;
 };
 constexpr RoleName kRoles[] = {
-    {"other", ArgRole::kOther},          {"in", ArgRole::kInput},
-    {"out_uniform", ArgRole::kOutUniform}, {"inout_uniform", ArgRole::kInOutUniform},
-    {"out_local", ArgRole::kOutLocal},   {"count", ArgRole::kCount},
-    {"counts", ArgRole::kPerRankCounts}, {"datatype", ArgRole::kDatatype},
-    {"op", ArgRole::kReduceOp},          {"root", ArgRole::kRoot},
-    {"comm", ArgRole::kCommunicator},    {"peer", ArgRole::kPeer},
+    {"other", ArgRole::kOther},
+    {"in", ArgRole::kInput},
+    {"out_uniform", ArgRole::kOutUniform},
+    {"inout_uniform", ArgRole::kInOutUniform},
+    {"out_local", ArgRole::kOutLocal},
+    {"count", ArgRole::kCount},
+    {"counts", ArgRole::kPerRankCounts},
+    {"datatype", ArgRole::kDatatype},
+    {"op", ArgRole::kReduceOp},
+    {"root", ArgRole::kRoot},
+    {"comm", ArgRole::kCommunicator},
+    {"peer", ArgRole::kPeer},
 };
 
 std::string last_component(const std::string& name) {
@@ -97,7 +103,8 @@ void Catalog::load_file(const std::string& path) {
           if (!args.IsSequence()) fail(path, args, "'args' of " + c.name + " must be a list of roles");
           for (const auto& a : args) {
             auto s = a.as<std::string>();
-            auto it = std::find_if(std::begin(kRoles), std::end(kRoles), [&](const RoleName& r) { return s == r.name; });
+            auto it = std::find_if(std::begin(kRoles), std::end(kRoles),
+                                   [&](const RoleName& r) { return s == r.name; });
             if (it == std::end(kRoles)) fail(path, a, "unknown argument role '" + s + "' for " + c.name);
             c.args.push_back(it->role);
           }
@@ -118,8 +125,10 @@ void Catalog::load_file(const std::string& path) {
           if (!item["name"]) fail(path, item, std::string("entry of '") + key + "' without a 'name'");
           s.name = item["name"].as<std::string>();
           if (auto out = item["out"]) {
-            if (out.IsScalar() && out.as<std::string>() == "all") s.all_out_args = true;
-            else s.out_arg = out.as<int>();
+            if (out.IsScalar() && out.as<std::string>() == "all")
+              s.all_out_args = true;
+            else
+              s.out_arg = out.as<int>();
           }
           if (auto what = item["what"]) s.what = what.as<std::string>();
         }
@@ -130,7 +139,8 @@ void Catalog::load_file(const std::string& path) {
     read_sources("rank_sources", ValueSource::Kind::kRank, "rank obtained here");
     read_sources("local_sources", ValueSource::Kind::kLocal, "rank-local value read here");
     read_sources("uniform_sources", ValueSource::Kind::kUniform, "");
-    read_sources("finiteness_tests", ValueSource::Kind::kFiniteness, "finiteness test on rank-local data here");
+    read_sources("finiteness_tests", ValueSource::Kind::kFiniteness,
+                 "finiteness test on rank-local data here");
   } catch (const YAML::Exception& e) {
     throw std::runtime_error(path + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
   }

@@ -11,27 +11,27 @@ namespace lockstep::lint {
 
 // What an argument of a collective means for cross-rank agreement.
 enum class ArgRole {
-  kOther,         // not checked (tags, requests, statuses, streams, names)
-  kInput,         // send buffer: read, not written
-  kOutUniform,    // receive buffer whose contents are the same on every rank afterwards (allreduce, allgather)
-  kInOutUniform,  // buffer that holds the same contents on every rank afterwards (broadcast)
-  kOutLocal,      // receive buffer whose contents differ by rank (scatter, alltoall, reduce at the root)
-  kCount,         // element count every rank must pass alike
-  kPerRankCounts, // counts/displacements of v-variants: allowed to differ, exempt
+  kOther,       // not checked (tags, requests, statuses, streams, names)
+  kInput,       // send buffer: read, not written
+  kOutUniform,  // receive buffer whose contents are the same on every rank afterwards (allreduce, allgather)
+  kInOutUniform,   // buffer that holds the same contents on every rank afterwards (broadcast)
+  kOutLocal,       // receive buffer whose contents differ by rank (scatter, alltoall, reduce at the root)
+  kCount,          // element count every rank must pass alike
+  kPerRankCounts,  // counts/displacements of v-variants: allowed to differ, exempt
   kDatatype,
   kReduceOp,
   kRoot,
   kCommunicator,
-  kPeer,          // point-to-point partner: differs by rank by design, exempt
+  kPeer,  // point-to-point partner: differs by rank by design, exempt
 };
 
 const char* role_name(ArgRole role);
 bool role_must_agree(ArgRole role);
 
 struct Collective {
-  std::string name;            // qualified name; matches a call when it is a suffix at a '::' boundary
-  std::vector<ArgRole> args;   // by argument position (the object of a member call excluded)
-  std::string catalog;         // the file it came from, for messages
+  std::string name;           // qualified name; matches a call when it is a suffix at a '::' boundary
+  std::vector<ArgRole> args;  // by argument position (the object of a member call excluded)
+  std::string catalog;        // the file it came from, for messages
 };
 
 // A call whose result or output argument is rank-dependent, rank-local or uniform.
@@ -65,7 +65,8 @@ class Catalog {
   std::set<std::string> rank_env_;
 };
 
-// "a::b::c" matches "b::c" and "a::b::c"; a pattern without "::" ("rand") matches only "rand" and "std::rand".
+// "a::b::c" matches "b::c" and "a::b::c"; a pattern without "::" ("rand") matches only "rand" and
+// "std::rand".
 bool qualified_name_matches(const std::string& qualified, const std::string& pattern);
 
 }  // namespace lockstep::lint

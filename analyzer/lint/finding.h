@@ -18,7 +18,8 @@ struct Note {
 };
 
 struct Finding {
-  std::string rule;     // stable id: conditional-collective, rank-dependent-argument, collective-after-error-exit
+  std::string
+      rule;  // stable id: conditional-collective, rank-dependent-argument, collective-after-error-exit
   SourcePoint at;
   std::string message;  // "<problem>; <remedy>"
   std::vector<Note> notes;

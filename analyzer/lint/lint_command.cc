@@ -18,8 +18,8 @@
 #include <fstream>
 #include <mutex>
 #include <regex>
-#include <stdexcept>
 #include <set>
+#include <stdexcept>
 #include <thread>
 
 #include <unistd.h>
@@ -72,8 +72,7 @@ bool is_cuda(const std::string& file) { return fs::path(file).extension() == ".c
 bool is_c(const std::string& file) { return fs::path(file).extension() == ".c"; }
 
 std::string cuda_root() {
-  if (const char* env = std::getenv("CUDA_HOME"); env && fs::exists(fs::path(env) / "include"))
-    return env;
+  if (const char* env = std::getenv("CUDA_HOME"); env && fs::exists(fs::path(env) / "include")) return env;
   if (fs::exists("/usr/local/cuda/include")) return "/usr/local/cuda";
   return {};
 }
@@ -100,15 +99,19 @@ class LintDatabase : public CompilationDatabase {
     std::string f = file.str();
     std::vector<std::string> cmd{is_c(f) ? "clang" : "clang++"};
     if (!fixed_) {
-      if (is_c(f)) cmd.push_back("-std=c11");
-      else if (!is_cuda(f)) cmd.push_back("-std=c++17");
+      if (is_c(f))
+        cmd.push_back("-std=c11");
+      else if (!is_cuda(f))
+        cmd.push_back("-std=c++17");
     }
     if (is_cuda(f)) cmd.push_back("-xcuda");
     for (const auto& a : extra_) cmd.push_back(a);
     cmd.push_back(f);
     return {CompileCommand(fs::current_path().string(), f, cmd, "")};
   }
-  std::vector<std::string> getAllFiles() const override { return base_ ? base_->getAllFiles() : std::vector<std::string>{}; }
+  std::vector<std::string> getAllFiles() const override {
+    return base_ ? base_->getAllFiles() : std::vector<std::string>{};
+  }
   // Empty when the file has its own entry; otherwise what the analysis uses instead.
   std::string substitute_for(const std::string& file) const {
     if (base_) {
@@ -117,7 +120,11 @@ class LintDatabase : public CompilationDatabase {
       // JSON databases infer a command for unlisted files from the most similar listed one.
       if (!cmds.empty()) return "flags " + cmds[0].Heuristic;
     }
-    return "default flags (" + std::string(is_c(file) ? "-std=c11" : is_cuda(file) ? "-xcuda" : "-std=c++17") + ")";
+    return "default flags (" +
+           std::string(is_c(file)      ? "-std=c11"
+                       : is_cuda(file) ? "-xcuda"
+                                       : "-std=c++17") +
+           ")";
   }
   bool has_base() const { return base_ != nullptr; }
 
@@ -145,7 +152,9 @@ class LintActionFactory : public FrontendActionFactory {
  public:
   LintActionFactory(const Catalog& c, const AnalysisOptions& o, std::vector<Finding>& out)
       : catalog_(c), opts_(o), out_(out) {}
-  std::unique_ptr<FrontendAction> create() override { return std::make_unique<LintAction>(catalog_, opts_, out_); }
+  std::unique_ptr<FrontendAction> create() override {
+    return std::make_unique<LintAction>(catalog_, opts_, out_);
+  }
 
  private:
   const Catalog& catalog_;
@@ -174,7 +183,8 @@ std::string parse_failure(const std::string& diagnostics) {
   static const std::regex missing(R"(fatal error: '([^']+)' file not found)");
   std::smatch m;
   if (std::regex_search(diagnostics, m, missing))
-    return "header '" + m[1].str() + "' not found; add its include directory to the compile command (after "
+    return "header '" + m[1].str() +
+           "' not found; add its include directory to the compile command (after "
            "`--`, or in compile_commands.json) or install it";
   return "could not be parsed (errors above)";
 }
@@ -197,8 +207,10 @@ ArgumentsAdjuster lint_adjuster(const std::string& cuda) {
       out.push_back(cuda_shim_dir() + "/lockstep_cuda_host.h");
       if (!cuda.empty()) out.push_back("--cuda-path=" + cuda);
       // CUDA 13 moved libcu++ (cuda/atomic, cuda/std/...) under include/cccl, which nvcc searches itself.
-      if (!cuda.empty() && fs::exists(fs::path(cuda) / "include" / "cccl")) out.push_back("-isystem" + cuda + "/include/cccl");
-      else out.push_back("-nocudainc");
+      if (!cuda.empty() && fs::exists(fs::path(cuda) / "include" / "cccl"))
+        out.push_back("-isystem" + cuda + "/include/cccl");
+      else
+        out.push_back("-nocudainc");
     }
     for (size_t i = 1; i < args.size(); ++i) {
       const auto& a = args[i];
@@ -224,8 +236,11 @@ int run_lint(Options opts) {
   try {
     const char* env = std::getenv("LOCKSTEP_RULES_DIR");
     std::string dir = env && *env ? env : LOCKSTEP_RULES_DIR;
-    if (fs::is_directory(dir)) catalog.load_dir(dir);
-    else std::fprintf(stderr, "lockstep lint: note: no rules directory at %s; only --rules files apply\n", dir.c_str());
+    if (fs::is_directory(dir))
+      catalog.load_dir(dir);
+    else
+      std::fprintf(stderr, "lockstep lint: note: no rules directory at %s; only --rules files apply\n",
+                   dir.c_str());
     for (const auto& r : opts.rules) catalog.load_file(r);
   } catch (const std::exception& e) {
     throw cli::BadInput(std::string("lint: ") + e.what());
@@ -235,12 +250,16 @@ int run_lint(Options opts) {
   AnalysisOptions analysis;
   analysis.assume.argv_local = catalog.argv_is_local();
   for (const auto& what : opts.assume_local) {
-    if (what == "argv") analysis.assume.argv_local = true;
-    else if (what == "env") analysis.assume.env_local = true;
-    else throw cli::BadInput("lint: --assume-local takes argv and/or env, not '" + what + "'");
+    if (what == "argv")
+      analysis.assume.argv_local = true;
+    else if (what == "env")
+      analysis.assume.env_local = true;
+    else
+      throw cli::BadInput("lint: --assume-local takes argv and/or env, not '" + what + "'");
   }
   for (const auto& rule : opts.enable) {
-    if (rule == "collective-after-error-exit") analysis.error_exit_rule = true;
+    if (rule == "collective-after-error-exit")
+      analysis.error_exit_rule = true;
     else if (rule != "conditional-collective" && rule != "rank-dependent-argument")
       throw cli::BadInput("lint: --enable: unknown rule '" + rule + "'");
   }
@@ -249,11 +268,13 @@ int run_lint(Options opts) {
   std::string error;
   if (!opts.build_dir.empty()) {
     base = JSONCompilationDatabase::loadFromDirectory(opts.build_dir, error);
-    if (!base) throw cli::BadInput("lint: " + opts.build_dir + ": cannot load compile_commands.json: " + error);
+    if (!base)
+      throw cli::BadInput("lint: " + opts.build_dir + ": cannot load compile_commands.json: " + error);
   } else if (!opts.have_fixed_args && !opts.files.empty()) {
     base = CompilationDatabase::autoDetectFromSource(fs::absolute(opts.files[0]).string(), error);
   }
-  auto db = std::make_unique<LintDatabase>(std::move(base), opts.extra_args, opts.have_fixed_args && opts.build_dir.empty());
+  auto db = std::make_unique<LintDatabase>(std::move(base), opts.extra_args,
+                                           opts.have_fixed_args && opts.build_dir.empty());
 
   std::vector<std::string> files;
   for (const auto& f : opts.files) {
@@ -262,13 +283,17 @@ int run_lint(Options opts) {
     files.push_back(fs::absolute(f).lexically_normal().string());
   }
   if (files.empty()) {
-    if (!db->has_base()) throw cli::BadInput("lint: no files given and no compile_commands.json (use -p BUILD_DIR)");
+    if (!db->has_base())
+      throw cli::BadInput("lint: no files given and no compile_commands.json (use -p BUILD_DIR)");
     files = db->getAllFiles();
     // Only the languages lint understands; generated or assembler sources are not its business.
-    files.erase(std::remove_if(files.begin(), files.end(), [](const std::string& f) {
-                  auto ext = fs::path(f).extension().string();
-                  return ext != ".c" && ext != ".cc" && ext != ".cpp" && ext != ".cxx" && ext != ".cu" && ext != ".C";
-                }), files.end());
+    files.erase(std::remove_if(files.begin(), files.end(),
+                               [](const std::string& f) {
+                                 auto ext = fs::path(f).extension().string();
+                                 return ext != ".c" && ext != ".cc" && ext != ".cpp" && ext != ".cxx" &&
+                                        ext != ".cu" && ext != ".C";
+                               }),
+                files.end());
   }
 
   std::vector<ToolNote> tool_notes;
@@ -343,9 +368,10 @@ int run_lint(Options opts) {
 
   // Headers seen by several translation units yield the same finding more than once.
   std::sort(findings.begin(), findings.end(), Sorter{});
-  findings.erase(std::unique(findings.begin(), findings.end(),
-                             [](const Finding& a, const Finding& b) { return !Sorter{}(a, b) && !Sorter{}(b, a); }),
-                 findings.end());
+  findings.erase(
+      std::unique(findings.begin(), findings.end(),
+                  [](const Finding& a, const Finding& b) { return !Sorter{}(a, b) && !Sorter{}(b, a); }),
+      findings.end());
 
   std::string rendered = opts.format == "json"    ? render_json(findings, tool_notes)
                          : opts.format == "sarif" ? render_sarif(findings, tool_notes, LOCKSTEP_VERSION)
@@ -362,7 +388,6 @@ int run_lint(Options opts) {
   if (!findings.empty()) return cli::kFindings;
   return failures.empty() ? cli::kClean : cli::kBadInput;
 }
-
 
 // CLI11 hands everything after `--` to the positional `files`; the command line itself says how many of
 // them came after the separator, and those are compiler arguments.
@@ -396,7 +421,8 @@ LOCKSTEP_COMMAND(lint, [](CLI::App& app) {
   cmd->add_option("compiler-args", separator_anchor, "Compiler arguments, after `--`");
   cmd->allow_extras(true);
   cmd->add_option("-j,--jobs", opts->jobs, "Translation units analyzed in parallel (default: CPU count)");
-  cmd->add_option("--rules", opts->rules, "Extra API catalog (YAML) with your own collective wrappers")->allow_extra_args(false);
+  cmd->add_option("--rules", opts->rules, "Extra API catalog (YAML) with your own collective wrappers")
+      ->allow_extra_args(false);
   lockstep::cli::add_output_options(cmd, opts->format, opts->output, {"text", "json", "sarif"});
   cmd->add_option("--assume-local", opts->assume_local,
                   "Inputs that differ between ranks under your launcher: argv, env (default: neither)")
@@ -405,7 +431,9 @@ LOCKSTEP_COMMAND(lint, [](CLI::App& app) {
   cmd->add_option("--enable", opts->enable, "Rules off by default to turn on: collective-after-error-exit")
       ->delimiter(',')
       ->allow_extra_args(false);
-  cmd->footer("Compiler arguments after `--` apply to every file (and replace compile_commands.json lookups unless -p is given).");
+  cmd->footer(
+      "Compiler arguments after `--` apply to every file (and replace compile_commands.json lookups unless "
+      "-p is given).");
   cmd->callback([opts, cmd] {
     for (const auto& extra : cmd->remaining())
       if (extra != "--") throw lockstep::cli::BadInput("lint: unexpected argument '" + extra + "'");

@@ -34,17 +34,21 @@ std::string file_uri(const std::string& path) {
   std::string s = ec ? path : abs.string();
   std::string out = "file://";
   for (char c : s) {
-    if (c == ' ') out += "%20";
-    else if (c == '%') out += "%25";
-    else out += c;
+    if (c == ' ')
+      out += "%20";
+    else if (c == '%')
+      out += "%25";
+    else
+      out += c;
   }
   return out;
 }
 
 nlohmann::json sarif_location(const SourcePoint& p, const std::string* message) {
-  nlohmann::json loc = {{"physicalLocation",
-                         {{"artifactLocation", {{"uri", file_uri(p.file)}}},
-                          {"region", {{"startLine", std::max(1u, p.line)}, {"startColumn", std::max(1u, p.column)}}}}}};
+  nlohmann::json loc = {
+      {"physicalLocation",
+       {{"artifactLocation", {{"uri", file_uri(p.file)}}},
+        {"region", {{"startLine", std::max(1u, p.line)}, {"startColumn", std::max(1u, p.column)}}}}}};
   if (message) loc["message"] = {{"text", *message}};
   return loc;
 }
@@ -61,11 +65,15 @@ std::string render_text(const std::vector<Finding>& findings) {
 }
 
 std::string render_json(const std::vector<Finding>& findings, const std::vector<ToolNote>& notes) {
-  nlohmann::json j = {{"version", 1}, {"findings", nlohmann::json::array()}, {"tool_notes", nlohmann::json::array()}};
+  nlohmann::json j = {
+      {"version", 1}, {"findings", nlohmann::json::array()}, {"tool_notes", nlohmann::json::array()}};
   for (const auto& f : findings) {
-    nlohmann::json item = {{"rule", f.rule}, {"message", f.message}, {"location", json_point(f.at)},
+    nlohmann::json item = {{"rule", f.rule},
+                           {"message", f.message},
+                           {"location", json_point(f.at)},
                            {"notes", nlohmann::json::array()}};
-    for (const auto& n : f.notes) item["notes"].push_back({{"message", n.message}, {"location", json_point(n.at)}});
+    for (const auto& n : f.notes)
+      item["notes"].push_back({{"message", n.message}, {"location", json_point(n.at)}});
     j["findings"].push_back(std::move(item));
   }
   for (const auto& n : notes) j["tool_notes"].push_back({{"file", n.file}, {"message", n.message}});
@@ -102,22 +110,23 @@ std::string render_sarif(const std::vector<Finding>& findings, const std::vector
   }
   nlohmann::json notifications = nlohmann::json::array();
   for (const auto& n : notes)
-    notifications.push_back({{"level", "note"},
-                             {"message", {{"text", n.message}}},
-                             {"locations", nlohmann::json::array({{{"physicalLocation",
-                                                                    {{"artifactLocation", {{"uri", file_uri(n.file)}}}}}}})}});
+    notifications.push_back(
+        {{"level", "note"},
+         {"message", {{"text", n.message}}},
+         {"locations", nlohmann::json::array(
+                           {{{"physicalLocation", {{"artifactLocation", {{"uri", file_uri(n.file)}}}}}}})}});
   nlohmann::json invocation = {{"executionSuccessful", true}};
   if (!notifications.empty()) invocation["toolExecutionNotifications"] = std::move(notifications);
   nlohmann::json log = {
       {"$schema", "https://json.schemastore.org/sarif-2.1.0.json"},
       {"version", "2.1.0"},
-      {"runs", nlohmann::json::array({{{"tool",
-                                        {{"driver",
-                                          {{"name", "lockstep-lint"},
-                                           {"version", tool_version},
-                                           {"rules", std::move(rules)}}}}},
-                                       {"invocations", nlohmann::json::array({invocation})},
-                                       {"results", std::move(results)}}})}};
+      {"runs",
+       nlohmann::json::array(
+           {{{"tool",
+              {{"driver",
+                {{"name", "lockstep-lint"}, {"version", tool_version}, {"rules", std::move(rules)}}}}},
+             {"invocations", nlohmann::json::array({invocation})},
+             {"results", std::move(results)}}})}};
   return log.dump(2) + "\n";
 }
 

@@ -257,8 +257,8 @@ std::string html(const check::Job& job, const check::Result& r, Timeline& tl, co
   out += "</style></head>\n<body>\n";
   out += "<header id=\"top\"><h1>lockstep report</h1><p id=\"verdict\" class=\"" +
          std::string(r.in_lockstep() ? "ok" : "bad") + "\">" + format::xml_text(verdict(r)) + "</p>";
-  out +=
-      "<p class=\"meta\">" + format::xml_text(ctx.dir) + " &middot; lockstep " + format::xml_text(ctx.version) + "</p>";
+  out += "<p class=\"meta\">" + format::xml_text(ctx.dir) + " &middot; lockstep " +
+         format::xml_text(ctx.version) + "</p>";
   out +=
       "<noscript><p>This report draws itself with JavaScript; the verdict above is the whole answer "
       "without it.</p></noscript></header>\n";

@@ -51,8 +51,13 @@ nlohmann::json detail_json(const check::RankDetail& d) {
 }
 
 nlohmann::json edge_json(const check::WaitEdge& e) {
-  return {{"from", e.from}, {"to", e.to}, {"communicator", hex_id(e.comm)}, {"communicator_name", e.comm_name},
-          {"seq", e.seq}, {"operation", e.operation}, {"message", e.message}};
+  return {{"from", e.from},
+          {"to", e.to},
+          {"communicator", hex_id(e.comm)},
+          {"communicator_name", e.comm_name},
+          {"seq", e.seq},
+          {"operation", e.operation},
+          {"message", e.message}};
 }
 
 nlohmann::json finding_json(const check::Finding& f) {
@@ -83,8 +88,8 @@ nlohmann::json finding_json(const check::Finding& f) {
 }
 
 nlohmann::json static_json(const StaticReason& s) {
-  Json j = {{"rule", s.rule}, {"message", s.message}, {"file", s.file}, {"line", s.line},
-            {"summary", s.summary}, {"notes", Json::array()}};
+  Json j = {{"rule", s.rule}, {"message", s.message}, {"file", s.file},
+            {"line", s.line}, {"summary", s.summary}, {"notes", Json::array()}};
   for (auto& n : s.notes) j["notes"].push_back({{"file", n.file}, {"line", n.line}, {"message", n.message}});
   return j;
 }
@@ -112,11 +117,16 @@ std::string json(const check::Result& r, const Context& ctx) {
     if (ctx.reasons && ctx.reasons->count(i)) f["static"] = static_json(ctx.reasons->at(i));
     j["findings"].push_back(std::move(f));
   }
-  Json hang = {{"hung", r.hung}, {"ranks", Json::array()}, {"wait_for", Json::array()},
-                         {"look_here", r.look_here}};
+  Json hang = {
+      {"hung", r.hung}, {"ranks", Json::array()}, {"wait_for", Json::array()}, {"look_here", r.look_here}};
   for (auto& st : r.states) {
-    Json s = {{"rank", st.rank}, {"file", st.file}, {"host", st.host}, {"pid", st.pid},
-                        {"end", check::end_state_name(st.end)}, {"blocked", st.blocked}, {"waits_for", st.waits_for}};
+    Json s = {{"rank", st.rank},
+              {"file", st.file},
+              {"host", st.host},
+              {"pid", st.pid},
+              {"end", check::end_state_name(st.end)},
+              {"blocked", st.blocked},
+              {"waits_for", st.waits_for}};
     if (st.end == check::EndState::kCrashed) s["signal"] = st.signal;
     if (st.blocked) {
       s["in"] = detail_json(st.in);

@@ -19,28 +19,32 @@ std::string junit(const check::Result& r, const Context& ctx) {
   std::map<uint64_t, std::vector<const check::Finding*>> by_comm;
   const check::Finding* hang = nullptr;  // about the whole job: its own test case
   for (auto& f : r.findings) {
-    if (f.kind == check::Kind::kHang) hang = &f;
-    else by_comm[f.comm.id].push_back(&f);
+    if (f.kind == check::Kind::kHang)
+      hang = &f;
+    else
+      by_comm[f.comm.id].push_back(&f);
   }
   size_t tests = r.comms.size() + 2, failures = 0;
   std::string cases;
   for (auto& c : r.comms) {
     auto it = by_comm.find(c.id);
-    cases += fmt::format("    <testcase classname=\"lockstep.check.communicators\" name=\"{} ({:#x}, size {})\" time=\"0\">\n",
-                         xml(c.name), c.id, c.size);
+    cases += fmt::format(
+        "    <testcase classname=\"lockstep.check.communicators\" name=\"{} ({:#x}, size {})\" time=\"0\">\n",
+        xml(c.name), c.id, c.size);
     if (it != by_comm.end()) {
       ++failures;
       const check::Finding& first = *it->second.front();
       std::string body;
       for (auto* f : it->second) {
-        body += fmt::format("[{}] {} #{}: {}\n", check::kind_name(f->kind), f->comm.name, f->seq, f->explanation);
+        body +=
+            fmt::format("[{}] {} #{}: {}\n", check::kind_name(f->kind), f->comm.name, f->seq, f->explanation);
         for (auto& n : f->notes) body += "  note: " + n + "\n";
         for (auto& d : f->detail)
-          body += fmt::format("  rank {}: {} {}{}\n", d.rank, d.present ? d.operation : "no call", d.site.text(),
-                              d.context.empty() ? "" : " (in " + d.context + ")");
+          body += fmt::format("  rank {}: {} {}{}\n", d.rank, d.present ? d.operation : "no call",
+                              d.site.text(), d.context.empty() ? "" : " (in " + d.context + ")");
       }
-      cases += fmt::format("      <failure type=\"{}\" message=\"{}\">{}</failure>\n", check::kind_name(first.kind),
-                           xml(headline(first)), xml(body));
+      cases += fmt::format("      <failure type=\"{}\" message=\"{}\">{}</failure>\n",
+                           check::kind_name(first.kind), xml(headline(first)), xml(body));
     }
     cases += "    </testcase>\n";
   }
@@ -49,7 +53,8 @@ std::string junit(const check::Result& r, const Context& ctx) {
     ++failures;
     std::string list;
     for (int32_t m : r.missing_processes) list += (list.empty() ? "" : ",") + std::to_string(m);
-    cases += fmt::format("      <failure type=\"missing_process\" message=\"no trace file for rank(s) {}\"/>\n", list);
+    cases += fmt::format(
+        "      <failure type=\"missing_process\" message=\"no trace file for rank(s) {}\"/>\n", list);
   }
   cases += "    </testcase>\n";
   cases += "    <testcase classname=\"lockstep.check.job\" name=\"hang\" time=\"0\">\n";
@@ -57,14 +62,20 @@ std::string junit(const check::Result& r, const Context& ctx) {
     ++failures;
     std::string body = hang->explanation + "\n";
     for (auto& n : hang->notes) body += "  note: " + n + "\n";
-    cases += fmt::format("      <failure type=\"hang\" message=\"{}\">{}</failure>\n", xml(headline(*hang)), xml(body));
+    cases += fmt::format("      <failure type=\"hang\" message=\"{}\">{}</failure>\n", xml(headline(*hang)),
+                         xml(body));
   }
   cases += "    </testcase>\n";
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  out += fmt::format("<testsuites name=\"lockstep check\" tests=\"{}\" failures=\"{}\" errors=\"0\" time=\"0\">\n", tests, failures);
-  out += fmt::format("  <testsuite name=\"lockstep check {}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"0\" time=\"0\">\n",
-                     xml(ctx.dir), tests, failures);
-  out += fmt::format("    <properties><property name=\"verdict\" value=\"{}\"/></properties>\n", xml(verdict(r)));
+  out += fmt::format(
+      "<testsuites name=\"lockstep check\" tests=\"{}\" failures=\"{}\" errors=\"0\" time=\"0\">\n", tests,
+      failures);
+  out += fmt::format(
+      "  <testsuite name=\"lockstep check {}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"0\" "
+      "time=\"0\">\n",
+      xml(ctx.dir), tests, failures);
+  out += fmt::format("    <properties><property name=\"verdict\" value=\"{}\"/></properties>\n",
+                     xml(verdict(r)));
   out += cases;
   out += "  </testsuite>\n</testsuites>\n";
   return out;

@@ -22,19 +22,32 @@ const check::Kind kAllKinds[] = {
 
 const char* rule_text(check::Kind k) {
   switch (k) {
-    case check::Kind::kMissingCollective: return "a rank did not make a collective call the others made";
-    case check::Kind::kOpMismatch: return "ranks made different collective calls at the same position";
-    case check::Kind::kCountMismatch: return "ranks passed different amounts of data to the same collective";
-    case check::Kind::kDtypeMismatch: return "ranks passed different datatypes to the same collective";
-    case check::Kind::kRootMismatch: return "ranks named different roots for the same collective";
-    case check::Kind::kRedopMismatch: return "ranks used different reduction operations for the same collective";
-    case check::Kind::kPeerMismatch: return "a send or receive names a peer that does not expect it";
-    case check::Kind::kNameMismatch: return "ranks reduced differently named tensors together";
-    case check::Kind::kMembershipMismatch: return "ranks disagree on the members of a communicator";
-    case check::Kind::kDeadlockCycle: return "ranks wait for each other in a cycle";
-    case check::Kind::kUnfinished: return "every rank entered a collective and some never finished it";
-    case check::Kind::kHang: return "the job hung: stopped at its timeout, or every running rank blocked";
-    case check::Kind::kInvalidArgument: return "every rank passed an argument MPI rejects (a root outside the communicator)";
+    case check::Kind::kMissingCollective:
+      return "a rank did not make a collective call the others made";
+    case check::Kind::kOpMismatch:
+      return "ranks made different collective calls at the same position";
+    case check::Kind::kCountMismatch:
+      return "ranks passed different amounts of data to the same collective";
+    case check::Kind::kDtypeMismatch:
+      return "ranks passed different datatypes to the same collective";
+    case check::Kind::kRootMismatch:
+      return "ranks named different roots for the same collective";
+    case check::Kind::kRedopMismatch:
+      return "ranks used different reduction operations for the same collective";
+    case check::Kind::kPeerMismatch:
+      return "a send or receive names a peer that does not expect it";
+    case check::Kind::kNameMismatch:
+      return "ranks reduced differently named tensors together";
+    case check::Kind::kMembershipMismatch:
+      return "ranks disagree on the members of a communicator";
+    case check::Kind::kDeadlockCycle:
+      return "ranks wait for each other in a cycle";
+    case check::Kind::kUnfinished:
+      return "every rank entered a collective and some never finished it";
+    case check::Kind::kHang:
+      return "the job hung: stopped at its timeout, or every running rank blocked";
+    case check::Kind::kInvalidArgument:
+      return "every rank passed an argument MPI rejects (a root outside the communicator)";
     case check::Kind::kCallsiteMismatch:
       return "a rank made a collective from another line than its own pattern (same arguments)";
   }
@@ -57,7 +70,8 @@ Json location(const check::RankDetail& d, const std::string& comm) {
                                : fmt::format("rank {}: no call here", d.rank);
   if (!d.context.empty()) what += " (in " + d.context + ")";
   loc["message"] = {{"text", what}};
-  if (!s.function.empty()) loc["logicalLocations"] = Json::array({{{"name", s.function}, {"kind", "function"}}});
+  if (!s.function.empty())
+    loc["logicalLocations"] = Json::array({{{"name", s.function}, {"kind", "function"}}});
   return loc;
 }
 
@@ -103,7 +117,8 @@ std::string sarif(const check::Result& r, const Context& ctx) {
       auto loc = [](const std::string& file, int line, const std::string& text) {
         Json l = {{"message", {{"text", text}}}};
         if (!file.empty())
-          l["physicalLocation"] = {{"artifactLocation", {{"uri", file}}}, {"region", {{"startLine", std::max(line, 1)}}}};
+          l["physicalLocation"] = {{"artifactLocation", {{"uri", file}}},
+                                   {"region", {{"startLine", std::max(line, 1)}}}};
         return l;
       };
       Json l = loc(why->file, why->line, "lint [" + why->rule + "]: " + why->message);
@@ -123,20 +138,22 @@ std::string sarif(const check::Result& r, const Context& ctx) {
   }
   Json notes = Json::array();
   for (int32_t m : r.missing_processes)
-    notes.push_back({{"level", "error"}, {"message", {{"text", fmt::format("rank {} has no trace file (missing process)", m)}}}});
+    notes.push_back({{"level", "error"},
+                     {"message", {{"text", fmt::format("rank {} has no trace file (missing process)", m)}}}});
   for (auto& w : r.warnings) notes.push_back({{"level", "warning"}, {"message", {{"text", w}}}});
   Json inv = {{"executionSuccessful", true}, {"exitCode", r.in_lockstep() ? 0 : 1}};
   if (!notes.empty()) inv["toolExecutionNotifications"] = notes;
-  Json log = {
-      {"$schema", "https://json.schemastore.org/sarif-2.1.0.json"},
-      {"version", "2.1.0"},
-      {"runs", Json::array({{{"tool", {{"driver", {{"name", "lockstep"},
-                                                   {"version", ctx.version},
-                                                   {"informationUri", "https://github.com/lockstep/lockstep"},
-                                                   {"rules", rules}}}}},
-                             {"invocations", Json::array({inv})},
-                             {"results", results},
-                             {"properties", {{"directory", ctx.dir}, {"verdict", verdict(r)}}}}})}};
+  Json log = {{"$schema", "https://json.schemastore.org/sarif-2.1.0.json"},
+              {"version", "2.1.0"},
+              {"runs", Json::array({{{"tool",
+                                      {{"driver",
+                                        {{"name", "lockstep"},
+                                         {"version", ctx.version},
+                                         {"informationUri", "https://github.com/lockstep/lockstep"},
+                                         {"rules", rules}}}}},
+                                     {"invocations", Json::array({inv})},
+                                     {"results", results},
+                                     {"properties", {{"directory", ctx.dir}, {"verdict", verdict(r)}}}}})}};
   // Paths, argv and names from a trace may hold any bytes: invalid UTF-8 is written as U+FFFD.
   return log.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }

@@ -62,9 +62,7 @@ std::string where(const check::RankDetail* d) {
   return s.empty() ? "" : " (" + s + ")";
 }
 
-std::string state_text(const check::RankDetail& d) {
-  return d.present ? format::state_name(d.state) : "-";
-}
+std::string state_text(const check::RankDetail& d) { return d.present ? format::state_name(d.state) : "-"; }
 
 }  // namespace
 
@@ -73,30 +71,44 @@ std::string headline(const Finding& f) {
   const check::RankDetail* o = other_detail(f);
   const check::RankDetail* any = o ? o : (c ? c : (f.detail.empty() ? nullptr : &f.detail.front()));
   std::string op = any && any->present ? any->operation : "collective";
-  std::string who = f.culprits.empty() ? (f.tie ? "ranks disagree (tie)" : ranks_text(f.ranks)) : ranks_text(f.culprits);
+  std::string who =
+      f.culprits.empty() ? (f.tie ? "ranks disagree (tie)" : ranks_text(f.ranks)) : ranks_text(f.culprits);
   std::string at = fmt::format("{} #{} on {}", op, f.seq, f.comm.name);
   switch (f.kind) {
     case Kind::kMissingCollective:
       if (c && c->present)
-        return fmt::format("{} called an extra {} at #{} on {}{}", who, c->operation, f.seq, f.comm.name, where(c));
+        return fmt::format("{} called an extra {} at #{} on {}{}", who, c->operation, f.seq, f.comm.name,
+                           where(c));
       if (!f.skipped_tensors.empty())
-        return fmt::format("{} skipped {} '{}'{} at #{} on {}{}{}", who, o ? o->operation : op, f.skipped_tensors.front(),
-                           f.skipped_tensors.size() > 1 ? fmt::format(" and {} more", f.skipped_tensors.size() - 1) : "",
-                           f.seq, f.comm.name, where(o), o && !o->context.empty() ? " in " + o->context : "");
+        return fmt::format(
+            "{} skipped {} '{}'{} at #{} on {}{}{}", who, o ? o->operation : op, f.skipped_tensors.front(),
+            f.skipped_tensors.size() > 1 ? fmt::format(" and {} more", f.skipped_tensors.size() - 1) : "",
+            f.seq, f.comm.name, where(o), o && !o->context.empty() ? " in " + o->context : "");
       return fmt::format("{} {} {}{}", who, f.mispaired > 0 ? "skipped" : "never called", at, where(o));
     case Kind::kOpMismatch:
-      return fmt::format("{} called {}{} where the others called {}", who, c ? c->operation : "another operation",
-                         where(c), at);
-    case Kind::kCountMismatch: return fmt::format("{}: different count at {}{}", who, at, where(c ? c : o));
-    case Kind::kDtypeMismatch: return fmt::format("{}: different datatype at {}{}", who, at, where(c ? c : o));
-    case Kind::kRootMismatch: return fmt::format("{}: different root at {}{}", who, at, where(c ? c : o));
-    case Kind::kRedopMismatch: return fmt::format("{}: different reduction op at {}{}", who, at, where(c ? c : o));
-    case Kind::kPeerMismatch: return fmt::format("{}: wrong peer at {} on {}{}", who, c ? c->operation : op, f.comm.name, where(c));
-    case Kind::kNameMismatch: return fmt::format("{}: different tensor name at {}{}", who, at, where(c ? c : o));
-    case Kind::kMembershipMismatch: return fmt::format("ranks disagree on the members of {}", f.comm.name);
-    case Kind::kDeadlockCycle: return fmt::format("deadlock: {} wait for each other ({})", ranks_text(f.ranks), at);
-    case Kind::kUnfinished: return fmt::format("{} never finished on {}{}", at, f.culprits.empty() ? ranks_text(f.ranks) : ranks_text(f.culprits), where(any));
-    case Kind::kInvalidArgument: return fmt::format("invalid root at {}{}", at, where(any));
+      return fmt::format("{} called {}{} where the others called {}", who,
+                         c ? c->operation : "another operation", where(c), at);
+    case Kind::kCountMismatch:
+      return fmt::format("{}: different count at {}{}", who, at, where(c ? c : o));
+    case Kind::kDtypeMismatch:
+      return fmt::format("{}: different datatype at {}{}", who, at, where(c ? c : o));
+    case Kind::kRootMismatch:
+      return fmt::format("{}: different root at {}{}", who, at, where(c ? c : o));
+    case Kind::kRedopMismatch:
+      return fmt::format("{}: different reduction op at {}{}", who, at, where(c ? c : o));
+    case Kind::kPeerMismatch:
+      return fmt::format("{}: wrong peer at {} on {}{}", who, c ? c->operation : op, f.comm.name, where(c));
+    case Kind::kNameMismatch:
+      return fmt::format("{}: different tensor name at {}{}", who, at, where(c ? c : o));
+    case Kind::kMembershipMismatch:
+      return fmt::format("ranks disagree on the members of {}", f.comm.name);
+    case Kind::kDeadlockCycle:
+      return fmt::format("deadlock: {} wait for each other ({})", ranks_text(f.ranks), at);
+    case Kind::kUnfinished:
+      return fmt::format("{} never finished on {}{}", at,
+                         f.culprits.empty() ? ranks_text(f.ranks) : ranks_text(f.culprits), where(any));
+    case Kind::kInvalidArgument:
+      return fmt::format("invalid root at {}{}", at, where(any));
     case Kind::kCallsiteMismatch:
       return fmt::format("{} made {} from another line{}", who, at, where(c));
     case Kind::kHang:
@@ -135,7 +147,8 @@ std::string hang_text(const check::Result& r) {
         s += fmt::format("blocked in {} {} rank {} on {}{}", st.in.operation,
                          st.in.op == LST_OP_SEND ? "to" : "from", st.in.peer, st.comm.name, where(&st.in));
       else
-        s += fmt::format("blocked in {} #{} on {}{}", st.in.operation, st.in.seq, st.comm.name, where(&st.in));
+        s +=
+            fmt::format("blocked in {} #{} on {}{}", st.in.operation, st.in.seq, st.comm.name, where(&st.in));
       if (!st.waits_for.empty()) s += ", waiting for " + ranks_text(st.waits_for);
       s += fmt::format(" [{}]", check::end_state_name(st.end));
     } else {
@@ -153,7 +166,8 @@ std::string hang_text(const check::Result& r) {
     bool waits = false;
     for (auto& st : r.states) waits |= st.rank == w && !st.waits_for.empty();
     if (waits)  // a rank in a wait-for cycle that the evidence says diverged
-      s += fmt::format("  look at rank {}: it left the order the others follow (see the deadlock_cycle finding)\n", w);
+      s += fmt::format(
+          "  look at rank {}: it left the order the others follow (see the deadlock_cycle finding)\n", w);
     else
       s += fmt::format("  look at rank {}: others wait for it and it waits for nothing ({})\n", w,
                        has ? why : "no trace file");
@@ -166,12 +180,17 @@ std::string text(const check::Result& r, const Context& ctx) {
   for (auto& w : r.warnings) s += "warning: " + w + "\n";
   int n = 0;
   for (auto& f : r.findings) {
-    std::string at = f.kind == Kind::kHang ? "the whole job"
-                     : f.seq < 0           ? "at creation"
-                     : fmt::format("{} #{}", f.detail.empty() || !f.detail.front().present ? "collective" : f.detail.front().operation, f.seq);
+    std::string at =
+        f.kind == Kind::kHang ? "the whole job"
+        : f.seq < 0           ? "at creation"
+                              : fmt::format("{} #{}",
+                                  f.detail.empty() || !f.detail.front().present ? "collective"
+                                                                                          : f.detail.front().operation,
+                                            f.seq);
     std::string on = f.kind == Kind::kHang ? "" : fmt::format(" on {} (size {})", f.comm.name, f.comm.size);
-    s += fmt::format("\n{}. [{}] {}: {}{}{}{}\n", ++n, check::severity_name(f.severity), check::kind_name(f.kind), at,
-                     on, f.control ? " [control plane]" : "", f.tie ? " [tie]" : "");
+    s += fmt::format("\n{}. [{}] {}: {}{}{}{}\n", ++n, check::severity_name(f.severity),
+                     check::kind_name(f.kind), at, on, f.control ? " [control plane]" : "",
+                     f.tie ? " [tie]" : "");
     s += "   " + f.explanation + "\n";
     for (auto& note : f.notes) s += "   note: " + note + "\n";
     if (ctx.reasons && ctx.reasons->count(size_t(n - 1))) {
@@ -180,25 +199,30 @@ std::string text(const check::Result& r, const Context& ctx) {
     }
     if (!f.tensor.empty()) s += "   tensor: " + f.tensor + "\n";
     for (auto& e : f.edges)
-      s += e.message ? fmt::format("   rank {} -> rank {} (waits in {} on {})\n", e.from, e.to, e.operation, e.comm_name)
-                     : fmt::format("   rank {} -> rank {} (waits at #{} on {})\n", e.from, e.to, e.seq, e.comm_name);
+      s += e.message ? fmt::format("   rank {} -> rank {} (waits in {} on {})\n", e.from, e.to, e.operation,
+                                   e.comm_name)
+                     : fmt::format("   rank {} -> rank {} (waits at #{} on {})\n", e.from, e.to, e.seq,
+                                   e.comm_name);
     for (auto& d : f.detail) {
       bool culprit = false;
       for (int32_t c : f.culprits) culprit |= c == d.rank;
       if (!d.present) {
-        s += fmt::format("   {} rank {:<4} no call here{}{}\n", culprit ? "*" : " ", d.rank, d.note.empty() ? "" : ": " + d.note,
+        s += fmt::format("   {} rank {:<4} no call here{}{}\n", culprit ? "*" : " ", d.rank,
+                         d.note.empty() ? "" : ": " + d.note,
                          d.context.empty() ? "" : " (in " + d.context + ")");
         continue;
       }
-      std::string args = d.dtype == LST_DT_NONE && d.count == 0 ? std::string("-")
-                         : fmt::format("{} x {} ({} B)", d.count, format::dtype_name(d.dtype), d.bytes);
+      std::string args = d.dtype == LST_DT_NONE && d.count == 0
+                             ? std::string("-")
+                             : fmt::format("{} x {} ({} B)", d.count, format::dtype_name(d.dtype), d.bytes);
       if (d.root != LST_NONE) args += fmt::format(" root {}", d.root);
       if (d.peer != LST_NONE) args += fmt::format(" peer {}", d.peer);
       if (d.redop) args += fmt::format(" {}", format::redop_name(d.redop));
       if (!d.tensor.empty()) args += " '" + d.tensor + "'";
-      s += fmt::format("   {} rank {:<4} #{:<6} {:<16} {:<36} {:<9} {} t={:.3f}s{}{}\n", culprit ? "*" : " ", d.rank,
-                       d.seq, d.operation, args, state_text(d), d.site.text().empty() ? "?" : d.site.text(), d.time_s,
-                       d.note.empty() ? "" : "  (" + d.note + ")", d.context.empty() ? "" : " (in " + d.context + ")");
+      s += fmt::format(
+          "   {} rank {:<4} #{:<6} {:<16} {:<36} {:<9} {} t={:.3f}s{}{}\n", culprit ? "*" : " ", d.rank,
+          d.seq, d.operation, args, state_text(d), d.site.text().empty() ? "?" : d.site.text(), d.time_s,
+          d.note.empty() ? "" : "  (" + d.note + ")", d.context.empty() ? "" : " (in " + d.context + ")");
     }
   }
   if (r.hung) s += "\nhang post-mortem (per rank):\n" + hang_text(r);
@@ -207,10 +231,14 @@ std::string text(const check::Result& r, const Context& ctx) {
 
 std::string render(const check::Result& r, Format format, const Context& ctx) {
   switch (format) {
-    case Format::kText: return text(r, ctx);
-    case Format::kJson: return json(r, ctx);
-    case Format::kSarif: return sarif(r, ctx);
-    case Format::kJunit: return junit(r, ctx);
+    case Format::kText:
+      return text(r, ctx);
+    case Format::kJson:
+      return json(r, ctx);
+    case Format::kSarif:
+      return sarif(r, ctx);
+    case Format::kJunit:
+      return junit(r, ctx);
   }
   return "";
 }

@@ -95,8 +95,9 @@ std::string prepare_dir(const Options& o) {
   if (ec) throw cli::BadInput("run: " + o.out + ": cannot read: " + ec.message());
   if (!old.empty()) {
     if (!o.clean)
-      throw cli::BadInput("run: " + o.out + ": already holds " + std::to_string(old.size()) +
-                          " trace file(s) of another job; pass --clean to remove them or choose another directory");
+      throw cli::BadInput(
+          "run: " + o.out + ": already holds " + std::to_string(old.size()) +
+          " trace file(s) of another job; pass --clean to remove them or choose another directory");
     for (const fs::path& p : old) fs::remove(p, ec);
   }
   return dir.string();
@@ -140,7 +141,8 @@ bool is_openmpi_launcher(const std::string& cmd0) {
   if (!is_launcher_name(cmd0)) return false;
   std::error_code ec;
   std::string real = fs::canonical(which(cmd0), ec).string();
-  if (!ec && (real.find("openmpi") != std::string::npos || real.find("orterun") != std::string::npos)) return true;
+  if (!ec && (real.find("openmpi") != std::string::npos || real.find("orterun") != std::string::npos))
+    return true;
   std::string probe = "'" + which(cmd0) + "' --version 2>/dev/null";
   std::FILE* p = popen(probe.c_str(), "r");
   if (!p) return false;
@@ -244,11 +246,12 @@ void warn_about_settings(std::FILE* out) {
     const char* value = (*e)[len] == '=' ? *e + len + 1 : "";
     const env::Entry* entry = env::find(*e, len);
     if (!entry) {
-      std::fprintf(out, "lockstep run: warning: %.*s is not a tracer setting (docs/tracer.md lists them); ignored\n",
-                   static_cast<int>(len), *e);
+      std::fprintf(
+          out, "lockstep run: warning: %.*s is not a tracer setting (docs/tracer.md lists them); ignored\n",
+          static_cast<int>(len), *e);
     } else if (*value && !env::valid(*entry, value)) {
-      std::fprintf(out, "lockstep run: warning: %s=%s is not a valid %s; the tracer uses %s\n", entry->name, value,
-                   entry->type, entry->fallback);
+      std::fprintf(out, "lockstep run: warning: %s=%s is not a valid %s; the tracer uses %s\n", entry->name,
+                   value, entry->type, entry->fallback);
     }
   }
 }
@@ -258,7 +261,8 @@ int run_job(const Options& o) {
   std::string tracer = find_tracer(o);
   std::string dir = prepare_dir(o);
   std::error_code stale;
-  std::filesystem::remove(std::filesystem::path(dir) / "lockstep-run-timeout.txt", stale);  // a previous run's
+  std::filesystem::remove(std::filesystem::path(dir) / "lockstep-run-timeout.txt",
+                          stale);  // a previous run's
   std::string job = make_job_id();
   warn_about_settings(stderr);
 
@@ -271,10 +275,11 @@ int run_job(const Options& o) {
   std::vector<std::string> argv_s = o.cmd;
   const bool openmpi = is_openmpi_launcher(o.cmd[0]);
   if (!openmpi && is_launcher_name(o.cmd[0]))
-    std::fprintf(stderr,
-                 "lockstep run: warning: %s is not Open MPI's launcher: LD_PRELOAD and LOCKSTEP_* are not passed with "
-                 "-x; ranks on other hosts are traced only if the launcher forwards the environment\n",
-                 o.cmd[0].c_str());
+    std::fprintf(
+        stderr,
+        "lockstep run: warning: %s is not Open MPI's launcher: LD_PRELOAD and LOCKSTEP_* are not passed with "
+        "-x; ranks on other hosts are traced only if the launcher forwards the environment\n",
+        o.cmd[0].c_str());
   if (openmpi) {
     // Every LOCKSTEP_* setting travels, not a list that falls behind the tracer's variables.
     std::vector<std::string> x = {"-x", "LD_PRELOAD"};
@@ -357,7 +362,8 @@ int run_job(const Options& o) {
   }
 
   try {
-    std::fprintf(stderr, "lockstep run: %zu trace file(s) in %s\n", format::find_traces(dir).size(), dir.c_str());
+    std::fprintf(stderr, "lockstep run: %zu trace file(s) in %s\n", format::find_traces(dir).size(),
+                 dir.c_str());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "lockstep run: cannot list the trace files: %s\n", e.what());
   }
@@ -385,16 +391,20 @@ LOCKSTEP_COMMAND(run, [](CLI::App& app) {
   auto opt = std::make_shared<lockstep::run::Options>();
   CLI::App* sub = app.add_subcommand(
       "run", "Run a job with every process traced: lockstep run -o DIR [--stall S] [--timeout S] -- CMD...");
-  sub->add_option("-o,--output", opt->out, "trace directory (created 0700; must not hold another job's traces)")
+  sub->add_option("-o,--output", opt->out,
+                  "trace directory (created 0700; must not hold another job's traces)")
       ->required();
   sub->add_option("--stall", opt->stall_s, "report live when no rank has progressed for S seconds")
       ->check(CLI::PositiveNumber);
-  sub->add_option("--timeout", opt->timeout_s, "stop the job after S seconds (exit 124)")->check(CLI::PositiveNumber);
+  sub->add_option("--timeout", opt->timeout_s, "stop the job after S seconds (exit 124)")
+      ->check(CLI::PositiveNumber);
   sub->add_option("--grace", opt->grace_s, "seconds between SIGTERM and SIGKILL at --timeout (default 5)")
       ->check(CLI::NonNegativeNumber);
-  sub->add_option("--tracer", opt->tracer, "trace library (default: ../lib/liblockstep_trace.so next to lockstep, "
-                                           "or $LOCKSTEP_TRACER_LIB)");
-  sub->add_flag("--report", opt->report, "after the job, write the HTML report to report.html in the trace directory");
+  sub->add_option("--tracer", opt->tracer,
+                  "trace library (default: ../lib/liblockstep_trace.so next to lockstep, "
+                  "or $LOCKSTEP_TRACER_LIB)");
+  sub->add_flag("--report", opt->report,
+                "after the job, write the HTML report to report.html in the trace directory");
   sub->add_flag("--clean", opt->clean, "remove *.lstrace files already in the trace directory");
   sub->add_option("command", opt->cmd, "the job, after --")->required();
   sub->callback([opt] { lockstep::cli::set_exit_code(lockstep::run::run_job(*opt)); });

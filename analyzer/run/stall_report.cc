@@ -34,8 +34,10 @@ std::string comm_label(const std::map<uint64_t, std::string>& names, uint64_t id
   return "communicator " + hex(id);
 }
 
-std::string describe(const format::TraceFile& f, const std::map<uint64_t, std::string>& names, const lst_record& r) {
-  std::string s = format::op_name(r) + " on " + comm_label(names, r.comm) + " seq " + std::to_string(r.u.coll.seq);
+std::string describe(const format::TraceFile& f, const std::map<uint64_t, std::string>& names,
+                     const lst_record& r) {
+  std::string s =
+      format::op_name(r) + " on " + comm_label(names, r.comm) + " seq " + std::to_string(r.u.coll.seq);
   if (r.op != LST_OP_BARRIER) {
     s += ", count " + std::to_string(r.u.coll.count) + " " + format::dtype_name(r.dtype);
     if (r.u.coll.root_or_peer != LST_NONE) s += ", root " + std::to_string(r.u.coll.root_or_peer);
@@ -44,15 +46,16 @@ std::string describe(const format::TraceFile& f, const std::map<uint64_t, std::s
   return s;
 }
 
-void report_file(const std::string& path, std::FILE* out, std::map<int32_t, bool>& seen_ranks, int32_t& world_size,
-                 int& inside) {
+void report_file(const std::string& path, std::FILE* out, std::map<int32_t, bool>& seen_ranks,
+                 int32_t& world_size, int& inside) {
   try {
     format::TraceFile f = format::TraceFile::open(path);
     const lst_header& h = f.header();
     if (h.world_size > world_size) world_size = h.world_size;
     seen_ranks[h.world_rank] = true;
-    std::string who = (h.world_rank == LST_NONE ? std::string("rank ?") : "rank " + std::to_string(h.world_rank)) +
-                      " (host " + f.host() + ", pid " + std::to_string(h.pid) + ")";
+    std::string who =
+        (h.world_rank == LST_NONE ? std::string("rank ?") : "rank " + std::to_string(h.world_rank)) +
+        " (host " + f.host() + ", pid " + std::to_string(h.pid) + ")";
     std::map<uint64_t, std::string> names;
     std::vector<const lst_record*> open;
     const lst_record* last = nullptr;
@@ -79,7 +82,8 @@ void report_file(const std::string& path, std::FILE* out, std::map<int32_t, bool
           std::fprintf(out, "  %s: blocked in %s\n", who.c_str(), describe(f, names, *r).c_str());
         } else {
           const lst_record* c = f.record(r->u.wait.first_ref);
-          std::string what = c && LST_WORD_KIND(c->word) == LST_KIND_COLLECTIVE ? describe(f, names, *c) : "a request";
+          std::string what =
+              c && LST_WORD_KIND(c->word) == LST_KIND_COLLECTIVE ? describe(f, names, *c) : "a request";
           std::fprintf(out, "  %s: blocked in %s (called from %s) waiting for %s\n", who.c_str(),
                        format::wait_op_name(r->op), call_site(f, r->caller).c_str(), what.c_str());
         }
@@ -87,8 +91,8 @@ void report_file(const std::string& path, std::FILE* out, std::map<int32_t, bool
     } else if (h.end_state != LST_END_RUNNING) {
       std::fprintf(out, "  %s: process ended (%s)\n", who.c_str(), format::end_state_name(h.end_state));
     } else if (last) {
-      std::fprintf(out, "  %s: not in any collective; last: %s (%s)\n", who.c_str(), describe(f, names, *last).c_str(),
-                   format::state_name(LST_WORD_STATE(last->word)));
+      std::fprintf(out, "  %s: not in any collective; last: %s (%s)\n", who.c_str(),
+                   describe(f, names, *last).c_str(), format::state_name(LST_WORD_STATE(last->word)));
     } else {
       std::fprintf(out, "  %s: not in any collective; none called yet\n", who.c_str());
     }

@@ -18,7 +18,7 @@ using FinishHook = void (*)(const std::string& dir, std::FILE* out);
 
 void set_stall_reporter(StallReporter reporter);  // nullptr restores the basic report
 StallReporter stall_reporter();
-void set_finish_hook(FinishHook hook);            // nullptr: nothing runs after the job
+void set_finish_hook(FinishHook hook);  // nullptr: nothing runs after the job
 FinishHook finish_hook();
 // `run --report`: writes the HTML report into the trace directory after the finish hook.
 void set_report_hook(FinishHook hook);

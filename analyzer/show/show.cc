@@ -76,11 +76,11 @@ std::vector<Row> decode(const TraceFile& t, symbolize::Symbolizer* sym) {
     Row row;
     row.id = id;
     row.r = r;
-    const uint8_t kind = LST_WORD_KIND(r->word), state = LST_WORD_STATE(r->word), flags = LST_WORD_FLAGS(r->word);
+    const uint8_t kind = LST_WORD_KIND(r->word), state = LST_WORD_STATE(r->word),
+                  flags = LST_WORD_FLAGS(r->word);
     // Seconds since the trace was created; a record stamped just before (the process-start marker)
     // shows as negative rather than as a huge unsigned difference.
-    if (r->t_ns)
-      row.time = fmt::format("{:.6f}", (double(r->t_ns) - double(h.start_mono_ns)) / 1e9);
+    if (r->t_ns) row.time = fmt::format("{:.6f}", (double(r->t_ns) - double(h.start_mono_ns)) / 1e9);
     row.kind = format::kind_name(kind);
     row.op = format::op_name(*r);
     row.state = format::state_name(state);
@@ -119,7 +119,8 @@ std::vector<Row> decode(const TraceFile& t, symbolize::Symbolizer* sym) {
       case LST_KIND_MARKER:
         if (r->op == LST_MARK_SIGNAL || r->op == LST_MARK_PROCESS_START || r->op == LST_MARK_FORK ||
             r->op == LST_MARK_MPI_ABORT || r->op == LST_MARK_PROCESS_END || r->op == LST_MARK_MPI_INIT ||
-            r->op == LST_MARK_NCCL_GROUP_START || r->op == LST_MARK_NCCL_GROUP_END || r->op == LST_MARK_RT_EVENT)
+            r->op == LST_MARK_NCCL_GROUP_START || r->op == LST_MARK_NCCL_GROUP_END ||
+            r->op == LST_MARK_RT_EVENT)
           add_detail(fmt::format("value={}", int64_t(r->u.marker.value)));  // -1: not known
         if (r->u.marker.ref) add_detail(fmt::format("ref=#{}", r->u.marker.ref));
         break;
@@ -131,12 +132,14 @@ std::vector<Row> decode(const TraceFile& t, symbolize::Symbolizer* sym) {
       case LST_KIND_DEVICE:
         add_detail(fmt::format("ref=#{} kernel={}us", r->u.device.ref,
                                r->u.device.end_ns >= r->u.device.start_ns
-                                   ? (r->u.device.end_ns - r->u.device.start_ns) / 1000 : 0));
+                                   ? (r->u.device.end_ns - r->u.device.start_ns) / 1000
+                                   : 0));
         break;
       case LST_KIND_STACK:
         add_detail(fmt::format("ref=#{}", r->u.stack.ref));
         break;
-      default: break;
+      default:
+        break;
     }
     rows.push_back(std::move(row));
     addrs.push_back(r->caller);
@@ -173,11 +176,12 @@ std::vector<Row> decode(const TraceFile& t, symbolize::Symbolizer* sym) {
 std::string summary_line(const TraceFile& t) {
   const lst_header& h = t.header();
   const bool ring = h.flags & LST_HDR_RING;
-  return fmt::format("end {}; records {}{}, dropped {}, unpublished {}{}, metadata dropped {}",
-                     format::end_state_name(h.end_state), t.end_id() - t.first_id(),
-                     ring ? fmt::format(" (ring of {}, ids {}..{})", h.record_capacity, t.first_id(), t.end_id()) : "",
-                     h.dropped_records, t.unpublished(),
-                     t.overwritten() ? fmt::format(", overwritten {}", t.overwritten()) : "", h.dropped_meta);
+  return fmt::format(
+      "end {}; records {}{}, dropped {}, unpublished {}{}, metadata dropped {}",
+      format::end_state_name(h.end_state), t.end_id() - t.first_id(),
+      ring ? fmt::format(" (ring of {}, ids {}..{})", h.record_capacity, t.first_id(), t.end_id()) : "",
+      h.dropped_records, t.unpublished(),
+      t.overwritten() ? fmt::format(", overwritten {}", t.overwritten()) : "", h.dropped_meta);
 }
 
 void print_table(const TraceFile& t, const std::vector<Row>& rows) {
@@ -186,12 +190,12 @@ void print_table(const TraceFile& t, const std::vector<Row>& rows) {
   fmt::print("  rank {} of {}, host {}, pid {} (parent {}), job {}\n", rank_text(h.world_rank),
              rank_text(h.world_size), t.host(), h.pid, h.ppid, t.job_id().empty() ? "-" : t.job_id());
   fmt::print("  command: {}\n", t.cmdline());
-  fmt::print("  started {}, format {}.{}, tracer {}, {} modules\n", wall_time(h.start_wall_ns), h.version_major,
-             h.version_minor, t.tracer_version(), t.modules().size());
+  fmt::print("  started {}, format {}.{}, tracer {}, {} modules\n", wall_time(h.start_wall_ns),
+             h.version_major, h.version_minor, t.tracer_version(), t.modules().size());
   fmt::print("  {}\n", summary_line(t));
 
-  static const char* const heads[] = {"ID",    "TIME",  "KIND",  "OP",    "COMM", "SEQ", "COUNT",
-                                      "DTYPE", "BYTES", "ROOT",  "REDOP", "STATE", "US", "NAME", "SITE"};
+  static const char* const heads[] = {"ID",    "TIME", "KIND",  "OP",    "COMM", "SEQ",  "COUNT", "DTYPE",
+                                      "BYTES", "ROOT", "REDOP", "STATE", "US",   "NAME", "SITE"};
   constexpr size_t ncol = std::size(heads);
   std::vector<std::array<std::string, ncol>> cells;
   for (const Row& r : rows) {
@@ -201,8 +205,8 @@ void print_table(const TraceFile& t, const std::vector<Row>& rows) {
       if (!s.problem.empty() && !s.has_line()) one += " (" + s.problem + ")";
       site += site.empty() ? one : " < " + one;
     }
-    cells.push_back({std::to_string(r.id), r.time, r.kind, r.op, r.comm, r.seq, r.count, r.dtype, r.bytes, r.root,
-                     r.redop, r.state, r.us, r.name, site});
+    cells.push_back({std::to_string(r.id), r.time, r.kind, r.op, r.comm, r.seq, r.count, r.dtype, r.bytes,
+                     r.root, r.redop, r.state, r.us, r.name, site});
   }
   std::array<size_t, ncol> width{};
   for (size_t c = 0; c < ncol; ++c) width[c] = strlen(heads[c]);
@@ -249,7 +253,8 @@ json to_json(const TraceFile& t, const std::vector<Row>& rows) {
   f["overwritten"] = t.overwritten();
   json mods = json::array();
   for (const auto& m : t.modules())
-    mods.push_back({{"path", m.path}, {"build_id", m.build_id}, {"base", m.base}, {"lo", m.lo}, {"hi", m.hi}});
+    mods.push_back(
+        {{"path", m.path}, {"build_id", m.build_id}, {"base", m.base}, {"lo", m.lo}, {"hi", m.hi}});
   f["modules"] = mods;
   json recs = json::array();
   for (const Row& row : rows) {

@@ -155,7 +155,8 @@ std::string read_build_id(const std::string& path) {
       size_t name_sz = (nh.n_namesz + 3) & ~3u, desc_sz = (nh.n_descsz + 3) & ~3u;
       size_t total = sizeof nh + name_sz + desc_sz;
       if (total > notes.size() - at) break;
-      if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 && memcmp(notes.data() + at + sizeof nh, "GNU", 4) == 0) {
+      if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+          memcmp(notes.data() + at + sizeof nh, "GNU", 4) == 0) {
         static const char* digits = "0123456789abcdef";
         std::string out;
         const auto* d = reinterpret_cast<const unsigned char*>(notes.data() + at + sizeof nh + name_sz);
@@ -217,7 +218,8 @@ void Symbolizer::run_tool(const std::vector<std::pair<std::string, uint64_t>>& q
   std::string input, out;
   for (const auto& q : queries) input += "\"" + q.first + "\" " + hex(q.second) + "\n";
   ++runs_;
-  if (!run_capture({tool_, "--demangle", "--functions=linkage", "--inlines"}, input, &out) && out.empty()) return;
+  if (!run_capture({tool_, "--demangle", "--functions=linkage", "--inlines"}, input, &out) && out.empty())
+    return;
   std::vector<std::string> lines = split_lines(out);
   size_t q = 0, i = 0;
   while (q < queries.size() && i < lines.size()) {
@@ -276,7 +278,8 @@ std::vector<Location> Symbolizer::call_sites(const std::vector<format::Module>& 
     if (check_build_id_ && !mod->build_id.empty()) {
       auto key = mod->path + "\n" + mod->build_id;
       auto it = build_id_ok_.find(key);
-      if (it == build_id_ok_.end()) it = build_id_ok_.emplace(key, read_build_id(mod->path) == mod->build_id).first;
+      if (it == build_id_ok_.end())
+        it = build_id_ok_.emplace(key, read_build_id(mod->path) == mod->build_id).first;
       if (!it->second) {
         problems[i] = "module changed or missing since the trace was written";
         continue;
@@ -295,7 +298,8 @@ std::vector<Location> Symbolizer::call_sites(const std::vector<format::Module>& 
     } else {
       out[i].module = keys[i].first;
       out[i].offset = keys[i].second;
-      out[i].problem = problems[i].empty() ? (keys[i].first.empty() ? "address in no known module" : "") : problems[i];
+      out[i].problem =
+          problems[i].empty() ? (keys[i].first.empty() ? "address in no known module" : "") : problems[i];
     }
   }
   return out;

@@ -20,8 +20,8 @@ struct Location {
   std::string file;      // source file; empty when unknown
   uint32_t line = 0;
   uint32_t column = 0;
-  std::string problem;   // why it could not be resolved, when it could not ("module changed since the trace")
-  bool python = false;   // a Python frame (format 1.2): file, line and function come from the trace
+  std::string problem;  // why it could not be resolved, when it could not ("module changed since the trace")
+  bool python = false;  // a Python frame (format 1.2): file, line and function come from the trace
 
   bool has_line() const { return !file.empty() && line != 0; }
   // "file:line" ("train.py:88 in step()" for a Python frame), or "module+0xoffset" without line
@@ -40,7 +40,8 @@ class Symbolizer {
 
   // Location of the call whose return address is `return_address` (looks up return_address - 1, the
   // call instruction itself). Results are cached; a batch runs one tool process per module set.
-  std::vector<Location> call_sites(const std::vector<format::Module>& modules, const std::vector<uint64_t>& return_addresses);
+  std::vector<Location> call_sites(const std::vector<format::Module>& modules,
+                                   const std::vector<uint64_t>& return_addresses);
   Location call_site(const std::vector<format::Module>& modules, uint64_t return_address);
 
   // The tool that will be used ("" when none was found: locations then carry module+offset only).

@@ -75,14 +75,16 @@ Measure in_child(Fn fn) {
   }
   close(p[1]);
   Measure m;
-  if (read(p[0], &m.records, sizeof m.records) != sizeof m.records || read(p[0], &m.seconds, sizeof m.seconds) != sizeof m.seconds)
+  if (read(p[0], &m.records, sizeof m.records) != sizeof m.records ||
+      read(p[0], &m.seconds, sizeof m.seconds) != sizeof m.seconds)
     m.rc = -1;
   close(p[0]);
   int st = 0;
   struct rusage ru{};
   wait4(pid, &st, 0, &ru);
   m.max_rss_kb = ru.ru_maxrss;
-  m.cpu_seconds = double(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + 1e-6 * double(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+  m.cpu_seconds = double(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+                  1e-6 * double(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
   if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) m.rc = -1;
   return m;
 }
@@ -121,7 +123,8 @@ int run(const std::string& dir, int jobs) {
   auto files = trace_files(dir);
   uint64_t bytes = 0;
   for (auto& f : files) bytes += fs::file_size(f);
-  fmt::print("traces: {} files, {:.2f} GiB in {}; {} thread(s)\n", files.size(), double(bytes) / (1ull << 30), dir, jobs);
+  fmt::print("traces: {} files, {:.2f} GiB in {}; {} thread(s)\n", files.size(), double(bytes) / (1ull << 30),
+             dir, jobs);
   in_child([&] { return baseline(files, jobs); });  // warm the page cache
   Measure base = in_child([&] { return baseline(files, jobs); });
   auto check = [&](bool validate) {
@@ -139,17 +142,21 @@ int run(const std::string& dir, int jobs) {
   Measure fast = check(false);
   auto line = [&](const char* name, const Measure& m) {
     double rate = double(m.records) / m.seconds, cpu_rate = double(m.records) / m.cpu_seconds;
-    fmt::print("{:<30} {:>10} records  wall {:>6.2f} s ({:>5.1f} M/s)  CPU {:>6.2f} s ({:>5.1f} M records/s per core)  "
-               "peak RSS {:>5.2f} GiB ({:.0f}% of traces){}\n",
-               name, m.records, m.seconds, rate / 1e6, m.cpu_seconds, cpu_rate / 1e6, double(m.max_rss_kb) / (1 << 20),
-               100.0 * double(m.max_rss_kb) * 1024 / double(bytes), m.rc ? " FAILED" : "");
+    fmt::print(
+        "{:<30} {:>10} records  wall {:>6.2f} s ({:>5.1f} M/s)  CPU {:>6.2f} s ({:>5.1f} M records/s per "
+        "core)  "
+        "peak RSS {:>5.2f} GiB ({:.0f}% of traces){}\n",
+        name, m.records, m.seconds, rate / 1e6, m.cpu_seconds, cpu_rate / 1e6,
+        double(m.max_rss_kb) / (1 << 20), 100.0 * double(m.max_rss_kb) * 1024 / double(bytes),
+        m.rc ? " FAILED" : "");
   };
   line("baseline (touch every record)", base);
   line("check (+ --validate pass)", full);
   line("check (default)", fast);
-  fmt::print("ratio check/baseline, CPU time: {:.2f} (default), {:.2f} (with --validate); wall: {:.2f}, {:.2f}\n",
-             fast.cpu_seconds / base.cpu_seconds, full.cpu_seconds / base.cpu_seconds, fast.seconds / base.seconds,
-             full.seconds / base.seconds);
+  fmt::print(
+      "ratio check/baseline, CPU time: {:.2f} (default), {:.2f} (with --validate); wall: {:.2f}, {:.2f}\n",
+      fast.cpu_seconds / base.cpu_seconds, full.cpu_seconds / base.cpu_seconds, fast.seconds / base.seconds,
+      full.seconds / base.seconds);
   return base.rc || full.rc || fast.rc ? 1 : 0;
 }
 
@@ -157,8 +164,10 @@ int run(const std::string& dir, int jobs) {
 
 int main(int argc, char** argv) {
   std::vector<std::string> a(argv + 1, argv + argc);
-  if (a.size() >= 4 && a[0] == "gen") return gen(a[1], std::stoi(a[2]), std::stoull(a[3]), a.size() > 4 ? std::stoi(a[4]) : 3);
+  if (a.size() >= 4 && a[0] == "gen")
+    return gen(a[1], std::stoi(a[2]), std::stoull(a[3]), a.size() > 4 ? std::stoi(a[4]) : 3);
   if (a.size() >= 2 && a[0] == "run") return run(a[1], a.size() > 2 ? std::stoi(a[2]) : 1);
-  std::fprintf(stderr, "usage: check_bench gen DIR RANKS COLLECTIVES [COMMS] | check_bench run DIR [THREADS]\n");
+  std::fprintf(stderr,
+               "usage: check_bench gen DIR RANKS COLLECTIVES [COMMS] | check_bench run DIR [THREADS]\n");
   return 2;
 }

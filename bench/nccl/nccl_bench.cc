@@ -19,7 +19,8 @@
 
 namespace {
 
-using AllReduceFn = ncclResult_t (*)(const void*, void*, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t, cudaStream_t);
+using AllReduceFn = ncclResult_t (*)(const void*, void*, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t,
+                                     cudaStream_t);
 ncclComm_t g_comm = nullptr;
 AllReduceFn g_direct = nullptr;
 
@@ -52,8 +53,10 @@ int child(int argc, char** argv, const char* mode) {
     return 1;
   }
   benchmark::AddCustomContext("tracer", mode);
-  for (auto* b : {benchmark::RegisterBenchmark((std::string("ncclAllReduce_direct/") + mode).c_str(), BM_direct),
-                  benchmark::RegisterBenchmark((std::string("ncclAllReduce_intercepted/") + mode).c_str(), BM_intercepted)})
+  for (auto* b :
+       {benchmark::RegisterBenchmark((std::string("ncclAllReduce_direct/") + mode).c_str(), BM_direct),
+        benchmark::RegisterBenchmark((std::string("ncclAllReduce_intercepted/") + mode).c_str(),
+                                     BM_intercepted)})
     b->Iterations(kIterations)->Repetitions(7)->ReportAggregatesOnly(true);
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();

@@ -19,10 +19,12 @@ namespace rt = lockstep::rt;
 namespace {
 
 constexpr int kTensors = 100;
-constexpr size_t kSmall = 1024;              // floats: 4 KiB
-constexpr size_t kLarge = (64u << 20) / 4;   // floats: 64 MiB
+constexpr size_t kSmall = 1024;             // floats: 4 KiB
+constexpr size_t kLarge = (64u << 20) / 4;  // floats: 64 MiB
 
-double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
 
 double median(std::vector<double> t) {
   std::sort(t.begin(), t.end());
@@ -83,7 +85,9 @@ int main(int argc, char** argv) {
       MPI_Allreduce(small[t].data(), small_out[t].data(), kSmall, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
     }
   };
-  auto mpi_large = [&] { MPI_Allreduce(large.data(), large_out.data(), kLarge, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD); };
+  auto mpi_large = [&] {
+    MPI_Allreduce(large.data(), large_out.data(), kLarge, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+  };
 
   mpi_small();  // warm-up
   mpi_large();
@@ -103,7 +107,9 @@ int main(int argc, char** argv) {
     for (auto& h : hs) check(h.wait());
   };
   auto rt_large = [&] {
-    check(rt::allreduce("bench/large", large.data(), large_out.data(), kLarge, rt::DType::f32, rt::ReduceOp::sum).wait());
+    check(rt::allreduce("bench/large", large.data(), large_out.data(), kLarge, rt::DType::f32,
+                        rt::ReduceOp::sum)
+              .wait());
   };
   rt_small();
   rt_large();
@@ -125,13 +131,19 @@ int main(int argc, char** argv) {
   const double mpi_large_t = pooled(mpi_large_1, samples(large_reps, mpi_large));
   if (rank == 0) {
     const double per_step = static_cast<double>(after.collectives - before.collectives) / small_steps;
-    std::printf("ranks %d; medians of the slowest rank; MPI alone = repetitions before init and after finalize\n", size);
-    std::printf("100 x 4 KiB per step: MPI_Allreduce %.3f ms, runtime %.3f ms (%.1f fused collectives/step): runtime %.2fx faster\n",
-                mpi_small_t * 1e3, rt_small_t * 1e3, per_step, mpi_small_t / rt_small_t);
-    std::printf("1 x 64 MiB:           MPI_Allreduce %.1f ms alone, %.1f ms interleaved with the runtime's; runtime %.1f ms: "
-                "runtime/MPI = %.3f (interleaved), %.3f (alone)\n",
-                mpi_large_t * 1e3, mpi_large_during * 1e3, rt_large_t * 1e3, rt_large_t / mpi_large_during,
-                rt_large_t / mpi_large_t);
+    std::printf(
+        "ranks %d; medians of the slowest rank; MPI alone = repetitions before init and after finalize\n",
+        size);
+    std::printf(
+        "100 x 4 KiB per step: MPI_Allreduce %.3f ms, runtime %.3f ms (%.1f fused collectives/step): runtime "
+        "%.2fx faster\n",
+        mpi_small_t * 1e3, rt_small_t * 1e3, per_step, mpi_small_t / rt_small_t);
+    std::printf(
+        "1 x 64 MiB:           MPI_Allreduce %.1f ms alone, %.1f ms interleaved with the runtime's; runtime "
+        "%.1f ms: "
+        "runtime/MPI = %.3f (interleaved), %.3f (alone)\n",
+        mpi_large_t * 1e3, mpi_large_during * 1e3, rt_large_t * 1e3, rt_large_t / mpi_large_during,
+        rt_large_t / mpi_large_t);
   }
   MPI_Finalize();
   return 0;

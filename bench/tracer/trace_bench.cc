@@ -105,19 +105,23 @@ constexpr int kIterations = 300000;
 int child(int argc, char** argv, const char* mode) {
   MPI_Init(&argc, &argv);
   benchmark::AddCustomContext("tracer", mode);
-  for (auto* b : {benchmark::RegisterBenchmark((std::string("PMPI_Allreduce/") + mode).c_str(), BM_PMPI_Allreduce),
-                  benchmark::RegisterBenchmark((std::string("MPI_Allreduce/") + mode).c_str(), BM_MPI_Allreduce),
-                  benchmark::RegisterBenchmark((std::string("PMPI_Iallreduce_Wait/") + mode).c_str(), BM_PMPI_Iallreduce_Wait),
-                  benchmark::RegisterBenchmark((std::string("MPI_Iallreduce_Wait/") + mode).c_str(), BM_MPI_Iallreduce_Wait)})
+  for (auto* b :
+       {benchmark::RegisterBenchmark((std::string("PMPI_Allreduce/") + mode).c_str(), BM_PMPI_Allreduce),
+        benchmark::RegisterBenchmark((std::string("MPI_Allreduce/") + mode).c_str(), BM_MPI_Allreduce),
+        benchmark::RegisterBenchmark((std::string("PMPI_Iallreduce_Wait/") + mode).c_str(),
+                                     BM_PMPI_Iallreduce_Wait),
+        benchmark::RegisterBenchmark((std::string("MPI_Iallreduce_Wait/") + mode).c_str(),
+                                     BM_MPI_Iallreduce_Wait)})
     b->Iterations(kIterations)->Repetitions(7)->ReportAggregatesOnly(true);
-  for (auto* b : {benchmark::RegisterBenchmark((std::string("PMPI_Send_Recv/") + mode).c_str(), BM_Send_Recv<false>),
-                  benchmark::RegisterBenchmark((std::string("MPI_Send_Recv/") + mode).c_str(), BM_Send_Recv<true>),
-                  benchmark::RegisterBenchmark((std::string("PMPI_Sendrecv/") + mode).c_str(), BM_Sendrecv<false>),
-                  benchmark::RegisterBenchmark((std::string("MPI_Sendrecv/") + mode).c_str(), BM_Sendrecv<true>),
-                  benchmark::RegisterBenchmark((std::string("PMPI_Isend_Irecv_Waitall/") + mode).c_str(),
-                                               BM_Isend_Irecv_Waitall<false>),
-                  benchmark::RegisterBenchmark((std::string("MPI_Isend_Irecv_Waitall/") + mode).c_str(),
-                                               BM_Isend_Irecv_Waitall<true>)})
+  for (auto* b :
+       {benchmark::RegisterBenchmark((std::string("PMPI_Send_Recv/") + mode).c_str(), BM_Send_Recv<false>),
+        benchmark::RegisterBenchmark((std::string("MPI_Send_Recv/") + mode).c_str(), BM_Send_Recv<true>),
+        benchmark::RegisterBenchmark((std::string("PMPI_Sendrecv/") + mode).c_str(), BM_Sendrecv<false>),
+        benchmark::RegisterBenchmark((std::string("MPI_Sendrecv/") + mode).c_str(), BM_Sendrecv<true>),
+        benchmark::RegisterBenchmark((std::string("PMPI_Isend_Irecv_Waitall/") + mode).c_str(),
+                                     BM_Isend_Irecv_Waitall<false>),
+        benchmark::RegisterBenchmark((std::string("MPI_Isend_Irecv_Waitall/") + mode).c_str(),
+                                     BM_Isend_Irecv_Waitall<true>)})
     b->Iterations(kIterations)->Repetitions(7)->ReportAggregatesOnly(true);
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();

@@ -21,7 +21,8 @@ double global_norm(const std::vector<float>& grad) {
   double local = 0, total = 0;
   for (float g : grad) local += static_cast<double>(g) * g;
   // The hidden collective: every rank of the job has to be here.
-  rt::Status s = rt::allreduce("checkpoint/global_norm", &local, &total, 1, rt::DType::f64, rt::ReduceOp::sum).wait();
+  rt::Status s =
+      rt::allreduce("checkpoint/global_norm", &local, &total, 1, rt::DType::f64, rt::ReduceOp::sum).wait();
   if (!s.ok()) std::fprintf(stderr, "rank %d: %s\n", rt::rank(), s.message.c_str());
   return std::sqrt(total);
 }
@@ -35,7 +36,8 @@ void save_checkpoint(int step, const std::vector<float>& grad, double norm) {
 
 int main(int argc, char** argv) {
   lockstep::examples::Args args(
-      argc, argv, "A checkpoint written by rank 0 hides an allreduce (buggy: only rank 0 calls it; fixed: all do).",
+      argc, argv,
+      "A checkpoint written by rank 0 hides an allreduce (buggy: only rank 0 calls it; fixed: all do).",
       {{"variant", "buggy", "buggy: checkpoint on rank 0 only; fixed: compute the norm on every rank"},
        {"steps", "6", "training steps"},
        {"every", "3", "checkpoint every K steps"}});
@@ -50,8 +52,9 @@ int main(int argc, char** argv) {
     const std::string marker = "step " + std::to_string(step);
     LOCKSTEP_ANNOTATE(marker.c_str());
     for (size_t i = 0; i < w.size(); ++i) grad[i] = w[i] - 1.0f + 0.01f * rank;
-    rt::Status s = rt::allreduce("grad/w", grad.data(), grad.data(), grad.size(), rt::DType::f32,
-                                 rt::ReduceOp::average).wait();
+    rt::Status s =
+        rt::allreduce("grad/w", grad.data(), grad.data(), grad.size(), rt::DType::f32, rt::ReduceOp::average)
+            .wait();
     if (!s.ok()) {
       std::fprintf(stderr, "rank %d: step %d: %s\n", rank, step, s.message.c_str());
       return 1;
@@ -61,7 +64,7 @@ int main(int argc, char** argv) {
       if (variant == "buggy") {
         if (rank == 0) save_checkpoint(step, grad, global_norm(grad));  // BUG: global_norm() is a collective
       } else {
-        const double norm = global_norm(grad);  // FIX: every rank takes part in the collective ...
+        const double norm = global_norm(grad);             // FIX: every rank takes part in the collective ...
         if (rank == 0) save_checkpoint(step, grad, norm);  // ... and only rank 0 writes
       }
     }

@@ -16,8 +16,9 @@ namespace rt = lockstep::rt;
 
 int main(int argc, char** argv) {
   lockstep::examples::Args args(
-      argc, argv, "Each rank leaves training when its own validation loss is low enough (buggy), or when the "
-                  "averaged loss is (fixed).",
+      argc, argv,
+      "Each rank leaves training when its own validation loss is low enough (buggy), or when the "
+      "averaged loss is (fixed).",
       {{"variant", "buggy", "buggy: decide on the local metric; fixed: average it first"},
        {"epochs", "20", "most epochs to train"}});
   const std::string variant = args.str("variant");
@@ -34,8 +35,9 @@ int main(int argc, char** argv) {
     const std::string marker = "epoch " + std::to_string(epoch);
     LOCKSTEP_ANNOTATE(marker.c_str());
     for (size_t i = 0; i < w.size(); ++i) grad[i] = w[i] - target;
-    rt::Status s = rt::allreduce("grad/w", grad.data(), grad.data(), grad.size(), rt::DType::f32,
-                                 rt::ReduceOp::average).wait();
+    rt::Status s =
+        rt::allreduce("grad/w", grad.data(), grad.data(), grad.size(), rt::DType::f32, rt::ReduceOp::average)
+            .wait();
     if (!s.ok()) {
       std::fprintf(stderr, "rank %d: epoch %d: %s\n", rank, epoch, s.message.c_str());
       return 1;
@@ -48,10 +50,12 @@ int main(int argc, char** argv) {
     val_loss *= 1.0f + 0.5f * static_cast<float>(rank);
     if (variant == "fixed") {
       // FIX: agree on the metric before deciding, so the decision is the same on every rank.
-      s = rt::allreduce("metric/val_loss", &val_loss, &val_loss, 1, rt::DType::f32, rt::ReduceOp::average).wait();
+      s = rt::allreduce("metric/val_loss", &val_loss, &val_loss, 1, rt::DType::f32, rt::ReduceOp::average)
+              .wait();
       if (!s.ok()) return 1;
     }
-    if (val_loss < 0.01f) {  // BUG (buggy variant): a rank-local value decides whether this rank leaves the loop
+    if (val_loss <
+        0.01f) {  // BUG (buggy variant): a rank-local value decides whether this rank leaves the loop
       std::printf("rank %d: stopping early after epoch %d (validation loss %.4f)\n", rank, epoch, val_loss);
       break;
     }

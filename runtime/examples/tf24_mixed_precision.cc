@@ -40,8 +40,8 @@ float from_half(uint16_t bits) {
 }
 
 struct Model {
-  std::vector<float> weights[kLayers];  // fp32 master weights
-  std::vector<float> target[kLayers];   // what the synthetic data was generated from
+  std::vector<float> weights[kLayers];   // fp32 master weights
+  std::vector<float> target[kLayers];    // what the synthetic data was generated from
   std::vector<uint16_t> grads[kLayers];  // fp16 gradients, scaled by the loss scale
   std::vector<uint16_t> moments = std::vector<uint16_t>(kWidth);
   std::vector<uint16_t> moments_avg = std::vector<uint16_t>(kWidth);
@@ -107,7 +107,8 @@ int main(int argc, char** argv) {
       m.moments[i] = to_half(1.0f + 0.001f * static_cast<float>((rank * 31 + step * 7 + i) % 11));
     }
     rt::Status s = rt::allreduce("bn/moments", m.moments.data(), m.moments_avg.data(), kWidth, rt::DType::f16,
-                                 rt::ReduceOp::average).wait();
+                                 rt::ReduceOp::average)
+                       .wait();
     if (!s.ok()) return fail(s, step, "allreduce 'bn/moments'");
     const float norm = from_half(m.moments_avg[0]);
 
@@ -129,11 +130,12 @@ int main(int argc, char** argv) {
       // check below gives the same answer everywhere and all ranks skip the step together.
       std::vector<rt::Handle> hs;
       for (int l = 0; l < kLayers; ++l) {
-        hs.push_back(rt::allreduce(kGradNames[l], m.grads[l].data(), m.grads[l].data(), kWidth, rt::DType::f16,
-                                   rt::ReduceOp::average));
+        hs.push_back(rt::allreduce(kGradNames[l], m.grads[l].data(), m.grads[l].data(), kWidth,
+                                   rt::DType::f16, rt::ReduceOp::average));
       }
       for (auto& h : hs) {
-        if (rt::Status st = h.wait(); !st.ok()) return fail(st, step, ("allreduce '" + h.name() + "'").c_str());
+        if (rt::Status st = h.wait(); !st.ok())
+          return fail(st, step, ("allreduce '" + h.name() + "'").c_str());
       }
     }
 
@@ -152,7 +154,8 @@ int main(int argc, char** argv) {
           hs.push_back(rt::allreduce(kGradNames[l], g, g, kWidth, kF16, kAverage));  // skipped on overflow
         }
         for (auto& h : hs) {
-          if (rt::Status st = h.wait(); !st.ok()) return fail(st, step, ("allreduce '" + h.name() + "'").c_str());
+          if (rt::Status st = h.wait(); !st.ok())
+            return fail(st, step, ("allreduce '" + h.name() + "'").c_str());
         }
       }
       for (int l = 0; l < kLayers; ++l) {
@@ -163,8 +166,8 @@ int main(int argc, char** argv) {
         good_steps = 0;
       }
     } else {
-      std::printf("rank %d: step %d: gradients not finite: skipping the update, loss scale %.0f -> %.0f\n", rank,
-                  step, loss_scale, loss_scale / 2);
+      std::printf("rank %d: step %d: gradients not finite: skipping the update, loss scale %.0f -> %.0f\n",
+                  rank, step, loss_scale, loss_scale / 2);
       std::fflush(stdout);
       loss_scale /= 2;
       good_steps = 0;
@@ -187,11 +190,13 @@ int main(int argc, char** argv) {
   if (!a.ok() || !b.ok()) return fail(a.ok() ? b : a, steps, "weight check");
   rt::finalize();
   if (lo != hi) {
-    std::fprintf(stderr, "rank %d: replicas diverged: weight checksums range from %.9g to %.9g\n", rank, lo, hi);
+    std::fprintf(stderr, "rank %d: replicas diverged: weight checksums range from %.9g to %.9g\n", rank, lo,
+                 hi);
     return 1;
   }
   if (rank == 0) {
-    std::printf("training finished: %d steps on %d ranks, %d skipped, replicas identical\n", steps, size, skipped);
+    std::printf("training finished: %d steps on %d ranks, %d skipped, replicas identical\n", steps, size,
+                skipped);
   }
   return 0;
 }

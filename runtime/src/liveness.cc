@@ -100,7 +100,7 @@ void liveness_init(MPI_Comm comm, int rank, int size) {
   g_peers.assign(static_cast<size_t>(size), Peer{});
   MPI_Allgather(&me, sizeof me, MPI_BYTE, g_peers.data(), sizeof me, MPI_BYTE, comm);
   g_rank = rank;
-  struct sigaction sa {};
+  struct sigaction sa{};
   sa.sa_sigaction = on_sigterm;
   sa.sa_flags = SA_SIGINFO;
   sigemptyset(&sa.sa_mask);

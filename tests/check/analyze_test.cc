@@ -21,7 +21,8 @@ std::vector<RankBuilder> ranks(int n) {
 
 Result run(std::vector<RankBuilder>& b, std::vector<EndState> ends = {}) {
   std::vector<Rank> rs;
-  for (size_t i = 0; i < b.size(); ++i) rs.push_back(b[i].build(i < ends.size() ? ends[i] : EndState::kExited));
+  for (size_t i = 0; i < b.size(); ++i)
+    rs.push_back(b[i].build(i < ends.size() ? ends[i] : EndState::kExited));
   Job job = make_job(std::move(rs));
   return analyze(job);
 }
@@ -47,7 +48,10 @@ const Finding* hung(const Result& r) {
 
 TEST(Analyze, IdenticalRanksAreInLockstep) {
   auto b = ranks(4);
-  for (auto& r : b) r.calls(kWorld, allreduce(), 50).call(kWorld, Call{.op = LST_OP_BARRIER, .count = 0, .dtype = 0}).finalize();
+  for (auto& r : b)
+    r.calls(kWorld, allreduce(), 50)
+        .call(kWorld, Call{.op = LST_OP_BARRIER, .count = 0, .dtype = 0})
+        .finalize();
   Result r = run(b);
   EXPECT_TRUE(r.in_lockstep());
   EXPECT_EQ(r.summary.collectives, 51u);
@@ -59,7 +63,8 @@ TEST(Analyze, MissingCollectiveBlamesTheMinorityNotRankZero) {
   auto b = ranks(4);
   for (int i = 0; i < 4; ++i) {
     b[i].calls(kWorld, allreduce(), 5);
-    if (i != 0) b[i].call(kWorld, Call{.op = LST_OP_BARRIER, .count = 0, .dtype = 0, .state = LST_STATE_ENTERED});
+    if (i != 0)
+      b[i].call(kWorld, Call{.op = LST_OP_BARRIER, .count = 0, .dtype = 0, .state = LST_STATE_ENTERED});
     if (i == 0) b[i].finalize();
   }
   Result r = run(b, {EndState::kExited, EndState::kKilled, EndState::kKilled, EndState::kKilled});
@@ -151,14 +156,17 @@ TEST_P(Mismatch, OneRankDiffersAtOnePosition) {
 
 INSTANTIATE_TEST_SUITE_P(
     Kinds, Mismatch,
-    ::testing::Values(
-        MismatchCase{"op", Call{.op = LST_OP_REDUCE, .root = 0, .caller = 0x2000}, Kind::kOpMismatch, Severity::kError},
-        MismatchCase{"count", allreduce(512), Kind::kCountMismatch, Severity::kError},
-        MismatchCase{"dtype_same_bytes", Call{.dtype = LST_DT_INT32}, Kind::kDtypeMismatch, Severity::kWarning},
-        MismatchCase{"dtype_other_bytes", Call{.dtype = LST_DT_FLOAT64, .dtype_size = 8}, Kind::kDtypeMismatch,
-                     Severity::kError},
-        MismatchCase{"redop", Call{.redop = LST_RED_MAX}, Kind::kRedopMismatch, Severity::kError},
-        MismatchCase{"root", Call{.op = LST_OP_BCAST, .redop = 0, .root = 1}, Kind::kRootMismatch, Severity::kError}),
+    ::testing::Values(MismatchCase{"op", Call{.op = LST_OP_REDUCE, .root = 0, .caller = 0x2000},
+                                   Kind::kOpMismatch, Severity::kError},
+                      MismatchCase{"count", allreduce(512), Kind::kCountMismatch, Severity::kError},
+                      MismatchCase{"dtype_same_bytes", Call{.dtype = LST_DT_INT32}, Kind::kDtypeMismatch,
+                                   Severity::kWarning},
+                      MismatchCase{"dtype_other_bytes", Call{.dtype = LST_DT_FLOAT64, .dtype_size = 8},
+                                   Kind::kDtypeMismatch, Severity::kError},
+                      MismatchCase{"redop", Call{.redop = LST_RED_MAX}, Kind::kRedopMismatch,
+                                   Severity::kError},
+                      MismatchCase{"root", Call{.op = LST_OP_BCAST, .redop = 0, .root = 1},
+                                   Kind::kRootMismatch, Severity::kError}),
     [](const auto& info) { return std::string(info.param.name); });
 
 TEST(Analyze, NameMismatchOnRuntimeRecords) {
@@ -235,7 +243,8 @@ TEST(Analyze, ExitWordingSaysOnlyWhatTheTraceShows) {
     return d ? d->note : std::string("(no finding)");
   };
   EXPECT_EQ(ending_of([](RankBuilder& r) { r.finalize().process_end(); }), "it exited after MPI_Finalize");
-  EXPECT_EQ(ending_of([](RankBuilder& r) { r.finalize().process_end(0); }), "it exited normally (MPI_Finalize)");
+  EXPECT_EQ(ending_of([](RankBuilder& r) { r.finalize().process_end(0); }),
+            "it exited normally (MPI_Finalize)");
   EXPECT_EQ(ending_of([](RankBuilder& r) { r.process_end(); }), "it exited without calling MPI_Finalize");
   EXPECT_EQ(ending_of([](RankBuilder& r) { r.finalize().process_end(3); }), "it exited with status 3");
 }
@@ -243,7 +252,8 @@ TEST(Analyze, ExitWordingSaysOnlyWhatTheTraceShows) {
 TEST(Analyze, VVariantCountsMayDiffer) {
   auto b = ranks(4);
   for (int i = 0; i < 4; ++i)
-    b[i].call(kWorld, Call{.op = LST_OP_ALLGATHERV, .count = uint64_t(10 + i), .redop = 0, .flags = LST_F_VCOUNTS})
+    b[i].call(kWorld,
+              Call{.op = LST_OP_ALLGATHERV, .count = uint64_t(10 + i), .redop = 0, .flags = LST_F_VCOUNTS})
         .call(kWorld, Call{.op = LST_OP_GATHERV, .count = uint64_t(1 + i), .redop = 0, .root = 0})
         .finalize();
   EXPECT_TRUE(run(b).in_lockstep());
@@ -253,8 +263,13 @@ TEST(Analyze, DerivedTypesCompareBytesOnly) {
   auto b = ranks(4);
   for (int i = 0; i < 4; ++i) {
     // Same bytes through different derived types: fine. Different bytes: a count mismatch.
-    Call c{.op = LST_OP_BCAST, .count = i == 0 ? 2u : 1u, .dtype = LST_DT_DERIVED, .dtype_size = i == 0 ? 8u : 16u,
-           .redop = 0, .root = 0, .flags = LST_F_DERIVED};
+    Call c{.op = LST_OP_BCAST,
+           .count = i == 0 ? 2u : 1u,
+           .dtype = LST_DT_DERIVED,
+           .dtype_size = i == 0 ? 8u : 16u,
+           .redop = 0,
+           .root = 0,
+           .flags = LST_F_DERIVED};
     b[i].call(kWorld, c);
     Call d = c;
     d.count = i == 2 ? 3 : 1;

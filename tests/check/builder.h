@@ -25,7 +25,7 @@ struct Call {
   uint8_t flags = 0;
   uint64_t caller = 0x1000;  // call site (the module covers every address)
   uint8_t api = LST_API_MPI;
-  std::string name;          // runtime tensor name (api rt)
+  std::string name;  // runtime tensor name (api rt)
 };
 
 inline Call allreduce(uint64_t count = 256, uint64_t site = 0x1000) {
@@ -91,8 +91,8 @@ class RankBuilder {
   }
   // An MPI point-to-point call (format 1.1): flag P2P, the tag in seq, the peer's rank in comm (or
   // LST_ANY_SOURCE / LST_PROC_NULL); not numbered on the communicator.
-  RankBuilder& p2p(uint64_t comm, uint8_t op, int32_t peer, int32_t tag = 0, uint8_t state = LST_STATE_RETURNED,
-                   uint64_t caller = 0x2000, uint8_t flags = 0) {
+  RankBuilder& p2p(uint64_t comm, uint8_t op, int32_t peer, int32_t tag = 0,
+                   uint8_t state = LST_STATE_RETURNED, uint64_t caller = 0x2000, uint8_t flags = 0) {
     lst_record r{};
     r.word = LST_WORD(LST_KIND_COLLECTIVE, state, LST_F_P2P | flags);
     r.op = op;

@@ -20,8 +20,8 @@ namespace fs = std::filesystem;
 
 using test::TempDir;
 
-void write_job(const std::string& dir, int size, uint64_t n, int comms, int skip_rank = -1, int64_t skip_at = -1,
-               const char* job = "synthetic-job") {
+void write_job(const std::string& dir, int size, uint64_t n, int comms, int skip_rank = -1,
+               int64_t skip_at = -1, const char* job = "synthetic-job") {
   for (int r = 0; r < size; ++r) {
     gen::Spec s;
     s.dir = dir;
@@ -210,7 +210,8 @@ TEST(Diff, AddedRemovedAndChangedCollectives) {
   c = lockstep("diff --no-symbolize " + base.path() + " " + now.path());
   EXPECT_EQ(c.rc, 1) << c.out;
   EXPECT_NE(c.out.find("2 differences (0 added, 1 removed, 1 changed"), std::string::npos) << c.out;
-  EXPECT_NE(c.out.find("changed  on MPI_COMM_WORLD: MPI_Allreduce #5 (1024 x float32"), std::string::npos) << c.out;
+  EXPECT_NE(c.out.find("changed  on MPI_COMM_WORLD: MPI_Allreduce #5 (1024 x float32"), std::string::npos)
+      << c.out;
   EXPECT_NE(c.out.find("now: MPI_Allreduce #5 (2048 x float32"), std::string::npos) << c.out;
   // All calls on dup are identical, so the removal shows at the end of its schedule.
   EXPECT_NE(c.out.find("removed  on dup: MPI_Allreduce #29"), std::string::npos) << c.out;

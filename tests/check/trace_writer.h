@@ -19,14 +19,14 @@ struct Spec {
   std::string dir;
   std::string job = "synthetic-job";
   int32_t rank = 0, size = 4;
-  uint64_t collectives = 100;   // per rank, over every communicator
-  int comms = 1;                // 1..3: world, a duplicate, a split in halves
-  int64_t skip_at = -1;         // this rank leaves out call #skip_at (counted over all comms)
-  int64_t count_change_at = -1; // this rank passes twice the count at #count_change_at
+  uint64_t collectives = 100;    // per rank, over every communicator
+  int comms = 1;                 // 1..3: world, a duplicate, a split in halves
+  int64_t skip_at = -1;          // this rank leaves out call #skip_at (counted over all comms)
+  int64_t count_change_at = -1;  // this rank passes twice the count at #count_change_at
   bool finalize = true;
   uint32_t chunk_records = 1u << 16;  // file growth unit: small keeps many-rank test jobs small on disk
-  bool last_entered = false;    // the last collective never returns (a hang)
-  int32_t blocked_recv_from = -1;  // then blocks in MPI_Recv from this rank of the world (format 1.1)
+  bool last_entered = false;          // the last collective never returns (a hang)
+  int32_t blocked_recv_from = -1;     // then blocks in MPI_Recv from this rank of the world (format 1.1)
 };
 
 inline uint64_t comm_id(int which, int32_t rank) {

@@ -17,12 +17,12 @@ namespace lockstep::test {
 inline int g_errors = 0;  // mismatches so far; the program exits 1 when it is not 0
 
 // Counts a mismatch; prints it while there are few (the first ones explain the rest).
-#define FAILF(...)                                      \
-  do {                                                  \
-    if (::lockstep::test::g_errors++ < 30) {            \
-      std::fprintf(stderr, __VA_ARGS__);                \
-      std::fputc('\n', stderr);                         \
-    }                                                   \
+#define FAILF(...)                           \
+  do {                                       \
+    if (::lockstep::test::g_errors++ < 30) { \
+      std::fprintf(stderr, __VA_ARGS__);     \
+      std::fputc('\n', stderr);              \
+    }                                        \
   } while (0)
 
 struct Trace {

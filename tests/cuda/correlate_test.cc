@@ -55,7 +55,8 @@ KernelActivity kernel(uint32_t corr, const char* name, uint64_t start = 1000, ui
   return k;
 }
 
-constexpr const char* kAllReduce = "_Z39ncclDevKernel_AllReduce_Sum_f32_RING_LL24ncclDevKernelArgsStorageILm4096EE";
+constexpr const char* kAllReduce =
+    "_Z39ncclDevKernel_AllReduce_Sum_f32_RING_LL24ncclDevKernelArgsStorageILm4096EE";
 constexpr const char* kBroadcast = "ncclDevKernel_Broadcast_RING_LL";
 
 TEST(Correlate, BindingBeforeKernel) {

@@ -11,7 +11,8 @@ int g_group_depth = 0;
 int g_group_members = 0;
 int g_token = 0;
 // NCCL's own kernel symbols, mangled as CUPTI reports them.
-constexpr const char* kAllReduce = "_Z39ncclDevKernel_AllReduce_Sum_f32_RING_LL24ncclDevKernelArgsStorageILm4096EE";
+constexpr const char* kAllReduce =
+    "_Z39ncclDevKernel_AllReduce_Sum_f32_RING_LL24ncclDevKernelArgsStorageILm4096EE";
 constexpr const char* kBroadcast = "_Z31ncclDevKernel_Broadcast_RING_LL24ncclDevKernelArgsStorageILm4096EE";
 constexpr const char* kGroup = "_Z21ncclDevKernel_Generic24ncclDevKernelArgsStorageILm4096EE";
 

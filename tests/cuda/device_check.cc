@@ -74,7 +74,8 @@ int main(int argc, char** argv) {
           ++warnings;
       }
       if (warnings != want_warnings)
-        fail(name, std::to_string(warnings) + " CUDA warnings recorded, want " + std::to_string(want_warnings));
+        fail(name,
+             std::to_string(warnings) + " CUDA warnings recorded, want " + std::to_string(want_warnings));
       auto kernel_times = [&](uint64_t id) {
         auto d = device.find(id);
         return d != device.end() && d->second->u.device.start_ns > 0 &&
@@ -83,19 +84,23 @@ int main(int argc, char** argv) {
       if (infer) {
         if (!colls.empty()) fail(name, std::to_string(colls.size()) + " intercepted collectives, want none");
         if (inferred.size() != want_ops.size())
-          fail(name, std::to_string(inferred.size()) + " inferred collectives, want " + std::to_string(want_ops.size()));
+          fail(name, std::to_string(inferred.size()) + " inferred collectives, want " +
+                         std::to_string(want_ops.size()));
         for (size_t i = 0; i < inferred.size() && i < want_ops.size(); ++i) {
           auto [id, r] = inferred[i];
           const std::string at = "inferred collective " + std::to_string(i);
-          if (r->op != want_ops[i]) fail(name, at + ": op " + std::to_string(r->op) + ", want " + std::to_string(want_ops[i]));
+          if (r->op != want_ops[i])
+            fail(name, at + ": op " + std::to_string(r->op) + ", want " + std::to_string(want_ops[i]));
           if (r->u.coll.seq != i) fail(name, at + ": seq " + std::to_string(r->u.coll.seq));
           if (LST_WORD_STATE(r->word) != LST_STATE_COMPLETED) fail(name, at + ": not COMPLETED");
           if (!kernel_times(id)) fail(name, at + ": no kernel times");
-          if (f.string(r->aux).substr(0, 14) != "ncclDevKernel_") fail(name, at + ": not named after its kernel");
+          if (f.string(r->aux).substr(0, 14) != "ncclDevKernel_")
+            fail(name, at + ": not named after its kernel");
         }
         continue;
       }
-      if (!inferred.empty()) fail(name, std::to_string(inferred.size()) + " inferred collectives next to intercepted ones");
+      if (!inferred.empty())
+        fail(name, std::to_string(inferred.size()) + " inferred collectives next to intercepted ones");
       if (colls.size() != want_colls) {
         fail(name, std::to_string(colls.size()) + " NCCL collectives, want " + std::to_string(want_colls));
         continue;
@@ -105,21 +110,24 @@ int main(int argc, char** argv) {
         const std::string at = "collective " + std::to_string(i);
         unsigned state = LST_WORD_STATE(r->word);
         if (kernels) {
-          if (state != LST_STATE_COMPLETED) fail(name, at + ": state " + std::to_string(state) + ", want COMPLETED");
+          if (state != LST_STATE_COMPLETED)
+            fail(name, at + ": state " + std::to_string(state) + ", want COMPLETED");
           if (!kernel_times(id)) fail(name, at + ": no kernel/copy times");
           continue;
         }
         bool want_done = completed && i < 6;
         auto d = device.find(id);
         if (want_done) {
-          if (state != LST_STATE_COMPLETED) fail(name, at + ": state " + std::to_string(state) + ", want COMPLETED");
+          if (state != LST_STATE_COMPLETED)
+            fail(name, at + ": state " + std::to_string(state) + ", want COMPLETED");
           if (d == device.end()) {
             fail(name, at + ": no DEVICE record");
           } else if (d->second->u.device.end_ns < r->t_ns) {
             fail(name, at + ": device completion before the call was entered");
           }
         } else {
-          if (state != LST_STATE_RETURNED) fail(name, at + ": state " + std::to_string(state) + ", want RETURNED");
+          if (state != LST_STATE_RETURNED)
+            fail(name, at + ": state " + std::to_string(state) + ", want RETURNED");
           if (d != device.end()) fail(name, at + ": DEVICE record for a collective that did not finish");
         }
       }

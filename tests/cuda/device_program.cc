@@ -12,12 +12,12 @@
 #include <cstring>
 #include <vector>
 
-#define CHECK(cond)                                                        \
-  do {                                                                     \
-    if (!(cond)) {                                                         \
+#define CHECK(cond)                                                                   \
+  do {                                                                                \
+    if (!(cond)) {                                                                    \
       std::fprintf(stderr, "device_program: %s:%d: %s\n", __FILE__, __LINE__, #cond); \
-      std::exit(1);                                                        \
-    }                                                                      \
+      std::exit(1);                                                                   \
+    }                                                                                 \
   } while (0)
 
 int main(int argc, char** argv) {
@@ -50,7 +50,8 @@ int main(int argc, char** argv) {
 
   std::vector<float> buf(64, 1.0f);
   for (int i = 0; i < 4; ++i)
-    CHECK(ncclAllReduce(buf.data(), buf.data(), buf.size(), ncclFloat32, ncclSum, comm, stream) == ncclSuccess);
+    CHECK(ncclAllReduce(buf.data(), buf.data(), buf.size(), ncclFloat32, ncclSum, comm, stream) ==
+          ncclSuccess);
   if (fake) {
     CHECK(recorded(stream) == 4);  // one event per collective, recorded as it returned
     release(stream, 4);
@@ -68,7 +69,8 @@ int main(int argc, char** argv) {
 
   // Two collectives that never finish on the device: their records must stay RETURNED.
   for (int i = 0; i < 2; ++i)
-    CHECK(ncclAllReduce(buf.data(), buf.data(), buf.size(), ncclFloat32, ncclSum, comm, stream) == ncclSuccess);
+    CHECK(ncclAllReduce(buf.data(), buf.data(), buf.size(), ncclFloat32, ncclSum, comm, stream) ==
+          ncclSuccess);
   if (fake) CHECK(recorded(stream) == 8);
 
   MPI_Barrier(MPI_COMM_WORLD);

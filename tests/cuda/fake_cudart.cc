@@ -70,10 +70,14 @@ __attribute__((visibility("default"))) int cudaStreamIsCapturing(void*, int* sta
 }
 __attribute__((visibility("default"))) const char* cudaGetErrorName(int rc) {
   switch (rc) {
-    case kSuccess: return "cudaSuccess";
-    case kNoDevice: return "cudaErrorNoDevice";
-    case kNotReady: return "cudaErrorNotReady";
-    default: return "cudaErrorInvalidValue";
+    case kSuccess:
+      return "cudaSuccess";
+    case kNoDevice:
+      return "cudaErrorNoDevice";
+    case kNotReady:
+      return "cudaErrorNotReady";
+    default:
+      return "cudaErrorInvalidValue";
   }
 }
 

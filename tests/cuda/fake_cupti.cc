@@ -49,7 +49,8 @@ uint64_t timestamp() {
 extern "C" {
 
 CUptiResult CUPTIAPI cuptiSubscribe(CUpti_SubscriberHandle* sub, CUpti_CallbackFunc cb, void* userdata) {
-  if (const char* v = std::getenv("LOCKSTEP_FAKE_CUPTI_SUBSCRIBE")) return static_cast<CUptiResult>(std::atoi(v));
+  if (const char* v = std::getenv("LOCKSTEP_FAKE_CUPTI_SUBSCRIBE"))
+    return static_cast<CUptiResult>(std::atoi(v));
   std::lock_guard<std::mutex> lock(g_mu);
   g_callback = cb;
   g_userdata = userdata;
@@ -112,7 +113,8 @@ CUptiResult CUPTIAPI cuptiActivityFlushAll(uint32_t) {
 // cuLaunchKernel (copies: cuMemcpyAsync); it runs for 5 microseconds.
 __attribute__((visibility("default"))) uint32_t fake_cupti_launch(const char* name) {
   uint32_t corr = g_next_correlation.fetch_add(1);
-  CUpti_CallbackId cbid = name ? CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel : CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync;
+  CUpti_CallbackId cbid =
+      name ? CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel : CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync;
   bool enabled;
   {
     std::lock_guard<std::mutex> lock(g_mu);

@@ -16,7 +16,8 @@ using lockstep::trace::gpu::op_from_nccl_func;
 using lockstep::trace::gpu::parse_nccl_kernel;
 
 // Itanium mangling of a kernel `name` with one parameter type, as in libnccl.so's symbol table.
-std::string mangle(const std::string& name, const std::string& params = "24ncclDevKernelArgsStorageILm4096EE") {
+std::string mangle(const std::string& name,
+                   const std::string& params = "24ncclDevKernelArgsStorageILm4096EE") {
   return "_Z" + std::to_string(name.size()) + name + params;
 }
 
@@ -31,23 +32,38 @@ struct Case {
 
 // Kernels of NCCL 2.28.9 (its libnccl.so.2 symbol table) and of NCCL 2.18 (legacy naming).
 const Case kCases[] = {
-    {"ncclDevKernel_AllReduce_Sum_f32_RING_LL", LST_OP_ALLREDUCE, LST_RED_SUM, LST_DT_FLOAT32, 4, "AllReduce", "RING", "LL"},
-    {"ncclDevKernel_AllReduce_Sum_bf16_TREE_LL", LST_OP_ALLREDUCE, LST_RED_SUM, LST_DT_BFLOAT16, 2, "AllReduce", "TREE", "LL"},
-    {"ncclDevKernel_AllReduce_Sum_f8e4m3_RING_LL", LST_OP_ALLREDUCE, LST_RED_SUM, LST_DT_FP8_E4M3, 1, "AllReduce", "RING", "LL"},
-    {"ncclDevKernel_ReduceScatter_Sum_u64_RING_LL", LST_OP_REDUCE_SCATTER, LST_RED_SUM, LST_DT_UINT64, 8, "ReduceScatter", "RING", "LL"},
-    {"ncclDevKernel_Reduce_Sum_f16_RING_LL", LST_OP_REDUCE, LST_RED_SUM, LST_DT_FLOAT16, 2, "Reduce", "RING", "LL"},
-    {"ncclDevKernel_AllGather_RING_LL", LST_OP_ALLGATHER, LST_RED_NONE, LST_DT_NONE, 0, "AllGather", "RING", "LL"},
-    {"ncclDevKernel_Broadcast_RING_LL", LST_OP_BCAST, LST_RED_NONE, LST_DT_NONE, 0, "Broadcast", "RING", "LL"},
+    {"ncclDevKernel_AllReduce_Sum_f32_RING_LL", LST_OP_ALLREDUCE, LST_RED_SUM, LST_DT_FLOAT32, 4, "AllReduce",
+     "RING", "LL"},
+    {"ncclDevKernel_AllReduce_Sum_bf16_TREE_LL", LST_OP_ALLREDUCE, LST_RED_SUM, LST_DT_BFLOAT16, 2,
+     "AllReduce", "TREE", "LL"},
+    {"ncclDevKernel_AllReduce_Sum_f8e4m3_RING_LL", LST_OP_ALLREDUCE, LST_RED_SUM, LST_DT_FP8_E4M3, 1,
+     "AllReduce", "RING", "LL"},
+    {"ncclDevKernel_ReduceScatter_Sum_u64_RING_LL", LST_OP_REDUCE_SCATTER, LST_RED_SUM, LST_DT_UINT64, 8,
+     "ReduceScatter", "RING", "LL"},
+    {"ncclDevKernel_Reduce_Sum_f16_RING_LL", LST_OP_REDUCE, LST_RED_SUM, LST_DT_FLOAT16, 2, "Reduce", "RING",
+     "LL"},
+    {"ncclDevKernel_AllGather_RING_LL", LST_OP_ALLGATHER, LST_RED_NONE, LST_DT_NONE, 0, "AllGather", "RING",
+     "LL"},
+    {"ncclDevKernel_Broadcast_RING_LL", LST_OP_BCAST, LST_RED_NONE, LST_DT_NONE, 0, "Broadcast", "RING",
+     "LL"},
     {"ncclDevKernel_SendRecv", LST_OP_UNKNOWN, LST_RED_NONE, LST_DT_NONE, 0, "SendRecv", "", ""},
     {"ncclDevKernel_Generic", LST_OP_UNKNOWN, LST_RED_NONE, LST_DT_NONE, 0, "Generic", "", ""},
-    {"ncclDevKernel_AllReduce_MinMax_f64_COLLNET_DIRECT_SIMPLE", LST_OP_ALLREDUCE, LST_RED_UNKNOWN, LST_DT_FLOAT64, 8, "AllReduce", "COLLNET_DIRECT", "SIMPLE"},
-    {"ncclDevKernel_AllReduce_SumPostDiv_u32_RING_LL128", LST_OP_ALLREDUCE, LST_RED_AVG, LST_DT_UINT32, 4, "AllReduce", "RING", "LL128"},
-    {"ncclDevKernel_AllReduce_PreMulSum_f32_RING_SIMPLE", LST_OP_ALLREDUCE, LST_RED_PREMULSUM, LST_DT_FLOAT32, 4, "AllReduce", "RING", "SIMPLE"},
-    {"ncclKernel_AllReduce_RING_LL_Sum_float", LST_OP_ALLREDUCE, LST_RED_SUM, LST_DT_FLOAT32, 4, "AllReduce", "RING", "LL"},
-    {"ncclKernel_AllReduce_TREE_LL128_Prod_int8_t", LST_OP_ALLREDUCE, LST_RED_PROD, LST_DT_INT8, 1, "AllReduce", "TREE", "LL128"},
-    {"ncclKernel_Reduce_RING_SIMPLE_Max___nv_bfloat16", LST_OP_REDUCE, LST_RED_MAX, LST_DT_BFLOAT16, 2, "Reduce", "RING", "SIMPLE"},
-    {"ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t", LST_OP_UNKNOWN, LST_RED_SUM, LST_DT_INT8, 1, "SendRecv", "RING", "SIMPLE"},
-    {"ncclSymkDevKernel_AllReduce_AGxLLMC_R_sum_bf16", LST_OP_ALLREDUCE, LST_RED_SUM, LST_DT_BFLOAT16, 2, "AllReduce", "AGxLLMC_R", ""},
+    {"ncclDevKernel_AllReduce_MinMax_f64_COLLNET_DIRECT_SIMPLE", LST_OP_ALLREDUCE, LST_RED_UNKNOWN,
+     LST_DT_FLOAT64, 8, "AllReduce", "COLLNET_DIRECT", "SIMPLE"},
+    {"ncclDevKernel_AllReduce_SumPostDiv_u32_RING_LL128", LST_OP_ALLREDUCE, LST_RED_AVG, LST_DT_UINT32, 4,
+     "AllReduce", "RING", "LL128"},
+    {"ncclDevKernel_AllReduce_PreMulSum_f32_RING_SIMPLE", LST_OP_ALLREDUCE, LST_RED_PREMULSUM, LST_DT_FLOAT32,
+     4, "AllReduce", "RING", "SIMPLE"},
+    {"ncclKernel_AllReduce_RING_LL_Sum_float", LST_OP_ALLREDUCE, LST_RED_SUM, LST_DT_FLOAT32, 4, "AllReduce",
+     "RING", "LL"},
+    {"ncclKernel_AllReduce_TREE_LL128_Prod_int8_t", LST_OP_ALLREDUCE, LST_RED_PROD, LST_DT_INT8, 1,
+     "AllReduce", "TREE", "LL128"},
+    {"ncclKernel_Reduce_RING_SIMPLE_Max___nv_bfloat16", LST_OP_REDUCE, LST_RED_MAX, LST_DT_BFLOAT16, 2,
+     "Reduce", "RING", "SIMPLE"},
+    {"ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t", LST_OP_UNKNOWN, LST_RED_SUM, LST_DT_INT8, 1, "SendRecv",
+     "RING", "SIMPLE"},
+    {"ncclSymkDevKernel_AllReduce_AGxLLMC_R_sum_bf16", LST_OP_ALLREDUCE, LST_RED_SUM, LST_DT_BFLOAT16, 2,
+     "AllReduce", "AGxLLMC_R", ""},
     {"ncclSymkDevKernel_AllGather_LL", LST_OP_ALLGATHER, LST_RED_NONE, LST_DT_NONE, 0, "AllGather", "", "LL"},
 };
 
@@ -69,20 +85,23 @@ TEST(KernelNames, PlainMangledAndDemangledSpellingsAgree) {
     KernelInfo plain, mangled, demangled;
     ASSERT_TRUE(parse_nccl_kernel(c.name, &plain)) << c.name;
     expect_case(c, plain, "plain");
-    std::string params = std::string(c.name).rfind("ncclSymk", 0) == 0 ? "21ncclSymkDevWorkArgs4K"
-                                                                       : "24ncclDevKernelArgsStorageILm4096EE";
+    std::string params = std::string(c.name).rfind("ncclSymk", 0) == 0
+                             ? "21ncclSymkDevWorkArgs4K"
+                             : "24ncclDevKernelArgsStorageILm4096EE";
     ASSERT_TRUE(parse_nccl_kernel(mangle(c.name, params), &mangled)) << c.name;
     expect_case(c, mangled, "mangled");
-    ASSERT_TRUE(parse_nccl_kernel(std::string("void ") + c.name + "(ncclDevKernelArgsStorage<4096ul>)", &demangled));
+    ASSERT_TRUE(
+        parse_nccl_kernel(std::string("void ") + c.name + "(ncclDevKernelArgsStorage<4096ul>)", &demangled));
     expect_case(c, demangled, "demangled");
   }
 }
 
 TEST(KernelNames, RejectsKernelsThatAreNotNcclCollectives) {
   KernelInfo k;
-  for (const char* name : {"", "_Z", "_Z0", "_Z10myKernelPf", "_Z999ncclDevKernel_AllReduce", "vectorAdd(float*)",
-                           "ncclDevKernel_", "ncclDevKernel_Frobnicate_f32", "ncclDevFunc_AllReduce_Sum_f32_RING_LL",
-                           "ncclDevKernelAllReduce", "_Z22ncclDevKernel_Generic"}) {
+  for (const char* name :
+       {"", "_Z", "_Z0", "_Z10myKernelPf", "_Z999ncclDevKernel_AllReduce", "vectorAdd(float*)",
+        "ncclDevKernel_", "ncclDevKernel_Frobnicate_f32", "ncclDevFunc_AllReduce_Sum_f32_RING_LL",
+        "ncclDevKernelAllReduce", "_Z22ncclDevKernel_Generic"}) {
     // The last one: the mangled length (22) runs past the end of the string.
     EXPECT_FALSE(parse_nccl_kernel(name, &k)) << name;
   }

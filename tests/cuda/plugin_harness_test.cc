@@ -44,7 +44,8 @@ class Plugin : public ::testing::Test {
     g_dir = tmpl;
     // The library reads its environment when it is loaded; a launcher's rank must not leak in.
     setenv("LOCKSTEP_TRACE_DIR", g_dir.c_str(), 1);
-    for (const char* v : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID", "LOCKSTEP_TRACE_CUPTI"})
+    for (const char* v :
+         {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID", "LOCKSTEP_TRACE_CUPTI"})
       unsetenv(v);
     // As NCCL loads a plugin named by NCCL_PROFILER_PLUGIN.
     void* lib = dlopen(LOCKSTEP_TRACE_LIB, RTLD_NOW | RTLD_LOCAL);
@@ -79,7 +80,8 @@ class Plugin : public ::testing::Test {
   static std::vector<size_t> collectives_on(const Trace& t, uint64_t comm) {
     std::vector<size_t> out;
     for (size_t i = 0; i < t.records.size(); ++i)
-      if (LST_WORD_KIND(t.records[i]->word) == LST_KIND_COLLECTIVE && t.records[i]->comm == comm) out.push_back(i);
+      if (LST_WORD_KIND(t.records[i]->word) == LST_KIND_COLLECTIVE && t.records[i]->comm == comm)
+        out.push_back(i);
     return out;
   }
   static const lst_record* device_of(const Trace& t, uint64_t id) {

@@ -139,7 +139,6 @@ TEST(Fork, AbandonedChildLeavesTheParentsTraceAlone) {
   EXPECT_EQ(t.end_id(), 2u);
 }
 
-
 // A trace with the defaults the tracer uses starts at 264 KiB of disk (header page, one metadata
 // page, 4,096 records) instead of 8 MiB, grows by doubling up to 4 MiB chunks, and the metadata region
 // gets blocks as strings arrive: every page a store reaches is backed first (no SIGBUS on a full disk).

@@ -367,7 +367,7 @@ TEST(CommitProtocol, SignalHandlerWritesBetweenRecordsOfItsOwnThread) {
   ASSERT_TRUE(w.open(c, err, sizeof err)) << err;
   g_signal_writer = &w;
   g_signals = 0;
-  struct sigaction sa {}, old {};
+  struct sigaction sa{}, old{};
   sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);
   ASSERT_EQ(sigaction(SIGUSR1, &sa, &old), 0);
@@ -503,7 +503,8 @@ TEST(Reader, TargetedCorruptionNamesTheByte) {
   expect_error(rec + 2 * 64 + 7, 99, rec + 2 * 64 + 7, "record 2 has unknown reduction op 99");
   expect_error(rec + 2 * 64 + 2, 9, rec + 2 * 64, "record 2 has invalid state 9");
   expect_error(rec + 1 * 64 + 60, 0xEE, rec + 64 + 60, "record 1 name refers to string");
-  expect_error(offsetof(lst_header, records_offset) + 7, 0x40, offsetof(lst_header, records_offset), "records offset");
+  expect_error(offsetof(lst_header, records_offset) + 7, 0x40, offsetof(lst_header, records_offset),
+               "records offset");
   // Integrity checks (LST_HDR_CHECKED): a fixed header field, a string's payload, a module's range.
   expect_error(offsetof(lst_header, cmdline) + 3, 0x7f, offsetof(lst_header, header_check),
                "header does not match");
@@ -548,8 +549,9 @@ TEST(Reader, RandomCorruptionNeverCrashes) {
     const int flips = 1 + int(rng() % 4);
     for (int f = 0; f < flips; ++f) {
       size_t region = rng() % 3;
-      size_t at = region == 0 ? rng() % 256 : region == 1 ? 4096 + rng() % (meta_end - 4096)
-                                                          : t0.header().records_offset + rng() % (rec_end - t0.header().records_offset);
+      size_t at = region == 0   ? rng() % 256
+                  : region == 1 ? 4096 + rng() % (meta_end - 4096)
+                                : t0.header().records_offset + rng() % (rec_end - t0.header().records_offset);
       b[at] = char(rng());
     }
     write_all(bad, b);

@@ -9,7 +9,9 @@
 
 namespace {
 
-__attribute__((noinline)) uint64_t caller() { return reinterpret_cast<uint64_t>(__builtin_return_address(0)); }
+__attribute__((noinline)) uint64_t caller() {
+  return reinterpret_cast<uint64_t>(__builtin_return_address(0));
+}
 
 bool write_one(const std::string& dir, const char* tag, uint64_t ring, int repeats, bool records) {
   using namespace lockstep;

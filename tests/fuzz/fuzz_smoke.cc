@@ -1,11 +1,11 @@
 // Runs the fuzz target's entry function without libFuzzer (so the ordinary g++ build exercises it):
 // every seed as is, then deterministic mutations of them (byte flips, boundary values in the header,
 // truncations, grown lengths).
+#include <dirent.h>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <dirent.h>
 #include <fstream>
 #include <iterator>
 #include <random>
@@ -35,8 +35,8 @@ int main(int argc, char** argv) {
   for (const auto& s : seeds) LLVMFuzzerTestOneInput(reinterpret_cast<const uint8_t*>(s.data()), s.size());
   const long n = std::strtol(argv[2], nullptr, 10);
   std::mt19937_64 rng(20261202);
-  static const uint64_t kEdges[] = {0, 1, 63, 64, 4095, 4096, 0x7FFFFFFF, 0xFFFFFFFF, 0xFFFFFFFFFFFFFFFFull,
-                                    1ull << 40, 1ull << 63};
+  static const uint64_t kEdges[] = {
+      0, 1, 63, 64, 4095, 4096, 0x7FFFFFFF, 0xFFFFFFFF, 0xFFFFFFFFFFFFFFFFull, 1ull << 40, 1ull << 63};
   for (long i = 0; i < n; ++i) {
     std::string b = seeds[rng() % seeds.size()];
     switch (rng() % 4) {

@@ -16,21 +16,21 @@
 #include <cstring>
 #include <vector>
 
-#define CUDA_OK(call)                                                                              \
-  do {                                                                                             \
-    cudaError_t e_ = (call);                                                                       \
-    if (e_ != cudaSuccess) {                                                                       \
-      std::fprintf(stderr, "nccl_all_collectives: %s: %s\n", #call, cudaGetErrorString(e_));       \
-      return 1;                                                                                    \
-    }                                                                                              \
+#define CUDA_OK(call)                                                                        \
+  do {                                                                                       \
+    cudaError_t e_ = (call);                                                                 \
+    if (e_ != cudaSuccess) {                                                                 \
+      std::fprintf(stderr, "nccl_all_collectives: %s: %s\n", #call, cudaGetErrorString(e_)); \
+      return 1;                                                                              \
+    }                                                                                        \
   } while (0)
-#define NCCL_OK(call)                                                                              \
-  do {                                                                                             \
-    ncclResult_t r_ = (call);                                                                      \
-    if (r_ != ncclSuccess) {                                                                       \
-      std::fprintf(stderr, "nccl_all_collectives: %s: %s\n", #call, ncclGetErrorString(r_));       \
-      return 1;                                                                                    \
-    }                                                                                              \
+#define NCCL_OK(call)                                                                        \
+  do {                                                                                       \
+    ncclResult_t r_ = (call);                                                                \
+    if (r_ != ncclSuccess) {                                                                 \
+      std::fprintf(stderr, "nccl_all_collectives: %s: %s\n", #call, ncclGetErrorString(r_)); \
+      return 1;                                                                              \
+    }                                                                                        \
   } while (0)
 
 static double now_ns() {
@@ -41,20 +41,20 @@ static double now_ns() {
 
 // Every NCCL entry point used, resolved once: through the normal symbol lookup (an LD_PRELOADed
 // interposer first) or, with --bypass, from libnccl.so.2's own handle.
-#define NCCL_FUNCS(X) \
-  X(ncclCommInitAll) \
-  X(ncclCommDestroy) \
-  X(ncclAllReduce) \
-  X(ncclBroadcast) \
-  X(ncclReduce) \
-  X(ncclAllGather) \
+#define NCCL_FUNCS(X)  \
+  X(ncclCommInitAll)   \
+  X(ncclCommDestroy)   \
+  X(ncclAllReduce)     \
+  X(ncclBroadcast)     \
+  X(ncclReduce)        \
+  X(ncclAllGather)     \
   X(ncclReduceScatter) \
-  X(ncclAlltoAll) \
-  X(ncclGather) \
-  X(ncclScatter) \
-  X(ncclSend) \
-  X(ncclRecv) \
-  X(ncclGroupStart) \
+  X(ncclAlltoAll)      \
+  X(ncclGather)        \
+  X(ncclScatter)       \
+  X(ncclSend)          \
+  X(ncclRecv)          \
+  X(ncclGroupStart)    \
   X(ncclGroupEnd)
 #define DECLARE(fn) static decltype(&::fn) p_##fn = nullptr;
 NCCL_FUNCS(DECLARE)
@@ -148,14 +148,15 @@ int main(int argc, char** argv) {
     double e2e0 = now_ns();
     for (long done = 0; done < bench; done += kBatch) {
       double t0 = now_ns();
-      for (long i = 0; i < kBatch; ++i) NCCL_OK(ncclAllReduce(send, recv, 256, ncclFloat32, ncclSum, comm, s));
+      for (long i = 0; i < kBatch; ++i)
+        NCCL_OK(ncclAllReduce(send, recv, 256, ncclFloat32, ncclSum, comm, s));
       per_call.push_back((now_ns() - t0) / kBatch);
       CUDA_OK(cudaStreamSynchronize(s));
     }
     double e2e = (now_ns() - e2e0) / static_cast<double>(bench);
     std::sort(per_call.begin(), per_call.end());
-    std::printf("bench calls=%ld host_ns_per_call=%.0f e2e_ns_per_call=%.0f\n", bench, per_call[per_call.size() / 2],
-                e2e);
+    std::printf("bench calls=%ld host_ns_per_call=%.0f e2e_ns_per_call=%.0f\n", bench,
+                per_call[per_call.size() / 2], e2e);
   }
   NCCL_OK(ncclCommDestroy(comm));
   CUDA_OK(cudaFree(send));

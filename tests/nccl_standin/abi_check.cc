@@ -21,8 +21,8 @@ static_assert(abi::kInt8 == ncclInt8 && abi::kUint8 == ncclUint8 && abi::kInt32 
               abi::kFloat16 == ncclFloat16 && abi::kFloat32 == ncclFloat32 && abi::kFloat64 == ncclFloat64 &&
               abi::kBfloat16 == ncclBfloat16 && abi::kFloat8e4m3 == ncclFloat8e4m3 &&
               abi::kFloat8e5m2 == ncclFloat8e5m2 && abi::kNumTypes == ncclNumTypes);
-static_assert(abi::kSum == ncclSum && abi::kProd == ncclProd && abi::kMax == ncclMax && abi::kMin == ncclMin &&
-              abi::kAvg == ncclAvg && abi::kNumOps == ncclNumOps);
+static_assert(abi::kSum == ncclSum && abi::kProd == ncclProd && abi::kMax == ncclMax &&
+              abi::kMin == ncclMin && abi::kAvg == ncclAvg && abi::kNumOps == ncclNumOps);
 static_assert(abi::kSplitNoColor == NCCL_SPLIT_NOCOLOR);
 static_assert(offsetof(abi::ConfigPrefix, magic) == offsetof(ncclConfig_t, magic) &&
               offsetof(abi::ConfigPrefix, commName) == offsetof(ncclConfig_t, commName) &&

@@ -45,8 +45,9 @@ int main(int argc, char** argv) {
     float x = 1;
     const ncclResult_t ar_rc = ncclAllReduce(&x, &x, 1, ncclFloat32, ncclSum, comm, nullptr);
     const ncclResult_t send_rc = ncclSend(&x, 1, ncclFloat32, 0, comm, nullptr);
-    std::printf("ncclGetUniqueId %d\nncclCommInitRank %d %s\nncclCommInitAll %d\nncclAllReduce %d\nncclSend %d\n",
-                int(id_rc), int(init_rc), comm ? "comm" : "no comm", int(all_rc), int(ar_rc), int(send_rc));
+    std::printf(
+        "ncclGetUniqueId %d\nncclCommInitRank %d %s\nncclCommInitAll %d\nncclAllReduce %d\nncclSend %d\n",
+        int(id_rc), int(init_rc), comm ? "comm" : "no comm", int(all_rc), int(ar_rc), int(send_rc));
     return 0;
 #else
     std::fprintf(stderr, "%s: built without the real NCCL\n", argv[0]);

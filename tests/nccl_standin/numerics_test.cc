@@ -17,24 +17,24 @@ namespace {
 
 int g_rank = 0, g_size = 1, g_failures = 0;
 
-#define EXPECT(cond, ...)                                              \
-  do {                                                                 \
-    if (!(cond)) {                                                     \
-      if (g_failures++ < 20) {                                         \
+#define EXPECT(cond, ...)                                                     \
+  do {                                                                        \
+    if (!(cond)) {                                                            \
+      if (g_failures++ < 20) {                                                \
         std::fprintf(stderr, "rank %d: %s:%d: ", g_rank, __FILE__, __LINE__); \
-        std::fprintf(stderr, __VA_ARGS__);                             \
-        std::fputc('\n', stderr);                                      \
-      }                                                                \
-    }                                                                  \
+        std::fprintf(stderr, __VA_ARGS__);                                    \
+        std::fputc('\n', stderr);                                             \
+      }                                                                       \
+    }                                                                         \
   } while (0)
 
-#define NCCL_OK(call)                                                                        \
-  do {                                                                                       \
-    ncclResult_t rc_ = (call);                                                               \
-    if (rc_ != ncclSuccess) {                                                                \
+#define NCCL_OK(call)                                                                           \
+  do {                                                                                          \
+    ncclResult_t rc_ = (call);                                                                  \
+    if (rc_ != ncclSuccess) {                                                                   \
       std::fprintf(stderr, "rank %d: %s failed: %s\n", g_rank, #call, ncclGetErrorString(rc_)); \
-      MPI_Abort(MPI_COMM_WORLD, 3);                                                          \
-    }                                                                                        \
+      MPI_Abort(MPI_COMM_WORLD, 3);                                                             \
+    }                                                                                           \
   } while (0)
 
 // The element types as this test sees them: width, and how a value is written and read back.
@@ -50,12 +50,18 @@ struct Type {
   bool fn;                 // e4m3: no infinities
 };
 const Type kTypes[] = {
-    {ncclInt8, "int8", 1, true, false, 0, 0, false},        {ncclUint8, "uint8", 1, false, false, 0, 0, false},
-    {ncclInt32, "int32", 4, true, false, 0, 0, false},      {ncclUint32, "uint32", 4, false, false, 0, 0, false},
-    {ncclInt64, "int64", 8, true, false, 0, 0, false},      {ncclUint64, "uint64", 8, false, false, 0, 0, false},
-    {ncclFloat16, "half", 2, true, true, 5, 10, false},     {ncclFloat32, "float", 4, true, true, 0, 0, false},
-    {ncclFloat64, "double", 8, true, true, 0, 0, false},    {ncclBfloat16, "bfloat16", 2, true, true, 8, 7, false},
-    {ncclFloat8e4m3, "fp8e4m3", 1, true, true, 4, 3, true}, {ncclFloat8e5m2, "fp8e5m2", 1, true, true, 5, 2, false},
+    {ncclInt8, "int8", 1, true, false, 0, 0, false},
+    {ncclUint8, "uint8", 1, false, false, 0, 0, false},
+    {ncclInt32, "int32", 4, true, false, 0, 0, false},
+    {ncclUint32, "uint32", 4, false, false, 0, 0, false},
+    {ncclInt64, "int64", 8, true, false, 0, 0, false},
+    {ncclUint64, "uint64", 8, false, false, 0, 0, false},
+    {ncclFloat16, "half", 2, true, true, 5, 10, false},
+    {ncclFloat32, "float", 4, true, true, 0, 0, false},
+    {ncclFloat64, "double", 8, true, true, 0, 0, false},
+    {ncclBfloat16, "bfloat16", 2, true, true, 8, 7, false},
+    {ncclFloat8e4m3, "fp8e4m3", 1, true, true, 4, 3, true},
+    {ncclFloat8e5m2, "fp8e5m2", 1, true, true, 5, 2, false},
 };
 
 // Small integer -> narrow float bits, exact for |v| <= 16 in every format used here.
@@ -75,39 +81,122 @@ double narrow_to_double(uint32_t bits, const Type& ty) {
   const uint32_t e = (bits >> ty.man_bits) & ((1u << ty.exp_bits) - 1);
   const uint32_t m = bits & ((1u << ty.man_bits) - 1);
   const bool neg = bits >> (ty.exp_bits + ty.man_bits) & 1;
-  double mag = e == 0 ? std::ldexp(m, 1 - bias - ty.man_bits) : std::ldexp(1.0 + std::ldexp(m, -ty.man_bits), int(e) - bias);
+  double mag = e == 0 ? std::ldexp(m, 1 - bias - ty.man_bits)
+                      : std::ldexp(1.0 + std::ldexp(m, -ty.man_bits), int(e) - bias);
   return neg ? -mag : mag;
 }
 
 void put(uint8_t* buf, size_t i, const Type& ty, int v) {
   uint8_t* p = buf + i * ty.size;
   switch (ty.t) {
-    case ncclInt8: { int8_t x = int8_t(v); std::memcpy(p, &x, 1); break; }
-    case ncclUint8: { uint8_t x = uint8_t(v); std::memcpy(p, &x, 1); break; }
-    case ncclInt32: { int32_t x = v; std::memcpy(p, &x, 4); break; }
-    case ncclUint32: { uint32_t x = uint32_t(v); std::memcpy(p, &x, 4); break; }
-    case ncclInt64: { int64_t x = v; std::memcpy(p, &x, 8); break; }
-    case ncclUint64: { uint64_t x = uint64_t(v); std::memcpy(p, &x, 8); break; }
-    case ncclFloat32: { float x = float(v); std::memcpy(p, &x, 4); break; }
-    case ncclFloat64: { double x = v; std::memcpy(p, &x, 8); break; }
-    case ncclFloat16: case ncclBfloat16: { uint16_t x = uint16_t(narrow_from_int(v, ty)); std::memcpy(p, &x, 2); break; }
-    default: { uint8_t x = uint8_t(narrow_from_int(v, ty)); std::memcpy(p, &x, 1); break; }
+    case ncclInt8: {
+      int8_t x = int8_t(v);
+      std::memcpy(p, &x, 1);
+      break;
+    }
+    case ncclUint8: {
+      uint8_t x = uint8_t(v);
+      std::memcpy(p, &x, 1);
+      break;
+    }
+    case ncclInt32: {
+      int32_t x = v;
+      std::memcpy(p, &x, 4);
+      break;
+    }
+    case ncclUint32: {
+      uint32_t x = uint32_t(v);
+      std::memcpy(p, &x, 4);
+      break;
+    }
+    case ncclInt64: {
+      int64_t x = v;
+      std::memcpy(p, &x, 8);
+      break;
+    }
+    case ncclUint64: {
+      uint64_t x = uint64_t(v);
+      std::memcpy(p, &x, 8);
+      break;
+    }
+    case ncclFloat32: {
+      float x = float(v);
+      std::memcpy(p, &x, 4);
+      break;
+    }
+    case ncclFloat64: {
+      double x = v;
+      std::memcpy(p, &x, 8);
+      break;
+    }
+    case ncclFloat16:
+    case ncclBfloat16: {
+      uint16_t x = uint16_t(narrow_from_int(v, ty));
+      std::memcpy(p, &x, 2);
+      break;
+    }
+    default: {
+      uint8_t x = uint8_t(narrow_from_int(v, ty));
+      std::memcpy(p, &x, 1);
+      break;
+    }
   }
 }
 
 double get(const uint8_t* buf, size_t i, const Type& ty) {
   const uint8_t* p = buf + i * ty.size;
   switch (ty.t) {
-    case ncclInt8: { int8_t x; std::memcpy(&x, p, 1); return x; }
-    case ncclUint8: { uint8_t x; std::memcpy(&x, p, 1); return x; }
-    case ncclInt32: { int32_t x; std::memcpy(&x, p, 4); return x; }
-    case ncclUint32: { uint32_t x; std::memcpy(&x, p, 4); return x; }
-    case ncclInt64: { int64_t x; std::memcpy(&x, p, 8); return double(x); }
-    case ncclUint64: { uint64_t x; std::memcpy(&x, p, 8); return double(x); }
-    case ncclFloat32: { float x; std::memcpy(&x, p, 4); return x; }
-    case ncclFloat64: { double x; std::memcpy(&x, p, 8); return x; }
-    case ncclFloat16: case ncclBfloat16: { uint16_t x; std::memcpy(&x, p, 2); return narrow_to_double(x, ty); }
-    default: { uint8_t x; std::memcpy(&x, p, 1); return narrow_to_double(x, ty); }
+    case ncclInt8: {
+      int8_t x;
+      std::memcpy(&x, p, 1);
+      return x;
+    }
+    case ncclUint8: {
+      uint8_t x;
+      std::memcpy(&x, p, 1);
+      return x;
+    }
+    case ncclInt32: {
+      int32_t x;
+      std::memcpy(&x, p, 4);
+      return x;
+    }
+    case ncclUint32: {
+      uint32_t x;
+      std::memcpy(&x, p, 4);
+      return x;
+    }
+    case ncclInt64: {
+      int64_t x;
+      std::memcpy(&x, p, 8);
+      return double(x);
+    }
+    case ncclUint64: {
+      uint64_t x;
+      std::memcpy(&x, p, 8);
+      return double(x);
+    }
+    case ncclFloat32: {
+      float x;
+      std::memcpy(&x, p, 4);
+      return x;
+    }
+    case ncclFloat64: {
+      double x;
+      std::memcpy(&x, p, 8);
+      return x;
+    }
+    case ncclFloat16:
+    case ncclBfloat16: {
+      uint16_t x;
+      std::memcpy(&x, p, 2);
+      return narrow_to_double(x, ty);
+    }
+    default: {
+      uint8_t x;
+      std::memcpy(&x, p, 1);
+      return narrow_to_double(x, ty);
+    }
   }
 }
 
@@ -115,7 +204,8 @@ struct RedOp {
   ncclRedOp_t op;
   const char* name;
 };
-const RedOp kOps[] = {{ncclSum, "sum"}, {ncclProd, "prod"}, {ncclMax, "max"}, {ncclMin, "min"}, {ncclAvg, "avg"}};
+const RedOp kOps[] = {
+    {ncclSum, "sum"}, {ncclProd, "prod"}, {ncclMax, "max"}, {ncclMin, "min"}, {ncclAvg, "avg"}};
 
 // Input element i of rank r for a reduction: small integers whose sums and products stay exact.
 int input(int r, size_t i, const Type& ty, ncclRedOp_t op) {
@@ -131,11 +221,21 @@ double reference(size_t i, const Type& ty, ncclRedOp_t op, int nranks) {
   for (int r = 1; r < nranks; ++r) {
     const double v = input(r, i, ty, op);
     switch (op) {
-      case ncclSum: case ncclAvg: acc += v; break;
-      case ncclProd: acc *= v; break;
-      case ncclMax: acc = std::max(acc, v); break;
-      case ncclMin: acc = std::min(acc, v); break;
-      default: break;
+      case ncclSum:
+      case ncclAvg:
+        acc += v;
+        break;
+      case ncclProd:
+        acc *= v;
+        break;
+      case ncclMax:
+        acc = std::max(acc, v);
+        break;
+      case ncclMin:
+        acc = std::min(acc, v);
+        break;
+      default:
+        break;
     }
   }
   if (op == ncclAvg) acc = ty.is_float ? acc / nranks : std::trunc(acc / nranks);
@@ -149,10 +249,12 @@ bool close(double got, double want, const Type& ty) {
   return std::fabs(got - want) <= std::fabs(want) * std::ldexp(1.0, -man) + 1e-300;
 }
 
-void check_reduced(const char* what, const uint8_t* out, size_t first, size_t count, const Type& ty, const RedOp& op) {
+void check_reduced(const char* what, const uint8_t* out, size_t first, size_t count, const Type& ty,
+                   const RedOp& op) {
   for (size_t i = 0; i < count; ++i) {
     const double want = reference(first + i, ty, op.op, g_size), got = get(out, i, ty);
-    EXPECT(close(got, want, ty), "%s %s %s: element %zu is %g, want %g", what, ty.name, op.name, first + i, got, want);
+    EXPECT(close(got, want, ty), "%s %s %s: element %zu is %g, want %g", what, ty.name, op.name, first + i,
+           got, want);
   }
 }
 
@@ -223,7 +325,8 @@ void test_data_movement(ncclComm_t comm) {
       if (me == root) {
         for (int r = 0; r < g_size; ++r) {
           fill(want, r, 0);
-          EXPECT(std::memcmp(out.data() + r * bytes, want.data(), bytes) == 0, "gather %s root %d block %d", ty.name, root, r);
+          EXPECT(std::memcmp(out.data() + r * bytes, want.data(), bytes) == 0, "gather %s root %d block %d",
+                 ty.name, root, r);
         }
       }
 
@@ -232,7 +335,8 @@ void test_data_movement(ncclComm_t comm) {
       fill(src, root, 0);
       std::fill(got.begin(), got.end(), 0);
       NCCL_OK(ncclScatter(src.data(), got.data(), n, ty.t, root, comm, nullptr));
-      EXPECT(std::memcmp(got.data(), src.data() + me * bytes, bytes) == 0, "scatter %s root %d", ty.name, root);
+      EXPECT(std::memcmp(got.data(), src.data() + me * bytes, bytes) == 0, "scatter %s root %d", ty.name,
+             root);
     }
 
     std::fill(out.begin(), out.end(), 0);
@@ -240,7 +344,8 @@ void test_data_movement(ncclComm_t comm) {
     for (int r = 0; r < g_size; ++r) {
       std::vector<uint8_t> want(bytes);
       fill(want, r, 0);
-      EXPECT(std::memcmp(out.data() + r * bytes, want.data(), bytes) == 0, "allgather %s block %d", ty.name, r);
+      EXPECT(std::memcmp(out.data() + r * bytes, want.data(), bytes) == 0, "allgather %s block %d", ty.name,
+             r);
     }
     std::vector<uint8_t> ag(bytes * g_size, 0);
     std::memcpy(ag.data() + me * bytes, mine.data(), bytes);
@@ -253,7 +358,8 @@ void test_data_movement(ncclComm_t comm) {
     for (int r = 0; r < g_size; ++r) {
       std::vector<uint8_t> src(bytes * g_size);
       fill(src, r, 0);
-      EXPECT(std::memcmp(out.data() + r * bytes, src.data() + me * bytes, bytes) == 0, "alltoall %s block %d", ty.name, r);
+      EXPECT(std::memcmp(out.data() + r * bytes, src.data() + me * bytes, bytes) == 0, "alltoall %s block %d",
+             ty.name, r);
     }
   }
 }
@@ -343,12 +449,15 @@ void test_management(ncclComm_t world) {
 
   // Errors come back as codes with a message, never as a crash.
   int32_t x = 0;
-  EXPECT(ncclAllReduce(&x, &x, 1, ncclNumTypes, ncclSum, world, nullptr) == ncclInvalidArgument, "bad dtype accepted");
+  EXPECT(ncclAllReduce(&x, &x, 1, ncclNumTypes, ncclSum, world, nullptr) == ncclInvalidArgument,
+         "bad dtype accepted");
   EXPECT(std::strlen(ncclGetLastError(world)) > 0, "no last error text");
   EXPECT(ncclBcast(&x, 1, ncclInt32, g_size, world, nullptr) == ncclInvalidArgument, "bad root accepted");
-  EXPECT(ncclAllReduce(&x, &x, 1, ncclInt32, ncclNumOps, world, nullptr) == ncclInvalidArgument, "bad op accepted");
+  EXPECT(ncclAllReduce(&x, &x, 1, ncclInt32, ncclNumOps, world, nullptr) == ncclInvalidArgument,
+         "bad op accepted");
   EXPECT(ncclGroupEnd() == ncclInvalidUsage, "GroupEnd outside a group accepted");
-  EXPECT(std::string(ncclGetErrorString(ncclUnhandledCudaError)).find("cuda") != std::string::npos, "error string");
+  EXPECT(std::string(ncclGetErrorString(ncclUnhandledCudaError)).find("cuda") != std::string::npos,
+         "error string");
 }
 
 }  // namespace
@@ -365,7 +474,8 @@ int main(int argc, char** argv) {
   MPI_Bcast(&id_a, sizeof id_a, MPI_BYTE, 0, MPI_COMM_WORLD);
   MPI_Bcast(&id_b, sizeof id_b, MPI_BYTE, g_size - 1, MPI_COMM_WORLD);
   if (std::memcmp(id_a.internal, "LSNCCLID", 8) != 0) {
-    std::fprintf(stderr, "rank %d: the unique id is not the stand-in's: is the real libnccl.so.2 loaded?\n", g_rank);
+    std::fprintf(stderr, "rank %d: the unique id is not the stand-in's: is the real libnccl.so.2 loaded?\n",
+                 g_rank);
     MPI_Abort(MPI_COMM_WORLD, 3);
   }
   ncclComm_t a = nullptr, b = nullptr;

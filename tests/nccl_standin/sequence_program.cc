@@ -27,8 +27,8 @@ void check(ncclResult_t rc, const char* what, int line) {
 }
 
 // The trace's spelling of NCCL's dtypes and ops, as the trace format documents them.
-const int kLstDtype[] = {LST_DT_INT8,    LST_DT_UINT8,   LST_DT_INT32,    LST_DT_UINT32,
-                         LST_DT_INT64,   LST_DT_UINT64,  LST_DT_FLOAT16,  LST_DT_FLOAT32,
+const int kLstDtype[] = {LST_DT_INT8,    LST_DT_UINT8,    LST_DT_INT32,    LST_DT_UINT32,
+                         LST_DT_INT64,   LST_DT_UINT64,   LST_DT_FLOAT16,  LST_DT_FLOAT32,
                          LST_DT_FLOAT64, LST_DT_BFLOAT16, LST_DT_FP8_E4M3, LST_DT_FP8_E5M2};
 const int kDtypeSize[] = {1, 1, 4, 4, 8, 8, 2, 4, 8, 2, 1, 1};
 const int kLstRedop[] = {LST_RED_SUM, LST_RED_PROD, LST_RED_MAX, LST_RED_MIN, LST_RED_AVG};
@@ -68,8 +68,20 @@ struct Comm {
   int rank = -1;
 };
 
-enum Kind { kAllReduce, kBroadcast, kBcast, kReduce, kAllGather, kReduceScatter, kAlltoAll, kGather, kScatter,
-            kRing, kNestedGroup, kKinds };
+enum Kind {
+  kAllReduce,
+  kBroadcast,
+  kBcast,
+  kReduce,
+  kAllGather,
+  kReduceScatter,
+  kAlltoAll,
+  kGather,
+  kScatter,
+  kRing,
+  kNestedGroup,
+  kKinds
+};
 
 std::vector<uint8_t> g_send(64 * 8 * 4), g_recv(64 * 8 * 4);
 
@@ -87,15 +99,41 @@ void step(Rng& rng, Comm* comms) {
   void* r = g_recv.data();
   ncclComm_t k = c.comm;
   switch (kind) {
-    case kAllReduce: coll(c.label, LST_OP_ALLREDUCE, count, dt, redop, LST_NONE, false, AT(ncclAllReduce(s, r, count, dt, op, k, nullptr))); break;
-    case kBroadcast: coll(c.label, LST_OP_BCAST, count, dt, -1, root, false, AT(ncclBroadcast(s, r, count, dt, root, k, nullptr))); break;
-    case kBcast: coll(c.label, LST_OP_BCAST, count, dt, -1, root, false, AT(ncclBcast(r, count, dt, root, k, nullptr))); break;
-    case kReduce: coll(c.label, LST_OP_REDUCE, count, dt, redop, root, false, AT(ncclReduce(s, r, count, dt, op, root, k, nullptr))); break;
-    case kAllGather: coll(c.label, LST_OP_ALLGATHER, count, dt, -1, LST_NONE, false, AT(ncclAllGather(s, r, count, dt, k, nullptr))); break;
-    case kReduceScatter: coll(c.label, LST_OP_REDUCE_SCATTER, count, dt, redop, LST_NONE, false, AT(ncclReduceScatter(s, r, count, dt, op, k, nullptr))); break;
-    case kAlltoAll: coll(c.label, LST_OP_ALLTOALL, count, dt, -1, LST_NONE, false, AT(ncclAlltoAll(s, r, count, dt, k, nullptr))); break;
-    case kGather: coll(c.label, LST_OP_GATHER, count, dt, -1, root, false, AT(ncclGather(s, r, count, dt, root, k, nullptr))); break;
-    case kScatter: coll(c.label, LST_OP_SCATTER, count, dt, -1, root, false, AT(ncclScatter(s, r, count, dt, root, k, nullptr))); break;
+    case kAllReduce:
+      coll(c.label, LST_OP_ALLREDUCE, count, dt, redop, LST_NONE, false,
+           AT(ncclAllReduce(s, r, count, dt, op, k, nullptr)));
+      break;
+    case kBroadcast:
+      coll(c.label, LST_OP_BCAST, count, dt, -1, root, false,
+           AT(ncclBroadcast(s, r, count, dt, root, k, nullptr)));
+      break;
+    case kBcast:
+      coll(c.label, LST_OP_BCAST, count, dt, -1, root, false, AT(ncclBcast(r, count, dt, root, k, nullptr)));
+      break;
+    case kReduce:
+      coll(c.label, LST_OP_REDUCE, count, dt, redop, root, false,
+           AT(ncclReduce(s, r, count, dt, op, root, k, nullptr)));
+      break;
+    case kAllGather:
+      coll(c.label, LST_OP_ALLGATHER, count, dt, -1, LST_NONE, false,
+           AT(ncclAllGather(s, r, count, dt, k, nullptr)));
+      break;
+    case kReduceScatter:
+      coll(c.label, LST_OP_REDUCE_SCATTER, count, dt, redop, LST_NONE, false,
+           AT(ncclReduceScatter(s, r, count, dt, op, k, nullptr)));
+      break;
+    case kAlltoAll:
+      coll(c.label, LST_OP_ALLTOALL, count, dt, -1, LST_NONE, false,
+           AT(ncclAlltoAll(s, r, count, dt, k, nullptr)));
+      break;
+    case kGather:
+      coll(c.label, LST_OP_GATHER, count, dt, -1, root, false,
+           AT(ncclGather(s, r, count, dt, root, k, nullptr)));
+      break;
+    case kScatter:
+      coll(c.label, LST_OP_SCATTER, count, dt, -1, root, false,
+           AT(ncclScatter(s, r, count, dt, root, k, nullptr)));
+      break;
     case kRing: {  // both neighbours in one group: deadlocks unless the group runs them together
       const int next = (c.rank + 1) % c.size, prev = (c.rank + c.size - 1) % c.size;
       mark(LST_MARK_NCCL_GROUP_START, 1, AT(ncclGroupStart()));
@@ -106,14 +144,17 @@ void step(Rng& rng, Comm* comms) {
     }
     case kNestedGroup: {
       mark(LST_MARK_NCCL_GROUP_START, 1, AT(ncclGroupStart()));
-      coll(c.label, LST_OP_ALLREDUCE, count, dt, redop, LST_NONE, true, AT(ncclAllReduce(s, r, count, dt, op, k, nullptr)));
+      coll(c.label, LST_OP_ALLREDUCE, count, dt, redop, LST_NONE, true,
+           AT(ncclAllReduce(s, r, count, dt, op, k, nullptr)));
       mark(LST_MARK_NCCL_GROUP_START, 2, AT(ncclGroupStart()));
-      coll(c.label, LST_OP_ALLGATHER, count, dt, -1, LST_NONE, true, AT(ncclAllGather(s, r, count, dt, k, nullptr)));
+      coll(c.label, LST_OP_ALLGATHER, count, dt, -1, LST_NONE, true,
+           AT(ncclAllGather(s, r, count, dt, k, nullptr)));
       mark(LST_MARK_NCCL_GROUP_END, 1, AT(ncclGroupEnd()));
       mark(LST_MARK_NCCL_GROUP_END, 0, AT(ncclGroupEnd()));
       break;
     }
-    default: break;
+    default:
+      break;
   }
 }
 
@@ -140,23 +181,28 @@ int main(int argc, char** argv) {
   ncclUniqueId id_a, id_b;
   if (g_rank == 0) check(ncclGetUniqueId(&id_a), "ncclGetUniqueId", __LINE__);
   if (g_rank == 3) check(ncclGetUniqueId(&id_b), "ncclGetUniqueId", __LINE__);
-  std::fprintf(g_out, "mpi %d %d\n", LST_OP_BCAST, (MPI_Bcast(&id_a, sizeof id_a, MPI_BYTE, 0, MPI_COMM_WORLD), __LINE__));
-  std::fprintf(g_out, "mpi %d %d\n", LST_OP_BCAST, (MPI_Bcast(&id_b, sizeof id_b, MPI_BYTE, 3, MPI_COMM_WORLD), __LINE__));
+  std::fprintf(g_out, "mpi %d %d\n", LST_OP_BCAST,
+               (MPI_Bcast(&id_a, sizeof id_a, MPI_BYTE, 0, MPI_COMM_WORLD), __LINE__));
+  std::fprintf(g_out, "mpi %d %d\n", LST_OP_BCAST,
+               (MPI_Bcast(&id_b, sizeof id_b, MPI_BYTE, 3, MPI_COMM_WORLD), __LINE__));
 
   Comm comms[3] = {{'A'}, {'B'}, {'S'}};
   comms[0].size = 4;
   comms[0].rank = g_rank;
-  comm_event('A', LST_COMM_NCCL_INIT_RANK, 4, g_rank, LST_NONE, AT(ncclCommInitRank(&comms[0].comm, 4, id_a, g_rank)));
+  comm_event('A', LST_COMM_NCCL_INIT_RANK, 4, g_rank, LST_NONE,
+             AT(ncclCommInitRank(&comms[0].comm, 4, id_a, g_rank)));
   if (g_rank != 0) {
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
     config.commName = "B";
     comms[1].size = 3;
     comms[1].rank = 3 - g_rank;
-    comm_event('B', LST_COMM_NCCL_INIT_RANK, 3, 3 - g_rank, LST_NONE, AT(ncclCommInitRankConfig(&comms[1].comm, 3, id_b, 3 - g_rank, &config)));
+    comm_event('B', LST_COMM_NCCL_INIT_RANK, 3, 3 - g_rank, LST_NONE,
+               AT(ncclCommInitRankConfig(&comms[1].comm, 3, id_b, 3 - g_rank, &config)));
   }
   comms[2].size = 2;
   comms[2].rank = g_rank / 2;
-  comm_event('S', LST_COMM_NCCL_SPLIT, 2, g_rank / 2, g_rank % 2, AT(ncclCommSplit(comms[0].comm, g_rank % 2, g_rank, &comms[2].comm, nullptr)));
+  comm_event('S', LST_COMM_NCCL_SPLIT, 2, g_rank / 2, g_rank % 2,
+             AT(ncclCommSplit(comms[0].comm, g_rank % 2, g_rank, &comms[2].comm, nullptr)));
 
   Rng rng{20250611};
   for (int i = 0; i < steps; ++i) step(rng, comms);
@@ -164,7 +210,8 @@ int main(int argc, char** argv) {
   comm_event('S', LST_COMM_NCCL_DESTROY, 2, g_rank / 2, LST_NONE, AT(ncclCommDestroy(comms[2].comm)));
   if (comms[1].comm) {
     comm_event('B', LST_COMM_NCCL_FINALIZE, 3, comms[1].rank, LST_NONE, AT(ncclCommFinalize(comms[1].comm)));
-    check(ncclCommDestroy(comms[1].comm), "ncclCommDestroy", __LINE__);  // after Finalize: nothing more to record
+    check(ncclCommDestroy(comms[1].comm), "ncclCommDestroy",
+          __LINE__);  // after Finalize: nothing more to record
   }
   comm_event('A', LST_COMM_NCCL_DESTROY, 4, g_rank, LST_NONE, AT(ncclCommDestroy(comms[0].comm)));
   std::fprintf(g_out, "mpi %d %d\n", LST_OP_BARRIER, (MPI_Barrier(MPI_COMM_WORLD), __LINE__));

@@ -78,11 +78,24 @@ bool no_device() {
 
 size_t dtype_size(ncclDataType_t t) {
   switch (t) {
-    case ncclInt8: case ncclUint8: case ncclFloat8e4m3: case ncclFloat8e5m2: return 1;
-    case ncclFloat16: case ncclBfloat16: return 2;
-    case ncclInt32: case ncclUint32: case ncclFloat32: return 4;
-    case ncclInt64: case ncclUint64: case ncclFloat64: return 8;
-    default: return 0;
+    case ncclInt8:
+    case ncclUint8:
+    case ncclFloat8e4m3:
+    case ncclFloat8e5m2:
+      return 1;
+    case ncclFloat16:
+    case ncclBfloat16:
+      return 2;
+    case ncclInt32:
+    case ncclUint32:
+    case ncclFloat32:
+      return 4;
+    case ncclInt64:
+    case ncclUint64:
+    case ncclFloat64:
+      return 8;
+    default:
+      return 0;
   }
 }
 
@@ -92,27 +105,64 @@ void reduce(const uint8_t* blocks, size_t nblocks, size_t block_bytes, size_t co
   const Op o = Op(int(op));
   const size_t e = dtype_size(t);
   switch (t) {
-    case ncclInt8: reduce_blocks<Plain<int8_t>>(blocks, nblocks, block_bytes, count, e, o, out); break;
-    case ncclUint8: reduce_blocks<Plain<uint8_t>>(blocks, nblocks, block_bytes, count, e, o, out); break;
-    case ncclInt32: reduce_blocks<Plain<int32_t>>(blocks, nblocks, block_bytes, count, e, o, out); break;
-    case ncclUint32: reduce_blocks<Plain<uint32_t>>(blocks, nblocks, block_bytes, count, e, o, out); break;
-    case ncclInt64: reduce_blocks<Plain<int64_t>>(blocks, nblocks, block_bytes, count, e, o, out); break;
-    case ncclUint64: reduce_blocks<Plain<uint64_t>>(blocks, nblocks, block_bytes, count, e, o, out); break;
-    case ncclFloat32: reduce_blocks<Plain<float>>(blocks, nblocks, block_bytes, count, e, o, out); break;
-    case ncclFloat64: reduce_blocks<Plain<double>>(blocks, nblocks, block_bytes, count, e, o, out); break;
-    case ncclFloat16: reduce_blocks<Narrow<uint16_t, kHalf>>(blocks, nblocks, block_bytes, count, e, o, out); break;
-    case ncclBfloat16: reduce_blocks<Narrow<uint16_t, kBf16>>(blocks, nblocks, block_bytes, count, e, o, out); break;
-    case ncclFloat8e4m3: reduce_blocks<Narrow<uint8_t, kE4M3>>(blocks, nblocks, block_bytes, count, e, o, out); break;
-    case ncclFloat8e5m2: reduce_blocks<Narrow<uint8_t, kE5M2>>(blocks, nblocks, block_bytes, count, e, o, out); break;
-    default: break;
+    case ncclInt8:
+      reduce_blocks<Plain<int8_t>>(blocks, nblocks, block_bytes, count, e, o, out);
+      break;
+    case ncclUint8:
+      reduce_blocks<Plain<uint8_t>>(blocks, nblocks, block_bytes, count, e, o, out);
+      break;
+    case ncclInt32:
+      reduce_blocks<Plain<int32_t>>(blocks, nblocks, block_bytes, count, e, o, out);
+      break;
+    case ncclUint32:
+      reduce_blocks<Plain<uint32_t>>(blocks, nblocks, block_bytes, count, e, o, out);
+      break;
+    case ncclInt64:
+      reduce_blocks<Plain<int64_t>>(blocks, nblocks, block_bytes, count, e, o, out);
+      break;
+    case ncclUint64:
+      reduce_blocks<Plain<uint64_t>>(blocks, nblocks, block_bytes, count, e, o, out);
+      break;
+    case ncclFloat32:
+      reduce_blocks<Plain<float>>(blocks, nblocks, block_bytes, count, e, o, out);
+      break;
+    case ncclFloat64:
+      reduce_blocks<Plain<double>>(blocks, nblocks, block_bytes, count, e, o, out);
+      break;
+    case ncclFloat16:
+      reduce_blocks<Narrow<uint16_t, kHalf>>(blocks, nblocks, block_bytes, count, e, o, out);
+      break;
+    case ncclBfloat16:
+      reduce_blocks<Narrow<uint16_t, kBf16>>(blocks, nblocks, block_bytes, count, e, o, out);
+      break;
+    case ncclFloat8e4m3:
+      reduce_blocks<Narrow<uint8_t, kE4M3>>(blocks, nblocks, block_bytes, count, e, o, out);
+      break;
+    case ncclFloat8e5m2:
+      reduce_blocks<Narrow<uint8_t, kE5M2>>(blocks, nblocks, block_bytes, count, e, o, out);
+      break;
+    default:
+      break;
   }
 }
 
-enum class Kind { kAllReduce, kBroadcast, kReduce, kAllGather, kReduceScatter, kAlltoAll, kGather, kScatter, kSend, kRecv };
+enum class Kind {
+  kAllReduce,
+  kBroadcast,
+  kReduce,
+  kAllGather,
+  kReduceScatter,
+  kAlltoAll,
+  kGather,
+  kScatter,
+  kSend,
+  kRecv
+};
 
 const char* kind_name(Kind k) {
-  static const char* const names[] = {"ncclAllReduce", "ncclBroadcast", "ncclReduce",  "ncclAllGather", "ncclReduceScatter",
-                                      "ncclAlltoAll",  "ncclGather",    "ncclScatter", "ncclSend",      "ncclRecv"};
+  static const char* const names[] = {"ncclAllReduce",     "ncclBroadcast", "ncclReduce", "ncclAllGather",
+                                      "ncclReduceScatter", "ncclAlltoAll",  "ncclGather", "ncclScatter",
+                                      "ncclSend",          "ncclRecv"};
   return names[int(k)];
 }
 
@@ -131,19 +181,23 @@ struct Work {
 thread_local int t_group_depth = 0;
 thread_local std::vector<Work> t_group;
 
-bool rooted(Kind k) { return k == Kind::kBroadcast || k == Kind::kReduce || k == Kind::kGather || k == Kind::kScatter; }
+bool rooted(Kind k) {
+  return k == Kind::kBroadcast || k == Kind::kReduce || k == Kind::kGather || k == Kind::kScatter;
+}
 bool reduces(Kind k) { return k == Kind::kAllReduce || k == Kind::kReduce || k == Kind::kReduceScatter; }
 
 ncclResult_t validate(const Work& w) {
   const char* name = kind_name(w.kind);
   if (!w.comm) return fail(ncclInvalidArgument, "%s: comm is NULL", name);
   if (w.comm->finalized) return fail(ncclInvalidUsage, "%s: communicator was finalized", name);
-  if (!mpi_usable()) return fail(ncclInvalidUsage, "%s: the stand-in needs MPI initialized and not finalized", name);
+  if (!mpi_usable())
+    return fail(ncclInvalidUsage, "%s: the stand-in needs MPI initialized and not finalized", name);
   const size_t e = dtype_size(w.dtype);
   if (e == 0) return fail(ncclInvalidArgument, "%s: invalid datatype %d", name, int(w.dtype));
   if (reduces(w.kind) && (int(w.op) < 0 || int(w.op) >= int(ncclNumOps)))
     return fail(ncclInvalidArgument, "%s: reduction op %d is not a built-in op", name, int(w.op));
-  if ((rooted(w.kind) || w.kind == Kind::kSend || w.kind == Kind::kRecv) && (w.root < 0 || w.root >= w.comm->nranks))
+  if ((rooted(w.kind) || w.kind == Kind::kSend || w.kind == Kind::kRecv) &&
+      (w.root < 0 || w.root >= w.comm->nranks))
     return fail(ncclInvalidArgument, "%s: rank %d out of range [0, %d)", name, w.root, w.comm->nranks);
   // MPI counts are int: the whole of any one buffer must stay below 2 GiB.
   const size_t total = w.count * e * size_t(w.comm->nranks);
@@ -181,8 +235,8 @@ void execute(const Work& w) {
       MPI_Bcast(recv, bytes, MPI_BYTE, w.root, c->mpi);
       break;
     case Kind::kAllGather:
-      MPI_Allgather(in_place_or(send, recv + size_t(bytes) * c->rank, send), bytes, MPI_BYTE, recv, bytes, MPI_BYTE,
-                    c->mpi);
+      MPI_Allgather(in_place_or(send, recv + size_t(bytes) * c->rank, send), bytes, MPI_BYTE, recv, bytes,
+                    MPI_BYTE, c->mpi);
       break;
     case Kind::kReduceScatter:
       tmp.resize(size_t(bytes) * n);
@@ -197,13 +251,14 @@ void execute(const Work& w) {
       MPI_Alltoall(send, bytes, MPI_BYTE, recv, bytes, MPI_BYTE, c->mpi);
       break;
     case Kind::kGather:
-      MPI_Gather(c->rank == w.root ? in_place_or(send, recv + size_t(bytes) * w.root, send) : const_cast<uint8_t*>(send),
+      MPI_Gather(c->rank == w.root ? in_place_or(send, recv + size_t(bytes) * w.root, send)
+                                   : const_cast<uint8_t*>(send),
                  bytes, MPI_BYTE, recv, bytes, MPI_BYTE, w.root, c->mpi);
       break;
     case Kind::kScatter:
       MPI_Scatter(send, bytes, MPI_BYTE,
-                  c->rank == w.root ? in_place_or(recv, send + size_t(bytes) * w.root, recv) : recv, bytes, MPI_BYTE,
-                  w.root, c->mpi);
+                  c->rank == w.root ? in_place_or(recv, send + size_t(bytes) * w.root, recv) : recv, bytes,
+                  MPI_BYTE, w.root, c->mpi);
       break;
     case Kind::kSend:
       MPI_Send(send, bytes, MPI_BYTE, w.root, kP2PTag, c->mpi);
@@ -247,8 +302,10 @@ ncclResult_t init_rank(ncclComm_t* out, int nranks, const ncclUniqueId& id, int 
   if (!out) return fail(ncclInvalidArgument, "%s: comm is NULL", who);
   *out = nullptr;
   if (no_device())
-    return fail(ncclUnhandledCudaError, "%s: Cuda failure 'no CUDA-capable device is detected' (stand-in without a device)", who);
-  if (!mpi_usable()) return fail(ncclInvalidUsage, "%s: the stand-in needs MPI initialized and not finalized", who);
+    return fail(ncclUnhandledCudaError,
+                "%s: Cuda failure 'no CUDA-capable device is detected' (stand-in without a device)", who);
+  if (!mpi_usable())
+    return fail(ncclInvalidUsage, "%s: the stand-in needs MPI initialized and not finalized", who);
   IdPayload p;
   std::memcpy(&p, id.internal, sizeof p);
   if (std::memcmp(p.magic, kIdMagic, sizeof kIdMagic) != 0)
@@ -259,7 +316,8 @@ ncclResult_t init_rank(ncclComm_t* out, int nranks, const ncclUniqueId& id, int 
   MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &world_size);
   if (nranks > world_size || p.creator < 0 || p.creator >= world_size)
-    return fail(ncclInvalidArgument, "%s: %d ranks do not fit a job of %d processes", who, nranks, world_size);
+    return fail(ncclInvalidArgument, "%s: %d ranks do not fit a job of %d processes", who, nranks,
+                world_size);
 
   // Rendezvous at the id's creator, which is one of the members: it learns every member's world
   // rank and tells them all, so that only the members take part (MPI_Comm_create_group).
@@ -280,13 +338,15 @@ ncclResult_t init_rank(ncclComm_t* out, int nranks, const ncclUniqueId& id, int 
     std::vector<int> reply = members;
     if (!ok) reply.assign(nranks, -1);
     for (int r = 0; r < nranks; ++r)
-      if (r != rank && members[r] >= 0) MPI_Send(reply.data(), nranks, MPI_INT, members[r], tag, MPI_COMM_WORLD);
+      if (r != rank && members[r] >= 0)
+        MPI_Send(reply.data(), nranks, MPI_INT, members[r], tag, MPI_COMM_WORLD);
     if (!ok) return fail(ncclInvalidArgument, "%s: two processes claimed the same rank", who);
   } else {
     int msg[2] = {rank, world_rank};
     MPI_Send(msg, 2, MPI_INT, p.creator, tag, MPI_COMM_WORLD);
     MPI_Recv(members.data(), nranks, MPI_INT, p.creator, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    if (members[rank] != world_rank) return fail(ncclInvalidArgument, "%s: two processes claimed the same rank", who);
+    if (members[rank] != world_rank)
+      return fail(ncclInvalidArgument, "%s: two processes claimed the same rank", who);
   }
   MPI_Group world_group, group;
   MPI_Comm_group(MPI_COMM_WORLD, &world_group);
@@ -344,24 +404,29 @@ ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId commId,
 ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank,
                                     ncclConfig_t* config) {
   if (config && config->magic != 0xcafebeef)
-    return fail(ncclInvalidArgument, "ncclCommInitRankConfig: config not initialized with NCCL_CONFIG_INITIALIZER");
+    return fail(ncclInvalidArgument,
+                "ncclCommInitRankConfig: config not initialized with NCCL_CONFIG_INITIALIZER");
   return init_rank(comm, nranks, commId, rank, "ncclCommInitRankConfig");
 }
 
 // Several ids only speed up real NCCL's bootstrap; the first one is enough to meet here.
-ncclResult_t ncclCommInitRankScalable(ncclComm_t* newcomm, int nranks, int myrank, int nId, ncclUniqueId* commIds,
-                                      ncclConfig_t* config) {
+ncclResult_t ncclCommInitRankScalable(ncclComm_t* newcomm, int nranks, int myrank, int nId,
+                                      ncclUniqueId* commIds, ncclConfig_t* config) {
   if (nId < 1 || !commIds) return fail(ncclInvalidArgument, "ncclCommInitRankScalable: no unique ids");
   if (config && config->magic != 0xcafebeef)
-    return fail(ncclInvalidArgument, "ncclCommInitRankScalable: config not initialized with NCCL_CONFIG_INITIALIZER");
+    return fail(ncclInvalidArgument,
+                "ncclCommInitRankScalable: config not initialized with NCCL_CONFIG_INITIALIZER");
   return init_rank(newcomm, nranks, commIds[0], myrank, "ncclCommInitRankScalable");
 }
 
 ncclResult_t ncclCommInitAll(ncclComm_t* comm, int ndev, const int* devlist) {
   if (!comm) return fail(ncclInvalidArgument, "ncclCommInitAll: comm is NULL");
   if (ndev < 1) return fail(ncclInvalidArgument, "ncclCommInitAll: ndev %d < 1", ndev);
-  if (no_device()) return fail(ncclUnhandledCudaError, "ncclCommInitAll: Cuda failure 'no CUDA-capable device is detected'");
-  if (ndev > 1) return fail(ncclInvalidUsage, "ncclCommInitAll: the stand-in holds one rank per process (ndev must be 1)");
+  if (no_device())
+    return fail(ncclUnhandledCudaError, "ncclCommInitAll: Cuda failure 'no CUDA-capable device is detected'");
+  if (ndev > 1)
+    return fail(ncclInvalidUsage,
+                "ncclCommInitAll: the stand-in holds one rank per process (ndev must be 1)");
   if (!mpi_usable()) return fail(ncclInvalidUsage, "ncclCommInitAll: the stand-in needs MPI initialized");
   MPI_Comm self;
   MPI_Comm_dup(MPI_COMM_SELF, &self);
@@ -390,15 +455,16 @@ ncclResult_t ncclCommAbort(ncclComm_t comm) {
 ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newcomm, ncclConfig_t* config) {
   if (!comm || !newcomm) return fail(ncclInvalidArgument, "ncclCommSplit: comm or newcomm is NULL");
   if (!mpi_usable()) return fail(ncclInvalidUsage, "ncclCommSplit: the stand-in needs MPI initialized");
-  if (color < NCCL_SPLIT_NOCOLOR) return fail(ncclInvalidArgument, "ncclCommSplit: color %d is negative", color);
+  if (color < NCCL_SPLIT_NOCOLOR)
+    return fail(ncclInvalidArgument, "ncclCommSplit: color %d is negative", color);
   MPI_Comm mpi = MPI_COMM_NULL;
   MPI_Comm_split(comm->mpi, color == NCCL_SPLIT_NOCOLOR ? MPI_UNDEFINED : color, key, &mpi);
   *newcomm = mpi == MPI_COMM_NULL ? nullptr : wrap(mpi);
   return ncclSuccess;
 }
 
-ncclResult_t ncclCommShrink(ncclComm_t comm, int* excludeRanksList, int excludeRanksCount, ncclComm_t* newcomm,
-                            ncclConfig_t* config, int shrinkFlags) {
+ncclResult_t ncclCommShrink(ncclComm_t comm, int* excludeRanksList, int excludeRanksCount,
+                            ncclComm_t* newcomm, ncclConfig_t* config, int shrinkFlags) {
   if (!comm || !newcomm) return fail(ncclInvalidArgument, "ncclCommShrink: comm or newcomm is NULL");
   if (excludeRanksCount < 0 || (excludeRanksCount > 0 && !excludeRanksList))
     return fail(ncclInvalidArgument, "ncclCommShrink: bad exclude list");
@@ -428,15 +494,24 @@ ncclResult_t ncclCommShrink(ncclComm_t comm, int* excludeRanksList, int excludeR
 
 const char* ncclGetErrorString(ncclResult_t result) {
   switch (result) {
-    case ncclSuccess: return "no error";
-    case ncclUnhandledCudaError: return "unhandled cuda error (run with NCCL_DEBUG=INFO for details)";
-    case ncclSystemError: return "unhandled system error (run with NCCL_DEBUG=INFO for details)";
-    case ncclInternalError: return "internal error - please report this issue to the NCCL developers";
-    case ncclInvalidArgument: return "invalid argument (run with NCCL_DEBUG=WARN for details)";
-    case ncclInvalidUsage: return "invalid usage (run with NCCL_DEBUG=WARN for details)";
-    case ncclRemoteError: return "remote process exited or there was a network error";
-    case ncclInProgress: return "NCCL operation in progress";
-    default: return "unknown result code";
+    case ncclSuccess:
+      return "no error";
+    case ncclUnhandledCudaError:
+      return "unhandled cuda error (run with NCCL_DEBUG=INFO for details)";
+    case ncclSystemError:
+      return "unhandled system error (run with NCCL_DEBUG=INFO for details)";
+    case ncclInternalError:
+      return "internal error - please report this issue to the NCCL developers";
+    case ncclInvalidArgument:
+      return "invalid argument (run with NCCL_DEBUG=WARN for details)";
+    case ncclInvalidUsage:
+      return "invalid usage (run with NCCL_DEBUG=WARN for details)";
+    case ncclRemoteError:
+      return "remote process exited or there was a network error";
+    case ncclInProgress:
+      return "NCCL operation in progress";
+    default:
+      return "unknown result code";
   }
 }
 
@@ -471,17 +546,18 @@ ncclResult_t ncclAllReduce(const void* sendbuff, void* recvbuff, size_t count, n
   return submit({Kind::kAllReduce, sendbuff, recvbuff, count, datatype, op, 0, comm});
 }
 
-ncclResult_t ncclBroadcast(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
-                           ncclComm_t comm, cudaStream_t) {
+ncclResult_t ncclBroadcast(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
+                           int root, ncclComm_t comm, cudaStream_t) {
   return submit({Kind::kBroadcast, sendbuff, recvbuff, count, datatype, ncclSum, root, comm});
 }
 
-ncclResult_t ncclBcast(void* buff, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t) {
+ncclResult_t ncclBcast(void* buff, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm,
+                       cudaStream_t) {
   return submit({Kind::kBroadcast, buff, buff, count, datatype, ncclSum, root, comm});
 }
 
-ncclResult_t ncclReduce(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, ncclRedOp_t op,
-                        int root, ncclComm_t comm, cudaStream_t) {
+ncclResult_t ncclReduce(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
+                        ncclRedOp_t op, int root, ncclComm_t comm, cudaStream_t) {
   return submit({Kind::kReduce, sendbuff, recvbuff, count, datatype, op, root, comm});
 }
 
@@ -490,8 +566,8 @@ ncclResult_t ncclAllGather(const void* sendbuff, void* recvbuff, size_t sendcoun
   return submit({Kind::kAllGather, sendbuff, recvbuff, sendcount, datatype, ncclSum, 0, comm});
 }
 
-ncclResult_t ncclReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount, ncclDataType_t datatype,
-                               ncclRedOp_t op, ncclComm_t comm, cudaStream_t) {
+ncclResult_t ncclReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
+                               ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm, cudaStream_t) {
   return submit({Kind::kReduceScatter, sendbuff, recvbuff, recvcount, datatype, op, 0, comm});
 }
 
@@ -505,8 +581,8 @@ ncclResult_t ncclGather(const void* sendbuff, void* recvbuff, size_t count, nccl
   return submit({Kind::kGather, sendbuff, recvbuff, count, datatype, ncclSum, root, comm});
 }
 
-ncclResult_t ncclScatter(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
-                         ncclComm_t comm, cudaStream_t) {
+ncclResult_t ncclScatter(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
+                         int root, ncclComm_t comm, cudaStream_t) {
   return submit({Kind::kScatter, sendbuff, recvbuff, count, datatype, ncclSum, root, comm});
 }
 

@@ -50,7 +50,8 @@ inline uint32_t mini_encode(double x, MiniFloat f) {
   const uint32_t man_mask = (1u << f.man_bits) - 1;
   const uint32_t inf_bits = exp_max << f.man_bits;
   const uint32_t max_finite = f.ieee ? inf_bits - 1 : (exp_max << f.man_bits) | (man_mask - 1);
-  if (std::isnan(x)) return sign | (f.ieee ? inf_bits | (1u << (f.man_bits - 1)) : (exp_max << f.man_bits) | man_mask);
+  if (std::isnan(x))
+    return sign | (f.ieee ? inf_bits | (1u << (f.man_bits - 1)) : (exp_max << f.man_bits) | man_mask);
   double a = std::fabs(x);
   if (std::isinf(a)) return sign | (f.ieee ? inf_bits : max_finite);
   if (a == 0) return sign;
@@ -106,17 +107,27 @@ A combine(Op op, A a, A b) {
   if constexpr (std::is_integral_v<A>) {
     using U = std::make_unsigned_t<A>;  // wrap-around like the device does, without signed overflow
     switch (op) {
-      case Op::kSum: case Op::kAvg: return A(U(a) + U(b));
-      case Op::kProd: return A(U(a) * U(b));
-      case Op::kMax: return a > b ? a : b;
-      case Op::kMin: return a < b ? a : b;
+      case Op::kSum:
+      case Op::kAvg:
+        return A(U(a) + U(b));
+      case Op::kProd:
+        return A(U(a) * U(b));
+      case Op::kMax:
+        return a > b ? a : b;
+      case Op::kMin:
+        return a < b ? a : b;
     }
   } else {
     switch (op) {
-      case Op::kSum: case Op::kAvg: return a + b;
-      case Op::kProd: return a * b;
-      case Op::kMax: return std::fmax(a, b);
-      case Op::kMin: return std::fmin(a, b);
+      case Op::kSum:
+      case Op::kAvg:
+        return a + b;
+      case Op::kProd:
+        return a * b;
+      case Op::kMax:
+        return std::fmax(a, b);
+      case Op::kMin:
+        return std::fmin(a, b);
     }
   }
   return a;
@@ -125,8 +136,8 @@ A combine(Op op, A a, A b) {
 // out[i] = op over k in [0, nblocks) of block k's element i, combined in rank order, so every rank
 // computes bit-identical results.
 template <class E>
-void reduce_blocks(const uint8_t* blocks, size_t nblocks, size_t block_bytes, size_t count, size_t elem, Op op,
-                   uint8_t* out) {
+void reduce_blocks(const uint8_t* blocks, size_t nblocks, size_t block_bytes, size_t count, size_t elem,
+                   Op op, uint8_t* out) {
   for (size_t i = 0; i < count; ++i) {
     typename E::Acc acc = E::load(blocks + i * elem);
     for (size_t k = 1; k < nblocks; ++k) acc = combine(op, acc, E::load(blocks + k * block_bytes + i * elem));

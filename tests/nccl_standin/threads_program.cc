@@ -48,8 +48,9 @@ int main(int argc, char** argv) {
       const size_t count = size_t(t) + 1;
       std::vector<float> in(count * size, float(rank + 1)), out(count * size);
       for (int i = 0; i < calls; ++i) {
-        ncclResult_t rc = i % 2 == 0 ? ncclAllReduce(in.data(), out.data(), count, ncclFloat32, ncclSum, comm, nullptr)
-                                     : ncclAllGather(in.data(), out.data(), count, ncclFloat32, comm, nullptr);
+        ncclResult_t rc =
+            i % 2 == 0 ? ncclAllReduce(in.data(), out.data(), count, ncclFloat32, ncclSum, comm, nullptr)
+                       : ncclAllGather(in.data(), out.data(), count, ncclFloat32, comm, nullptr);
         const float want = i % 2 == 0 ? float(size * (size + 1) / 2) : float(size);
         const float got = i % 2 == 0 ? out[count - 1] : out.back();  // allgather: the last rank's block
         if (rc != ncclSuccess || got != want) ++failures;

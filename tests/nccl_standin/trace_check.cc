@@ -30,11 +30,10 @@ namespace {
 
 using lockstep::test::flags;
 using lockstep::test::g_errors;
-using lockstep::test::load_traces;
 using lockstep::test::kind;
+using lockstep::test::load_traces;
 using lockstep::test::state;
 using lockstep::test::Trace;
-
 
 // ---- sequence ------------------------------------------------------------------------------------
 
@@ -90,10 +89,11 @@ std::vector<const lst_record*> relevant(const Trace& t, int rank) {
         if (r->api == LST_API_NCCL || r->api == LST_API_MPI) out.push_back(r);
         break;
       case LST_KIND_COMM:
-        if (r->api == LST_API_NCCL) out.push_back(r);
+        if (r->api == LST_API_NCCL)
+          out.push_back(r);
         else if (r->op != LST_COMM_WORLD)
-          FAILF("rank %d: MPI communicator event %s recorded: the stand-in's MPI calls leaked into the trace", rank,
-                lockstep::format::comm_op_name(r->op));
+          FAILF("rank %d: MPI communicator event %s recorded: the stand-in's MPI calls leaked into the trace",
+                rank, lockstep::format::comm_op_name(r->op));
         break;
       case LST_KIND_MARKER:
         if (r->op == LST_MARK_NCCL_GROUP_START || r->op == LST_MARK_NCCL_GROUP_END) out.push_back(r);
@@ -107,7 +107,8 @@ std::vector<const lst_record*> relevant(const Trace& t, int rank) {
 
 int check_sequence(const std::string& trace_dir, const std::string& expected_dir, int nranks) {
   std::map<int, Trace> traces = load_traces(trace_dir);
-  if (int(traces.size()) != nranks) FAILF("%s: %zu traces, want %d", trace_dir.c_str(), traces.size(), nranks);
+  if (int(traces.size()) != nranks)
+    FAILF("%s: %zu traces, want %d", trace_dir.c_str(), traces.size(), nranks);
   lockstep::symbolize::Symbolizer symbolizer;
   std::map<char, std::map<int, uint64_t>> ids;  // label -> rank -> communicator id
   for (auto& [rank, t] : traces) {
@@ -124,7 +125,8 @@ int check_sequence(const std::string& trace_dir, const std::string& expected_dir
     for (size_t i = 0; i < got.size() && i < want.size(); ++i) {
       const lst_record* r = got[i];
       const Expected& e = want[i];
-      const std::string where = "rank " + std::to_string(rank) + " call " + std::to_string(i) + " '" + e.text + "'";
+      const std::string where =
+          "rank " + std::to_string(rank) + " call " + std::to_string(i) + " '" + e.text + "'";
       bool ok = true;
       if (e.what == "coll") {
         ok = kind(r) == LST_KIND_COLLECTIVE && r->api == LST_API_NCCL && r->op == e.v[0] &&
@@ -133,41 +135,49 @@ int check_sequence(const std::string& trace_dir, const std::string& expected_dir
              bool(flags(r) & LST_F_IN_GROUP) == bool(e.v[6]) && state(r) == LST_STATE_RETURNED;
         if (ok) {
           ++nccl_collectives;
-          if (r->u.coll.seq != next_seq[e.comm]) FAILF("%s: seq %u, want %u", where.c_str(), r->u.coll.seq, next_seq[e.comm]);
+          if (r->u.coll.seq != next_seq[e.comm])
+            FAILF("%s: seq %u, want %u", where.c_str(), r->u.coll.seq, next_seq[e.comm]);
           ++next_seq[e.comm];
           auto [it, fresh] = ids[e.comm].emplace(rank, r->comm);
-          if (!fresh && it->second != r->comm) FAILF("%s: on communicator %016llx, not %c's", where.c_str(), (unsigned long long)r->comm, e.comm);
+          if (!fresh && it->second != r->comm)
+            FAILF("%s: on communicator %016llx, not %c's", where.c_str(), (unsigned long long)r->comm,
+                  e.comm);
         }
       } else if (e.what == "mark") {
         ok = kind(r) == LST_KIND_MARKER && r->op == e.v[0] && r->u.marker.value == uint64_t(e.v[1]) &&
              (r->op != LST_MARK_NCCL_GROUP_END || state(r) == LST_STATE_RETURNED);
       } else if (e.what == "comm") {
-        ok = kind(r) == LST_KIND_COMM && r->api == LST_API_NCCL && r->op == e.v[0] && r->u.comm.size == e.v[1] &&
-             r->u.comm.rank == e.v[2];
+        ok = kind(r) == LST_KIND_COMM && r->api == LST_API_NCCL && r->op == e.v[0] &&
+             r->u.comm.size == e.v[1] && r->u.comm.rank == e.v[2];
         if (ok && e.v[0] == LST_COMM_NCCL_SPLIT) {
           ok = r->u.comm.color == e.v[3] && r->u.comm.parent == ids['A'][rank] && r->u.comm.parent != 0;
         }
         if (ok && e.comm == 'B' && e.v[0] == LST_COMM_NCCL_INIT_RANK && t.file.string(r->aux) != "B")
-          FAILF("%s: communicator name '%s', want 'B'", where.c_str(), std::string(t.file.string(r->aux)).c_str());
+          FAILF("%s: communicator name '%s', want 'B'", where.c_str(),
+                std::string(t.file.string(r->aux)).c_str());
         if (ok) {
           auto [it, fresh] = ids[e.comm].emplace(rank, r->comm);
-          if (!fresh && it->second != r->comm) FAILF("%s: communicator %016llx changed id", where.c_str(), (unsigned long long)r->comm);
+          if (!fresh && it->second != r->comm)
+            FAILF("%s: communicator %016llx changed id", where.c_str(), (unsigned long long)r->comm);
         }
       } else if (e.what == "mpi") {
         ok = kind(r) == LST_KIND_COLLECTIVE && r->api == LST_API_MPI && r->op == e.v[0];
       }
       if (!ok) {
-        FAILF("%s: recorded as %s %s (op %u, count %llu, dtype %u/%u, redop %u, root/peer %d, flags %#x, state %s)",
-              where.c_str(), lockstep::format::kind_name(uint8_t(kind(r))), lockstep::format::op_name(*r).c_str(),
-              r->op, (unsigned long long)r->u.coll.count, r->dtype, r->u.coll.dtype_size, r->redop,
-              r->u.coll.root_or_peer, flags(r), lockstep::format::state_name(uint8_t(state(r))));
+        FAILF(
+            "%s: recorded as %s %s (op %u, count %llu, dtype %u/%u, redop %u, root/peer %d, flags %#x, state "
+            "%s)",
+            where.c_str(), lockstep::format::kind_name(uint8_t(kind(r))),
+            lockstep::format::op_name(*r).c_str(), r->op, (unsigned long long)r->u.coll.count, r->dtype,
+            r->u.coll.dtype_size, r->redop, r->u.coll.root_or_peer, flags(r),
+            lockstep::format::state_name(uint8_t(state(r))));
         continue;
       }
       const auto& site = sites[i];
       const std::string file = fs::path(site.file).filename().string();
       if (file != "sequence_program.cc" || int(site.line) != e.line)
-        FAILF("%s: call site %s, want sequence_program.cc:%d%s%s", where.c_str(), site.site(true).c_str(), e.line,
-              site.problem.empty() ? "" : ": ", site.problem.c_str());
+        FAILF("%s: call site %s, want sequence_program.cc:%d%s%s", where.c_str(), site.site(true).c_str(),
+              e.line, site.problem.empty() ? "" : ": ", site.problem.c_str());
     }
     if (nccl_collectives < 1000) FAILF("rank %d: only %zu NCCL collectives checked", rank, nccl_collectives);
     std::printf("rank %d: %zu records checked, %zu NCCL collectives, call sites by %s\n", rank, got.size(),
@@ -186,7 +196,8 @@ int check_sequence(const std::string& trace_dir, const std::string& expected_dir
   same('S', {1, 3});
   if (ids['B'].count(0)) FAILF("rank 0 recorded communicator B it is not a member of");
   std::set<uint64_t> distinct{ids['A'][0], ids['B'][1], ids['S'][0], ids['S'][1]};
-  if (distinct.size() != 4 || distinct.count(0)) FAILF("communicators A, B, S(even), S(odd) do not have 4 distinct ids");
+  if (distinct.size() != 4 || distinct.count(0))
+    FAILF("communicators A, B, S(even), S(odd) do not have 4 distinct ids");
   return g_errors ? 1 : 0;
 }
 
@@ -212,13 +223,14 @@ int check_failures(const std::string& trace_dir) {
           t.file.string(r->aux).find("NCCL") != std::string_view::npos)
         ++warnings;
     }
-    if (nccl_comms) FAILF("rank %d: %zu NCCL communicators registered although creation failed", rank, nccl_comms);
+    if (nccl_comms)
+      FAILF("rank %d: %zu NCCL communicators registered although creation failed", rank, nccl_comms);
     if (failed != 2) FAILF("rank %d: %zu failed NCCL collectives recorded, want 2", rank, failed);
     const char* mode = std::getenv("LOCKSTEP_TEST_EXPECT_WARNINGS");
     if (mode && warnings != size_t(std::atoi(mode)))
       FAILF("rank %d: %zu tracer warnings about NCCL, want %s", rank, warnings, mode);
-    std::printf("rank %d: %zu failed collectives, %zu NCCL communicators, %zu warnings\n", rank, failed, nccl_comms,
-                warnings);
+    std::printf("rank %d: %zu failed collectives, %zu NCCL communicators, %zu warnings\n", rank, failed,
+                nccl_comms, warnings);
   }
   return g_errors ? 1 : 0;
 }
@@ -228,7 +240,8 @@ int check_failures(const std::string& trace_dir) {
 // numerics_test: the communicator events test_management() and main() cause, in order, per rank.
 int check_management(const std::string& trace_dir, int nranks) {
   std::map<int, Trace> traces = load_traces(trace_dir);
-  if (int(traces.size()) != nranks) FAILF("%s: %zu traces, want %d", trace_dir.c_str(), traces.size(), nranks);
+  if (int(traces.size()) != nranks)
+    FAILF("%s: %zu traces, want %d", trace_dir.c_str(), traces.size(), nranks);
   struct Want {
     const char* label;
     unsigned op;
@@ -238,10 +251,11 @@ int check_management(const std::string& trace_dir, int nranks) {
   std::map<std::string, std::map<int, uint64_t>> ids;  // label -> rank -> id
   for (auto& [rank, t] : traces) {
     relevant(t, rank);  // no MPI communicator from the stand-in's internals
-    std::vector<Want> want = {{"a", LST_COMM_NCCL_INIT_RANK, nranks, rank, false},
-                              {"b", LST_COMM_NCCL_INIT_RANK, nranks, nranks - 1 - rank, false},
-                              {rank % 2 ? "half-odd" : "half-even", LST_COMM_NCCL_SPLIT, (nranks + 1 - rank % 2) / 2, -2, true},
-                              {rank % 2 ? "half-odd" : "half-even", LST_COMM_NCCL_DESTROY, -2, -2, false}};
+    std::vector<Want> want = {
+        {"a", LST_COMM_NCCL_INIT_RANK, nranks, rank, false},
+        {"b", LST_COMM_NCCL_INIT_RANK, nranks, nranks - 1 - rank, false},
+        {rank % 2 ? "half-odd" : "half-even", LST_COMM_NCCL_SPLIT, (nranks + 1 - rank % 2) / 2, -2, true},
+        {rank % 2 ? "half-odd" : "half-even", LST_COMM_NCCL_DESTROY, -2, -2, false}};
     if (rank != 0) {
       want.push_back({"rest", LST_COMM_NCCL_SPLIT, nranks - 1, rank - 1, true});
       want.push_back({"rest", LST_COMM_NCCL_DESTROY, nranks - 1, rank - 1, false});
@@ -255,7 +269,8 @@ int check_management(const std::string& trace_dir, int nranks) {
     std::vector<const lst_record*> got;
     for (const lst_record* r : t.records)
       if (kind(r) == LST_KIND_COMM && r->api == LST_API_NCCL) got.push_back(r);
-    if (got.size() != want.size()) FAILF("rank %d: %zu NCCL communicator events, want %zu", rank, got.size(), want.size());
+    if (got.size() != want.size())
+      FAILF("rank %d: %zu NCCL communicator events, want %zu", rank, got.size(), want.size());
     for (size_t i = 0; i < got.size() && i < want.size(); ++i) {
       const lst_record* r = got[i];
       const Want& w = want[i];
@@ -265,17 +280,20 @@ int check_management(const std::string& trace_dir, int nranks) {
                       (!w.parent_is_a || (r->u.comm.parent == ids["a"][rank] && r->u.comm.parent != 0));
       if (!ok)
         FAILF("rank %d: event %zu: %s of %016llx (size %d rank %d parent %016llx), want %s of '%s'", rank, i,
-              lockstep::format::comm_op_name(r->op), (unsigned long long)r->comm, r->u.comm.size, r->u.comm.rank,
-              (unsigned long long)r->u.comm.parent, lockstep::format::comm_op_name(uint8_t(w.op)), w.label);
+              lockstep::format::comm_op_name(r->op), (unsigned long long)r->comm, r->u.comm.size,
+              r->u.comm.rank, (unsigned long long)r->u.comm.parent,
+              lockstep::format::comm_op_name(uint8_t(w.op)), w.label);
       if (ok && w.op == LST_COMM_NCCL_INIT_ALL) {
         const std::vector<int32_t> members = t.file.members(r->members);
-        if (members.size() != 1 || members[0] != rank) FAILF("rank %d: ncclCommInitAll members not [%d]", rank, rank);
+        if (members.size() != 1 || members[0] != rank)
+          FAILF("rank %d: ncclCommInitAll members not [%d]", rank, rank);
       }
     }
   }
   auto same = [&](const char* label, int from) {
     for (int r = from; r < nranks; r += (std::strncmp(label, "half", 4) == 0 ? 2 : 1))
-      if (ids[label][r] != ids[label][from]) FAILF("communicator '%s': rank %d's id differs from rank %d's", label, r, from);
+      if (ids[label][r] != ids[label][from])
+        FAILF("communicator '%s': rank %d's id differs from rank %d's", label, r, from);
   };
   same("a", 0);
   same("b", 0);
@@ -283,10 +301,12 @@ int check_management(const std::string& trace_dir, int nranks) {
   if (nranks > 1) same("half-odd", 1);
   same("rest", 1);
   same("shrunk", 1);
-  std::set<uint64_t> distinct{ids["a"][0], ids["b"][0], ids["half-even"][0], ids["rest"][1], ids["shrunk"][1]};
+  std::set<uint64_t> distinct{ids["a"][0], ids["b"][0], ids["half-even"][0], ids["rest"][1],
+                              ids["shrunk"][1]};
   if (nranks > 1) distinct.insert(ids["half-odd"][1]);
   for (int r = 0; r < nranks; ++r) distinct.insert(ids["self"][r]);  // a one-process clique is its own
-  if (distinct.size() != size_t{5} + (nranks > 1 ? 1 : 0) + size_t(nranks)) FAILF("communicator ids are not all distinct");
+  if (distinct.size() != size_t{5} + (nranks > 1 ? 1 : 0) + size_t(nranks))
+    FAILF("communicator ids are not all distinct");
   if (!g_errors) std::printf("%d ranks: communicator events and ids as the program made them\n", nranks);
   return g_errors ? 1 : 0;
 }
@@ -306,27 +326,37 @@ int check_threads(const std::string& trace_dir, int nthreads, int calls) {
       if (kind(r) == LST_KIND_COMM && r->api == LST_API_NCCL && r->op == LST_COMM_NCCL_INIT_RANK) ++created;
       if (kind(r) == LST_KIND_COLLECTIVE && r->api == LST_API_NCCL) by_comm[r->comm].push_back(r);
     }
-    if (created != size_t(nthreads)) FAILF("rank %d: %zu communicators created, want %d", rank, created, nthreads);
-    if (by_comm.size() != size_t(nthreads)) FAILF("rank %d: collectives on %zu communicators, want %d", rank, by_comm.size(), nthreads);
+    if (created != size_t(nthreads))
+      FAILF("rank %d: %zu communicators created, want %d", rank, created, nthreads);
+    if (by_comm.size() != size_t(nthreads))
+      FAILF("rank %d: collectives on %zu communicators, want %d", rank, by_comm.size(), nthreads);
     for (auto& [comm, recs] : by_comm) {
       if (comm == 0) FAILF("rank %d: collectives on an unregistered communicator", rank);
-      if (recs.size() != size_t(calls)) FAILF("rank %d: communicator %016llx has %zu collectives, want %d", rank, (unsigned long long)comm, recs.size(), calls);
+      if (recs.size() != size_t(calls))
+        FAILF("rank %d: communicator %016llx has %zu collectives, want %d", rank, (unsigned long long)comm,
+              recs.size(), calls);
       const uint64_t count = recs.empty() ? 0 : recs[0]->u.coll.count;
       ids_by_count[count].insert(comm);
       for (size_t i = 0; i < recs.size(); ++i) {
         const lst_record* r = recs[i];
         const unsigned want_op = i % 2 == 0 ? LST_OP_ALLREDUCE : LST_OP_ALLGATHER;
-        if (r->u.coll.seq != i || r->op != want_op || r->u.coll.count != count || state(r) != LST_STATE_RETURNED)
-          FAILF("rank %d: communicator %016llx call %zu: seq %u op %u count %llu state %u", rank, (unsigned long long)comm, i,
-                r->u.coll.seq, r->op, (unsigned long long)r->u.coll.count, state(r));
+        if (r->u.coll.seq != i || r->op != want_op || r->u.coll.count != count ||
+            state(r) != LST_STATE_RETURNED)
+          FAILF("rank %d: communicator %016llx call %zu: seq %u op %u count %llu state %u", rank,
+                (unsigned long long)comm, i, r->u.coll.seq, r->op, (unsigned long long)r->u.coll.count,
+                state(r));
       }
     }
-    std::printf("rank %d: %zu communicators, %zu collectives each\n", rank, by_comm.size(), by_comm.empty() ? size_t(0) : by_comm.begin()->second.size());
+    std::printf("rank %d: %zu communicators, %zu collectives each\n", rank, by_comm.size(),
+                by_comm.empty() ? size_t(0) : by_comm.begin()->second.size());
   }
   // Thread t's communicator has one id on every rank.
-  if (ids_by_count.size() != size_t(nthreads)) FAILF("%zu distinct per-thread counts, want %d", ids_by_count.size(), nthreads);
+  if (ids_by_count.size() != size_t(nthreads))
+    FAILF("%zu distinct per-thread counts, want %d", ids_by_count.size(), nthreads);
   for (auto& [count, ids] : ids_by_count)
-    if (ids.size() != 1) FAILF("the communicators of count %llu have %zu ids across ranks", (unsigned long long)count, ids.size());
+    if (ids.size() != 1)
+      FAILF("the communicators of count %llu have %zu ids across ranks", (unsigned long long)count,
+            ids.size());
   return g_errors ? 1 : 0;
 }
 
@@ -334,14 +364,19 @@ int check_threads(const std::string& trace_dir, int nthreads, int calls) {
 
 int main(int argc, char** argv) {
   try {
-    if (argc == 5 && std::strcmp(argv[1], "sequence") == 0) return check_sequence(argv[2], argv[3], std::atoi(argv[4]));
+    if (argc == 5 && std::strcmp(argv[1], "sequence") == 0)
+      return check_sequence(argv[2], argv[3], std::atoi(argv[4]));
     if (argc == 3 && std::strcmp(argv[1], "failures") == 0) return check_failures(argv[2]);
-    if (argc == 4 && std::strcmp(argv[1], "management") == 0) return check_management(argv[2], std::atoi(argv[3]));
-    if (argc == 5 && std::strcmp(argv[1], "threads") == 0) return check_threads(argv[2], std::atoi(argv[3]), std::atoi(argv[4]));
+    if (argc == 4 && std::strcmp(argv[1], "management") == 0)
+      return check_management(argv[2], std::atoi(argv[3]));
+    if (argc == 5 && std::strcmp(argv[1], "threads") == 0)
+      return check_threads(argv[2], std::atoi(argv[3]), std::atoi(argv[4]));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "trace_check: %s\n", e.what());
     return 1;
   }
-  std::fprintf(stderr, "usage: trace_check sequence TRACE_DIR EXPECTED_DIR NRANKS | failures TRACE_DIR | threads TRACE_DIR NTHREADS CALLS | management TRACE_DIR NRANKS\n");
+  std::fprintf(stderr,
+               "usage: trace_check sequence TRACE_DIR EXPECTED_DIR NRANKS | failures TRACE_DIR | threads "
+               "TRACE_DIR NTHREADS CALLS | management TRACE_DIR NRANKS\n");
   return 2;
 }

@@ -42,13 +42,13 @@ std::mutex g_out;
 std::atomic<int> g_errors{0};
 std::atomic<long> g_checked{0}, g_unpublished{0}, g_files{0}, g_kills{0};
 
-#define FAILF(...)                                     \
-  do {                                                 \
-    std::lock_guard<std::mutex> lock_(g_out);          \
-    if (g_errors++ < 30) {                             \
-      std::fprintf(stderr, __VA_ARGS__);               \
-      std::fputc('\n', stderr);                        \
-    }                                                  \
+#define FAILF(...)                            \
+  do {                                        \
+    std::lock_guard<std::mutex> lock_(g_out); \
+    if (g_errors++ < 30) {                    \
+      std::fprintf(stderr, __VA_ARGS__);      \
+      std::fputc('\n', stderr);               \
+    }                                         \
   } while (0)
 
 // The process group of each lane's live job (0: none), read by the signal handler and the watchdog.
@@ -124,8 +124,8 @@ void verify(const fs::path& job) {
       for (uint64_t id = f.first_id(); id < f.end_id(); ++id) {
         const lst_record* r = f.record(id);
         if (!r) continue;
-        if (LST_WORD_KIND(r->word) == LST_KIND_COMM && r->op == LST_COMM_WORLD && r->u.comm.size >= 1 && world == 0 &&
-            r->aux && f.string(r->aux) == "MPI_COMM_WORLD")
+        if (LST_WORD_KIND(r->word) == LST_KIND_COMM && r->op == LST_COMM_WORLD && r->u.comm.size >= 1 &&
+            world == 0 && r->aux && f.string(r->aux) == "MPI_COMM_WORLD")
           world = r->comm;
         if (LST_WORD_KIND(r->word) == LST_KIND_COLLECTIVE && r->comm == world) by_seq[r->u.coll.seq] = r;
       }
@@ -139,7 +139,8 @@ void verify(const fs::path& job) {
         unsigned st = LST_WORD_STATE(r->word);
         unsigned want = i % 4 == 2 ? LST_STATE_COMPLETED : LST_STATE_RETURNED;
         if (r->op != kOps[i % 4] || st != want)
-          FAILF("%s: collective %ld has op %u state %u, want op %u state %u", path.c_str(), i, r->op, st, kOps[i % 4], want);
+          FAILF("%s: collective %ld has op %u state %u, want op %u state %u", path.c_str(), i, r->op, st,
+                kOps[i % 4], want);
         ++g_checked;
       }
     } catch (const std::exception& e) {
@@ -147,7 +148,8 @@ void verify(const fs::path& job) {
     }
   }
   for (const Progress& p : progress)
-    if (!p.returned.empty() && !traced.count(p.pid)) FAILF("%s: pid %d made collectives but has no trace", job.c_str(), p.pid);
+    if (!p.returned.empty() && !traced.count(p.pid))
+      FAILF("%s: pid %d made collectives but has no trace", job.c_str(), p.pid);
 }
 
 pid_t spawn(const Config& c, const fs::path& job, bool two_ranks) {
@@ -271,10 +273,11 @@ int main(int argc, char** argv) {
   int per_lane = (kills + lanes - 1) / lanes;
   for (int i = 0; i < lanes; ++i) pool.emplace_back(lane, std::cref(c), i, per_lane, seed);
   for (auto& t : pool) t.join();
-  std::printf("kill_test: seed %llu, %ld kills, %ld trace files loaded, %ld returned collectives found, "
-              "%ld unpublished slots skipped\n",
-              static_cast<unsigned long long>(seed), g_kills.load(), g_files.load(), g_checked.load(),
-              g_unpublished.load());
+  std::printf(
+      "kill_test: seed %llu, %ld kills, %ld trace files loaded, %ld returned collectives found, "
+      "%ld unpublished slots skipped\n",
+      static_cast<unsigned long long>(seed), g_kills.load(), g_files.load(), g_checked.load(),
+      g_unpublished.load());
   if (g_checked == 0) FAILF("no collective was checked: the kills all came before MPI_Init returned");
   return g_errors ? 1 : 0;
 }

@@ -55,15 +55,21 @@ int main(int argc, char** argv) {
     if (i % 256 == 0 && now_s() > deadline) _exit(4);
     log_line('B', i);
     switch (i % 4) {  // kill_test knows this order: allreduce, bcast, iallreduce + wait, barrier
-      case 0: MPI_Allreduce(in, out, 1 + static_cast<int>(i % 64), MPI_INT, MPI_SUM, MPI_COMM_WORLD); break;
-      case 1: MPI_Bcast(in, 8, MPI_INT, 0, MPI_COMM_WORLD); break;
+      case 0:
+        MPI_Allreduce(in, out, 1 + static_cast<int>(i % 64), MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        break;
+      case 1:
+        MPI_Bcast(in, 8, MPI_INT, 0, MPI_COMM_WORLD);
+        break;
       case 2: {
         MPI_Request req;
         MPI_Iallreduce(in, out, 4, MPI_INT, MPI_MAX, MPI_COMM_WORLD, &req);
         MPI_Wait(&req, MPI_STATUS_IGNORE);
         break;
       }
-      default: MPI_Barrier(MPI_COMM_WORLD); break;
+      default:
+        MPI_Barrier(MPI_COMM_WORLD);
+        break;
     }
     log_line('A', i);
   }

@@ -44,7 +44,8 @@ int main(int argc, char** argv) {
     int status = 0;
     waitpid(child, &status, 0);
     MPI_Barrier(MPI_COMM_WORLD);
-    std::printf("rank %d: parent sum %d, child exit %d\n", rank, y, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    std::printf("rank %d: parent sum %d, child exit %d\n", rank, y,
+                WIFEXITED(status) ? WEXITSTATUS(status) : -1);
   } else {
     std::fprintf(stderr, "usage: mpi_safety errors|fork\n");
     exit_code = 2;

@@ -1,6 +1,7 @@
 // 8 threads (or NTHREADS) per rank issuing collectives at once under MPI_THREAD_MULTIPLE, each on its
-// own communicator (a duplicate, made by the thread, of a duplicate of MPI_COMM_WORLD); call i of thread k has count k * 1000 + i, so trace_check can tell
-// every call apart. Exit 77 when the MPI library does not provide MPI_THREAD_MULTIPLE.
+// own communicator (a duplicate, made by the thread, of a duplicate of MPI_COMM_WORLD); call i of thread k
+// has count k * 1000 + i, so trace_check can tell every call apart. Exit 77 when the MPI library does not
+// provide MPI_THREAD_MULTIPLE.
 //   mpi_threads NTHREADS CALLS
 #include <mpi.h>
 
@@ -32,7 +33,8 @@ int main(int argc, char** argv) {
       // collectives: communicator registration races lookups on other threads.
       MPI_Comm c;
       MPI_Comm_dup(comms[static_cast<size_t>(k)], &c);
-      std::vector<int> in(static_cast<size_t>(nthreads) * 1000 + static_cast<size_t>(calls), 1), out(in.size(), 0);
+      std::vector<int> in(static_cast<size_t>(nthreads) * 1000 + static_cast<size_t>(calls), 1),
+          out(in.size(), 0);
       int size;
       MPI_Comm_size(c, &size);
       for (int i = 0; i < calls; ++i) {

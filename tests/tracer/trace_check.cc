@@ -4,8 +4,8 @@
 //                                                      arguments, state, communicator identity and file:line
 //   trace_check threads TRACES NRANKS NTHREADS CALLS   mpi_threads: per thread communicator, every call once
 //   trace_check errors TRACES NRANKS                   mpi_safety errors: failed calls recorded as FAILED
-//   trace_check fork TRACES NRANKS                     mpi_safety fork: the child left the parent's trace alone
-//   trace_check hang TRACES                            mpi_hang: rank 0 still ENTERED in MPI_Barrier
+//   trace_check fork TRACES NRANKS                     mpi_safety fork: the child left the parent's trace
+//   alone trace_check hang TRACES                            mpi_hang: rank 0 still ENTERED in MPI_Barrier
 //   trace_check stack TRACES NRANKS                    LOCKSTEP_TRACE_STACK=3: extra frames per collective
 //   trace_check comms TRACES EXPECTED_DIR NRANKS       mpi_comms: communicator ids across ranks
 // Exit 0 when everything matches, 1 with the first mismatches listed, 2 for bad usage.
@@ -36,11 +36,11 @@ using lockstep::test::load_traces;
 using lockstep::test::state;
 using lockstep::test::Trace;
 
-
 // The lifecycle every cleanly finished MPI process records.
 void check_lifecycle(int rank, const Trace& t) {
   auto marks = t.of_kind(LST_KIND_MARKER);
-  if (marks.empty() || marks.front()->op != LST_MARK_PROCESS_START) FAILF("rank %d: first marker is not PROCESS_START", rank);
+  if (marks.empty() || marks.front()->op != LST_MARK_PROCESS_START)
+    FAILF("rank %d: first marker is not PROCESS_START", rank);
   bool init = false, fin = false;
   int ends = 0;
   for (const lst_record* m : marks) {
@@ -51,7 +51,8 @@ void check_lifecycle(int rank, const Trace& t) {
   if (!init) FAILF("rank %d: no MPI_INIT marker", rank);
   if (!fin) FAILF("rank %d: no returned MPI_FINALIZE marker", rank);
   if (ends != 1) FAILF("rank %d: %d PROCESS_END markers, want 1", rank, ends);
-  if (t.file.header().end_state != LST_END_EXIT) FAILF("rank %d: end_state %u, want EXIT", rank, t.file.header().end_state);
+  if (t.file.header().end_state != LST_END_EXIT)
+    FAILF("rank %d: end_state %u, want EXIT", rank, t.file.header().end_state);
 }
 
 // Record timestamps (TSC-derived where the kernel uses the TSC, else clock_gettime) are on the
@@ -68,9 +69,11 @@ void check_timestamps(int rank, const Trace& t) {
   size_t i = 0;
   for (const lst_record* r : t.of_kind(LST_KIND_COLLECTIVE)) {
     if (r->t_ns < loaded || r->t_ns > now_ns)
-      FAILF("rank %d collective #%zu: t_ns %llu outside [load %llu, now %llu]", rank, i, (unsigned long long)r->t_ns,
-            (unsigned long long)loaded, (unsigned long long)now_ns);
-    if (r->t_ns < prev) FAILF("rank %d collective #%zu: t_ns goes back by %llu ns", rank, i, (unsigned long long)(prev - r->t_ns));
+      FAILF("rank %d collective #%zu: t_ns %llu outside [load %llu, now %llu]", rank, i,
+            (unsigned long long)r->t_ns, (unsigned long long)loaded, (unsigned long long)now_ns);
+    if (r->t_ns < prev)
+      FAILF("rank %d collective #%zu: t_ns goes back by %llu ns", rank, i,
+            (unsigned long long)(prev - r->t_ns));
     prev = r->t_ns;
     ++i;
   }
@@ -138,9 +141,11 @@ int sequence(const std::string& traces, const std::string& expected_dir, int nra
       if (r->op != e.op) bad("op", r->op, e.op);
       unsigned want_flags = static_cast<unsigned>(e.flags);
       if (flags(r) != want_flags) bad("flags", flags(r), want_flags);
-      if (static_cast<long long>(r->u.coll.count) != e.count) bad("count", (long long)r->u.coll.count, e.count);
+      if (static_cast<long long>(r->u.coll.count) != e.count)
+        bad("count", (long long)r->u.coll.count, e.count);
       if (r->dtype != e.dtype) bad("dtype", r->dtype, e.dtype);
-      if (static_cast<int>(r->u.coll.dtype_size) != e.dtype_size) bad("dtype_size", r->u.coll.dtype_size, e.dtype_size);
+      if (static_cast<int>(r->u.coll.dtype_size) != e.dtype_size)
+        bad("dtype_size", r->u.coll.dtype_size, e.dtype_size);
       if (r->u.coll.root_or_peer != e.root) bad("root", r->u.coll.root_or_peer, e.root);
       if (r->redop != e.redop) bad("redop", r->redop, e.redop);
       // A polling loop's PROBE record returns when a poll finds the message; nothing completes it.
@@ -149,22 +154,26 @@ int sequence(const std::string& traces, const std::string& expected_dir, int nra
       if (state(r) != want_state) bad("state", state(r), want_state);
       if (e.flags & LST_F_P2P) {
         // Point-to-point takes no collective sequence number: coll.seq holds the tag.
-        if (static_cast<int32_t>(r->u.coll.seq) != e.tag) bad("tag", static_cast<int32_t>(r->u.coll.seq), e.tag);
+        if (static_cast<int32_t>(r->u.coll.seq) != e.tag)
+          bad("tag", static_cast<int32_t>(r->u.coll.seq), e.tag);
       } else {
         uint32_t seq = next_seq[r->comm]++;
         if (r->u.coll.seq != seq) bad("seq", r->u.coll.seq, seq);
       }
       auto [it, fresh] = comm_of[e.comm].emplace(rank, r->comm);
-      if (!fresh && it->second != r->comm) FAILF("rank %d collective #%zu: comm %c has two ids on one rank", rank, i, e.comm);
+      if (!fresh && it->second != r->comm)
+        FAILF("rank %d collective #%zu: comm %c has two ids on one rank", rank, i, e.comm);
       const auto& site = sites[i];
       if (fs::path(site.file).filename() != "mpi_sequence.cc" || static_cast<int>(site.line) != e.line)
-        FAILF("rank %d collective #%zu: call site %s, want mpi_sequence.cc:%d", rank, i, site.site(true).c_str(), e.line);
+        FAILF("rank %d collective #%zu: call site %s, want mpi_sequence.cc:%d", rank, i,
+              site.site(true).c_str(), e.line);
     }
     // Every wait record points at a nonblocking collective of this trace.
     for (const lst_record* w : t.of_kind(LST_KIND_WAIT)) {
       const lst_record* c = t.file.record(w->u.wait.first_ref);
       if (!c || LST_WORD_KIND(c->word) != LST_KIND_COLLECTIVE || !(flags(c) & LST_F_NONBLOCKING))
-        FAILF("rank %d: wait record %llu does not reference a nonblocking collective", rank, (unsigned long long)w->u.wait.id);
+        FAILF("rank %d: wait record %llu does not reference a nonblocking collective", rank,
+              (unsigned long long)w->u.wait.id);
       if (state(w) != LST_STATE_RETURNED) FAILF("rank %d: wait record in state %u", rank, state(w));
     }
     // The communicators' own records: world, split (with its colour) and dup, created from world.
@@ -189,8 +198,10 @@ int sequence(const std::string& traces, const std::string& expected_dir, int nra
   }
   for (auto& [a, ida] : comm_of['S'])
     for (auto& [b, idb] : comm_of['S'])
-      if ((colour[a] == colour[b]) != (ida == idb)) FAILF("split ids of ranks %d and %d disagree with their colours", a, b);
-  if (g_errors == 0) std::printf("trace_check: %zu collectives on %d ranks match, call sites included\n", total, nranks);
+      if ((colour[a] == colour[b]) != (ida == idb))
+        FAILF("split ids of ranks %d and %d disagree with their colours", a, b);
+  if (g_errors == 0)
+    std::printf("trace_check: %zu collectives on %d ranks match, call sites included\n", total, nranks);
   return g_errors ? 1 : 0;
 }
 
@@ -204,18 +215,24 @@ int threads(const std::string& traces, int nranks, int nthreads, int calls) {
     check_lifecycle(rank, t);
     std::map<uint64_t, std::vector<const lst_record*>> by_comm;
     for (const lst_record* r : t.of_kind(LST_KIND_COLLECTIVE)) by_comm[r->comm].push_back(r);
-    if (static_cast<int>(by_comm.size()) != nthreads) FAILF("rank %d: %zu communicators used, want %d", rank, by_comm.size(), nthreads);
+    if (static_cast<int>(by_comm.size()) != nthreads)
+      FAILF("rank %d: %zu communicators used, want %d", rank, by_comm.size(), nthreads);
     for (auto& [comm, recs] : by_comm) {
-      if (static_cast<int>(recs.size()) != calls) FAILF("rank %d comm %llx: %zu collectives, want %d", rank, (unsigned long long)comm, recs.size(), calls);
+      if (static_cast<int>(recs.size()) != calls)
+        FAILF("rank %d comm %llx: %zu collectives, want %d", rank, (unsigned long long)comm, recs.size(),
+              calls);
       int thread = recs.empty() ? -1 : static_cast<int>(recs[0]->u.coll.count / 1000);
       ids_by_thread[thread].insert(comm);
       std::set<uint32_t> seqs;
       for (size_t i = 0; i < recs.size(); ++i) {
         const lst_record* r = recs[i];
-        if (!seqs.insert(r->u.coll.seq).second) FAILF("rank %d thread %d: seq %u twice", rank, thread, r->u.coll.seq);
-        if (r->u.coll.seq != i) FAILF("rank %d thread %d: record %zu has seq %u", rank, thread, i, r->u.coll.seq);
+        if (!seqs.insert(r->u.coll.seq).second)
+          FAILF("rank %d thread %d: seq %u twice", rank, thread, r->u.coll.seq);
+        if (r->u.coll.seq != i)
+          FAILF("rank %d thread %d: record %zu has seq %u", rank, thread, i, r->u.coll.seq);
         if (r->u.coll.count != static_cast<uint64_t>(thread) * 1000 + i)
-          FAILF("rank %d thread %d: call %zu has count %llu", rank, thread, i, (unsigned long long)r->u.coll.count);
+          FAILF("rank %d thread %d: call %zu has count %llu", rank, thread, i,
+                (unsigned long long)r->u.coll.count);
         unsigned want = (flags(r) & LST_F_NONBLOCKING) ? LST_STATE_COMPLETED : LST_STATE_RETURNED;
         if (state(r) != want) FAILF("rank %d thread %d: call %zu in state %u", rank, thread, i, state(r));
       }
@@ -223,8 +240,11 @@ int threads(const std::string& traces, int nranks, int nthreads, int calls) {
   }
   for (auto& [thread, ids] : ids_by_thread)
     if (ids.size() != 1) FAILF("thread %d's communicator has %zu ids across ranks", thread, ids.size());
-  if (static_cast<int>(ids_by_thread.size()) != nthreads) FAILF("%zu thread communicators, want %d", ids_by_thread.size(), nthreads);
-  if (g_errors == 0) std::printf("trace_check: %d ranks x %d threads x %d calls, none lost or duplicated\n", nranks, nthreads, calls);
+  if (static_cast<int>(ids_by_thread.size()) != nthreads)
+    FAILF("%zu thread communicators, want %d", ids_by_thread.size(), nthreads);
+  if (g_errors == 0)
+    std::printf("trace_check: %d ranks x %d threads x %d calls, none lost or duplicated\n", nranks, nthreads,
+                calls);
   return g_errors ? 1 : 0;
 }
 
@@ -243,7 +263,8 @@ int errors(const std::string& traces, int nranks) {
     }
     for (int i = 0; i < 4; ++i) {
       if (got[i]->op != ops[i]) FAILF("rank %d collective %d: op %u, want %u", rank, i, got[i]->op, ops[i]);
-      if (state(got[i]) != want[i]) FAILF("rank %d collective %d: state %u, want %u", rank, i, state(got[i]), want[i]);
+      if (state(got[i]) != want[i])
+        FAILF("rank %d collective %d: state %u, want %u", rank, i, state(got[i]), want[i]);
     }
   }
   if (g_errors == 0) std::printf("trace_check: failed calls recorded as FAILED\n");
@@ -259,8 +280,10 @@ int fork_check(const std::string& traces, int nranks) {
     uint32_t pid = t.file.header().pid;
     for (const lst_record* m : t.of_kind(LST_KIND_MARKER))
       if (m->op == LST_MARK_PROCESS_START && m->u.marker.value != pid)
-        FAILF("rank %d: a PROCESS_START of pid %llu in the trace of pid %u", rank, (unsigned long long)m->u.marker.value, pid);
-    if (t.of_kind(LST_KIND_COLLECTIVE).size() != 2) FAILF("rank %d: %zu collectives, want 2", rank, t.of_kind(LST_KIND_COLLECTIVE).size());
+        FAILF("rank %d: a PROCESS_START of pid %llu in the trace of pid %u", rank,
+              (unsigned long long)m->u.marker.value, pid);
+    if (t.of_kind(LST_KIND_COLLECTIVE).size() != 2)
+      FAILF("rank %d: %zu collectives, want 2", rank, t.of_kind(LST_KIND_COLLECTIVE).size());
   }
   if (g_errors == 0) std::printf("trace_check: forked children left the traces alone\n");
   return g_errors ? 1 : 0;
@@ -281,15 +304,18 @@ int comms(const std::string& traces, const std::string& expected_dir, int nranks
     uint32_t seq;
     while (in >> label >> seq) want.emplace_back(label, seq);
     auto got = t.of_kind(LST_KIND_COLLECTIVE);
-    if (got.size() != want.size()) FAILF("rank %d: %zu collectives, %zu called", rank, got.size(), want.size());
+    if (got.size() != want.size())
+      FAILF("rank %d: %zu collectives, %zu called", rank, got.size(), want.size());
     std::set<uint64_t> created;
     for (const lst_record* c : t.of_kind(LST_KIND_COMM))
       if (c->op != LST_COMM_FREE) created.insert(c->comm);
     for (size_t i = 0; i < std::min(got.size(), want.size()); ++i) {
       ids[want[i].first].insert(got[i]->comm);
       if (got[i]->u.coll.seq != want[i].second)
-        FAILF("rank %d: %s collective has seq %u, want %u", rank, want[i].first.c_str(), got[i]->u.coll.seq, want[i].second);
-      if (!created.count(got[i]->comm)) FAILF("rank %d: no creation record for %s", rank, want[i].first.c_str());
+        FAILF("rank %d: %s collective has seq %u, want %u", rank, want[i].first.c_str(), got[i]->u.coll.seq,
+              want[i].second);
+      if (!created.count(got[i]->comm))
+        FAILF("rank %d: no creation record for %s", rank, want[i].first.c_str());
     }
   }
   std::map<uint64_t, std::string> owner;
@@ -300,7 +326,8 @@ int comms(const std::string& traces, const std::string& expected_dir, int nranks
       if (!fresh) FAILF("%s and %s share id %llx", it->second.c_str(), label.c_str(), (unsigned long long)id);
     }
   }
-  if (g_errors == 0) std::printf("trace_check: %zu communicators, one id each across ranks, all different\n", ids.size());
+  if (g_errors == 0)
+    std::printf("trace_check: %zu communicators, one id each across ranks, all different\n", ids.size());
   return g_errors ? 1 : 0;
 }
 
@@ -319,12 +346,18 @@ int stack(const std::string& traces, int nranks) {
         FAILF("rank %d: collective seq %u has no STACK record after it", rank, r->u.coll.seq);
         continue;
       }
-      if (s->u.stack.ref != r->u.coll.id_lo) FAILF("rank %d: STACK record refers to %llu, want %u", rank, (unsigned long long)s->u.stack.ref, r->u.coll.id_lo);
+      if (s->u.stack.ref != r->u.coll.id_lo)
+        FAILF("rank %d: STACK record refers to %llu, want %u", rank, (unsigned long long)s->u.stack.ref,
+              r->u.coll.id_lo);
       if (s->u.stack.frames[0] == 0 || s->u.stack.frames[0] == r->caller)
-        FAILF("rank %d: STACK frame 0 is %llx (caller %llx)", rank, (unsigned long long)s->u.stack.frames[0], (unsigned long long)r->caller);
+        FAILF("rank %d: STACK frame 0 is %llx (caller %llx)", rank, (unsigned long long)s->u.stack.frames[0],
+              (unsigned long long)r->caller);
       bool in_module = false;
-      for (const auto& m : t.file.modules()) in_module = in_module || (s->u.stack.frames[0] >= m.lo && s->u.stack.frames[0] < m.hi);
-      if (!in_module) FAILF("rank %d: STACK frame %llx is in no module of the table", rank, (unsigned long long)s->u.stack.frames[0]);
+      for (const auto& m : t.file.modules())
+        in_module = in_module || (s->u.stack.frames[0] >= m.lo && s->u.stack.frames[0] < m.hi);
+      if (!in_module)
+        FAILF("rank %d: STACK frame %llx is in no module of the table", rank,
+              (unsigned long long)s->u.stack.frames[0]);
     }
   }
   if (n == 0) FAILF("no collectives");
@@ -358,7 +391,8 @@ int main(int argc, char** argv) {
   try {
     std::string mode = argc > 1 ? argv[1] : "";
     if (mode == "sequence" && argc == 5) return sequence(argv[2], argv[3], std::atoi(argv[4]));
-    if (mode == "threads" && argc == 6) return threads(argv[2], std::atoi(argv[3]), std::atoi(argv[4]), std::atoi(argv[5]));
+    if (mode == "threads" && argc == 6)
+      return threads(argv[2], std::atoi(argv[3]), std::atoi(argv[4]), std::atoi(argv[5]));
     if (mode == "errors" && argc == 4) return errors(argv[2], std::atoi(argv[3]));
     if (mode == "fork" && argc == 4) return fork_check(argv[2], std::atoi(argv[3]));
     if (mode == "hang" && argc == 3) return hang(argv[2]);

@@ -2,7 +2,6 @@
 // lock released, so a sink that writes the trace never runs under the correlator's lock.
 #include "correlate.h"
 
-
 namespace lockstep::trace::gpu {
 
 void Correlator::trim_locked() {

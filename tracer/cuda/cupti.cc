@@ -12,9 +12,9 @@
 #include <new>
 
 #include "correlate.h"
-#include "lockstep/env.h"
 #include "gpu_records.h"
 #include "gpu_state.h"
+#include "lockstep/env.h"
 #include "session.h"
 
 namespace lockstep::trace::gpu {
@@ -140,7 +140,8 @@ void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t* buffe
     }
     size_t dropped = 0;
     if (g_cupti.getNumDropped && g_cupti.getNumDropped(ctx, stream_id, &dropped) == CUPTI_SUCCESS && dropped)
-      warn_once(kWarnCuptiBuffer, "CUPTI dropped %zu kernel records: some collectives lack kernel times", dropped);
+      warn_once(kWarnCuptiBuffer, "CUPTI dropped %zu kernel records: some collectives lack kernel times",
+                dropped);
   }
   std::free(buffer);
 }
@@ -163,14 +164,18 @@ void cupti_start() noexcept {
       if ((h = dlopen(name, RTLD_NOW | RTLD_LOCAL))) break;
   }
   if (!h) {
-    warn_once_stderr(kWarnCupti, "LOCKSTEP_TRACE_CUPTI=1 but libcupti could not be loaded (%s): kernel activity "
-                     "is not recorded", dlerror());
+    warn_once_stderr(kWarnCupti,
+                     "LOCKSTEP_TRACE_CUPTI=1 but libcupti could not be loaded (%s): kernel activity "
+                     "is not recorded",
+                     dlerror());
     return;
   }
   Cupti& c = g_cupti;
-  bool ok = resolve(h, "cuptiSubscribe", &c.subscribe) && resolve(h, "cuptiEnableCallback", &c.enableCallback) &&
+  bool ok = resolve(h, "cuptiSubscribe", &c.subscribe) &&
+            resolve(h, "cuptiEnableCallback", &c.enableCallback) &&
             resolve(h, "cuptiActivityRegisterCallbacks", &c.registerCallbacks) &&
-            resolve(h, "cuptiActivityEnable", &c.activityEnable) && resolve(h, "cuptiActivityFlushAll", &c.flushAll) &&
+            resolve(h, "cuptiActivityEnable", &c.activityEnable) &&
+            resolve(h, "cuptiActivityFlushAll", &c.flushAll) &&
             resolve(h, "cuptiActivityGetNextRecord", &c.getNextRecord) &&
             resolve(h, "cuptiGetTimestamp", &c.getTimestamp);
   resolve(h, "cuptiGetResultString", &c.resultString);
@@ -183,37 +188,44 @@ void cupti_start() noexcept {
   CUpti_SubscriberHandle sub = nullptr;
   CUptiResult rc = c.subscribe(&sub, on_api, nullptr);
   if (rc != CUPTI_SUCCESS) {
-    warn_once_stderr(kWarnCupti, "CUPTI is unavailable (cuptiSubscribe: %s, %d): kernel activity is not recorded, "
-                     "host-side tracing continues", result_name(rc), static_cast<int>(rc));
+    warn_once_stderr(kWarnCupti,
+                     "CUPTI is unavailable (cuptiSubscribe: %s, %d): kernel activity is not recorded, "
+                     "host-side tracing continues",
+                     result_name(rc), static_cast<int>(rc));
     return;
   }
   // The launch entry points NCCL and CUDA programs use, through the runtime and the driver.
-  for (CUpti_CallbackId id : {CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
-                              CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,
-                              CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060,
-                              CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000,
-                              CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020,
-                              CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_ptsz_v7000})
+  for (CUpti_CallbackId id :
+       {CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
+        CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,
+        CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060,
+        CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000,
+        CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020,
+        CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_ptsz_v7000})
     c.enableCallback(1, sub, CUPTI_CB_DOMAIN_RUNTIME_API, id);
-  for (CUpti_CallbackId id : {CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
-                              CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
-                              CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,
-                              CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync, CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync_ptsz,
-                              CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoDAsync_v2})
+  for (CUpti_CallbackId id :
+       {CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+        CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
+        CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,
+        CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync, CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync_ptsz,
+        CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoDAsync_v2})
     c.enableCallback(1, sub, CUPTI_CB_DOMAIN_DRIVER_API, id);
   rc = c.registerCallbacks(buffer_requested, buffer_completed);
   if (rc == CUPTI_SUCCESS) {
     // Kernel times on the trace's clock (CLOCK_MONOTONIC); older CUPTI: measure the offset once.
     if (!c.registerTimestamp || c.registerTimestamp(monotonic_timestamp) != CUPTI_SUCCESS) {
       uint64_t t = 0;
-      if (c.getTimestamp(&t) == CUPTI_SUCCESS) g_clock_offset = static_cast<int64_t>(now_ns()) - static_cast<int64_t>(t);
+      if (c.getTimestamp(&t) == CUPTI_SUCCESS)
+        g_clock_offset = static_cast<int64_t>(now_ns()) - static_cast<int64_t>(t);
     }
     rc = c.activityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
     if (rc == CUPTI_SUCCESS) rc = c.activityEnable(CUPTI_ACTIVITY_KIND_MEMCPY);
   }
   if (rc != CUPTI_SUCCESS) {
-    warn_once_stderr(kWarnCupti, "CUPTI kernel activity could not be enabled (%s, %d): kernel activity is not "
-                     "recorded, host-side tracing continues", result_name(rc), static_cast<int>(rc));
+    warn_once_stderr(kWarnCupti,
+                     "CUPTI kernel activity could not be enabled (%s, %d): kernel activity is not "
+                     "recorded, host-side tracing continues",
+                     result_name(rc), static_cast<int>(rc));
     return;
   }
   g_active.store(true, std::memory_order_release);

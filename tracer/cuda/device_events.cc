@@ -17,9 +17,9 @@
 #include <vector>
 
 #include "gpu_hooks.h"
-#include "lockstep/env.h"
 #include "gpu_records.h"
 #include "gpu_state.h"
+#include "lockstep/env.h"
 #include "session.h"
 
 namespace lockstep::trace::gpu {
@@ -176,8 +176,10 @@ void track(uint64_t record_id, void* stream) {
     if (g_rt.streamIsCapturing(stream, &capturing) == kCudaSuccess && capturing != 0) return;
   }
   if (g_in_flight.load(std::memory_order_relaxed) >= kMaxInFlight) {
-    warn_once(kWarnEventQueueFull, "more than %zu NCCL collectives in flight on the device: the rest are not "
-              "tracked to completion", kMaxInFlight);
+    warn_once(kWarnEventQueueFull,
+              "more than %zu NCCL collectives in flight on the device: the rest are not "
+              "tracked to completion",
+              kMaxInFlight);
     return;
   }
   void* ev = take_event();
@@ -187,8 +189,10 @@ void track(uint64_t record_id, void* stream) {
   }
   int rc = g_rt.eventRecord(ev, stream);
   if (rc != kCudaSuccess) {
-    warn_once(kWarnCudaEvent, "cudaEventRecord on the collective's stream failed (%s, %d): device-side "
-              "completion is incomplete", error_name(rc), rc);
+    warn_once(kWarnCudaEvent,
+              "cudaEventRecord on the collective's stream failed (%s, %d): device-side "
+              "completion is incomplete",
+              error_name(rc), rc);
     give_event(ev);
     return;
   }

@@ -57,7 +57,8 @@ uint64_t write_inferred_collective(const InferredCollective& c) noexcept {
   r->u.coll.count = c.count;
   r->t_ns = c.t_ns ? c.t_ns : now_ns();
   r->aux = name;
-  format::Writer::publish(r, LST_WORD(LST_KIND_COLLECTIVE, c.state ? c.state : uint8_t{LST_STATE_ENTERED}, LST_F_INFERRED));
+  format::Writer::publish(
+      r, LST_WORD(LST_KIND_COLLECTIVE, c.state ? c.state : uint8_t{LST_STATE_ENTERED}, LST_F_INFERRED));
   return id;
 }
 

@@ -34,8 +34,14 @@ void warn_once(int flag, const char* fmt, ...) noexcept __attribute__((format(pr
 // process the environment reaches (shells, launchers).
 void warn_once_stderr(int flag, const char* fmt, ...) noexcept __attribute__((format(printf, 2, 3)));
 enum WarnFlag {
-  kWarnCudaNoDevice, kWarnCudaEvent, kWarnEventQueueFull, kWarnCupti, kWarnCuptiBuffer, kWarnPlugin,
-  kWarnPluginSeq, kWarn__count
+  kWarnCudaNoDevice,
+  kWarnCudaEvent,
+  kWarnEventQueueFull,
+  kWarnCupti,
+  kWarnCuptiBuffer,
+  kWarnPlugin,
+  kWarnPluginSeq,
+  kWarn__count
 };
 
 }  // namespace lockstep::trace::gpu

@@ -20,11 +20,11 @@ void start_gpu_thread() noexcept;
 void wake_gpu_thread() noexcept;
 
 // CUPTI (cupti.cc; no-ops in builds without the CUDA toolkit, see cupti_none.cc).
-void cupti_start() noexcept;                                   // LOCKSTEP_TRACE_CUPTI=1, at load
+void cupti_start() noexcept;  // LOCKSTEP_TRACE_CUPTI=1, at load
 bool cupti_active() noexcept;
 // Binds the correlation ids this thread's intercepted calls produced since the last bind to every one
 // of `records` (one call, or the members of a group at its end).
 void cupti_bind_thread(const uint64_t* records, size_t n) noexcept;
-void cupti_flush(bool final) noexcept;                         // from the GPU thread only
+void cupti_flush(bool final) noexcept;  // from the GPU thread only
 
 }  // namespace lockstep::trace::gpu

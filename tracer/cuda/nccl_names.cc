@@ -17,21 +17,31 @@ struct Named {
 
 // Kernel operations, as NCCL's generator spells them.
 constexpr Named kOps[] = {
-    {"AllReduce", LST_OP_ALLREDUCE, 0},   {"Broadcast", LST_OP_BCAST, 0},
-    {"Reduce", LST_OP_REDUCE, 0},         {"AllGather", LST_OP_ALLGATHER, 0},
-    {"ReduceScatter", LST_OP_REDUCE_SCATTER, 0}, {"AlltoAll", LST_OP_ALLTOALL, 0},
-    {"AllToAll", LST_OP_ALLTOALL, 0},     {"Gather", LST_OP_GATHER, 0},
-    {"Scatter", LST_OP_SCATTER, 0},       {"Send", LST_OP_SEND, 0},
+    {"AllReduce", LST_OP_ALLREDUCE, 0},
+    {"Broadcast", LST_OP_BCAST, 0},
+    {"Reduce", LST_OP_REDUCE, 0},
+    {"AllGather", LST_OP_ALLGATHER, 0},
+    {"ReduceScatter", LST_OP_REDUCE_SCATTER, 0},
+    {"AlltoAll", LST_OP_ALLTOALL, 0},
+    {"AllToAll", LST_OP_ALLTOALL, 0},
+    {"Gather", LST_OP_GATHER, 0},
+    {"Scatter", LST_OP_SCATTER, 0},
+    {"Send", LST_OP_SEND, 0},
     {"Recv", LST_OP_RECV, 0},
     // One kernel serves both directions (SendRecv) or any operation (Generic): the name cannot say.
-    {"SendRecv", LST_OP_UNKNOWN, 0},      {"Generic", LST_OP_UNKNOWN, 0},
+    {"SendRecv", LST_OP_UNKNOWN, 0},
+    {"Generic", LST_OP_UNKNOWN, 0},
 };
 
 // Reduction operators: NCCL 2.19+ kernels (Sum, Prod, MinMax, PreMulSum, SumPostDiv), legacy kernels
 // (Min, Max, Avg), symmetric kernels (lower case).
 constexpr Named kRedops[] = {
-    {"Sum", LST_RED_SUM, 0},        {"sum", LST_RED_SUM, 0},         {"Prod", LST_RED_PROD, 0},
-    {"Min", LST_RED_MIN, 0},        {"Max", LST_RED_MAX, 0},         {"Avg", LST_RED_AVG, 0},
+    {"Sum", LST_RED_SUM, 0},
+    {"sum", LST_RED_SUM, 0},
+    {"Prod", LST_RED_PROD, 0},
+    {"Min", LST_RED_MIN, 0},
+    {"Max", LST_RED_MAX, 0},
+    {"Avg", LST_RED_AVG, 0},
     {"PreMulSum", LST_RED_PREMULSUM, 0},
     // Average is implemented as a sum divided afterwards.
     {"SumPostDiv", LST_RED_AVG, 0},
@@ -42,30 +52,44 @@ constexpr Named kRedops[] = {
 // Element types. Kernels use unsigned names for signed and unsigned integers alike (u8 serves
 // ncclInt8 and ncclUint8): the size is exact, the signedness is not.
 constexpr Named kKernelTypes[] = {
-    {"i8", LST_DT_INT8, 1},       {"u8", LST_DT_UINT8, 1},      {"i32", LST_DT_INT32, 4},
-    {"u32", LST_DT_UINT32, 4},    {"i64", LST_DT_INT64, 8},     {"u64", LST_DT_UINT64, 8},
-    {"f16", LST_DT_FLOAT16, 2},   {"bf16", LST_DT_BFLOAT16, 2}, {"f32", LST_DT_FLOAT32, 4},
-    {"f64", LST_DT_FLOAT64, 8},   {"f8e4m3", LST_DT_FP8_E4M3, 1}, {"f8e5m2", LST_DT_FP8_E5M2, 1},
+    {"i8", LST_DT_INT8, 1},
+    {"u8", LST_DT_UINT8, 1},
+    {"i32", LST_DT_INT32, 4},
+    {"u32", LST_DT_UINT32, 4},
+    {"i64", LST_DT_INT64, 8},
+    {"u64", LST_DT_UINT64, 8},
+    {"f16", LST_DT_FLOAT16, 2},
+    {"bf16", LST_DT_BFLOAT16, 2},
+    {"f32", LST_DT_FLOAT32, 4},
+    {"f64", LST_DT_FLOAT64, 8},
+    {"f8e4m3", LST_DT_FP8_E4M3, 1},
+    {"f8e5m2", LST_DT_FP8_E5M2, 1},
     // legacy (NCCL < 2.19) spellings
-    {"int8", LST_DT_INT8, 1},     {"uint8", LST_DT_UINT8, 1},   {"int32", LST_DT_INT32, 4},
-    {"uint32", LST_DT_UINT32, 4}, {"int64", LST_DT_INT64, 8},   {"uint64", LST_DT_UINT64, 8},
-    {"half", LST_DT_FLOAT16, 2},  {"float", LST_DT_FLOAT32, 4}, {"double", LST_DT_FLOAT64, 8},
+    {"int8", LST_DT_INT8, 1},
+    {"uint8", LST_DT_UINT8, 1},
+    {"int32", LST_DT_INT32, 4},
+    {"uint32", LST_DT_UINT32, 4},
+    {"int64", LST_DT_INT64, 8},
+    {"uint64", LST_DT_UINT64, 8},
+    {"half", LST_DT_FLOAT16, 2},
+    {"float", LST_DT_FLOAT32, 4},
+    {"double", LST_DT_FLOAT64, 8},
 };
 
 constexpr Named kProtos[] = {{"LL", 0, 0}, {"LL128", 0, 0}, {"SIMPLE", 0, 0}};
-constexpr Named kAlgos[] = {{"RING", 0, 0}, {"TREE", 0, 0}, {"COLLNET", 0, 0}, {"NVLS", 0, 0},
+constexpr Named kAlgos[] = {{"RING", 0, 0}, {"TREE", 0, 0},   {"COLLNET", 0, 0}, {"NVLS", 0, 0},
                             {"PAT", 0, 0},  {"DIRECT", 0, 0}, {"CHAIN", 0, 0}};
 
 // ncclDatatypeToString spellings.
 constexpr Named kPluginTypes[] = {
-    {"ncclInt8", LST_DT_INT8, 1},         {"ncclChar", LST_DT_INT8, 1},
-    {"ncclUint8", LST_DT_UINT8, 1},       {"ncclInt32", LST_DT_INT32, 4},
-    {"ncclInt", LST_DT_INT32, 4},         {"ncclUint32", LST_DT_UINT32, 4},
-    {"ncclInt64", LST_DT_INT64, 8},       {"ncclUint64", LST_DT_UINT64, 8},
-    {"ncclFloat16", LST_DT_FLOAT16, 2},   {"ncclHalf", LST_DT_FLOAT16, 2},
-    {"ncclFloat32", LST_DT_FLOAT32, 4},   {"ncclFloat", LST_DT_FLOAT32, 4},
-    {"ncclFloat64", LST_DT_FLOAT64, 8},   {"ncclDouble", LST_DT_FLOAT64, 8},
-    {"ncclBfloat16", LST_DT_BFLOAT16, 2}, {"ncclFloat8e4m3", LST_DT_FP8_E4M3, 1},
+    {"ncclInt8", LST_DT_INT8, 1},           {"ncclChar", LST_DT_INT8, 1},
+    {"ncclUint8", LST_DT_UINT8, 1},         {"ncclInt32", LST_DT_INT32, 4},
+    {"ncclInt", LST_DT_INT32, 4},           {"ncclUint32", LST_DT_UINT32, 4},
+    {"ncclInt64", LST_DT_INT64, 8},         {"ncclUint64", LST_DT_UINT64, 8},
+    {"ncclFloat16", LST_DT_FLOAT16, 2},     {"ncclHalf", LST_DT_FLOAT16, 2},
+    {"ncclFloat32", LST_DT_FLOAT32, 4},     {"ncclFloat", LST_DT_FLOAT32, 4},
+    {"ncclFloat64", LST_DT_FLOAT64, 8},     {"ncclDouble", LST_DT_FLOAT64, 8},
+    {"ncclBfloat16", LST_DT_BFLOAT16, 2},   {"ncclFloat8e4m3", LST_DT_FP8_E4M3, 1},
     {"ncclFloat8e5m2", LST_DT_FP8_E5M2, 1},
 };
 
@@ -95,7 +119,8 @@ std::string_view identifier(std::string_view name) {
   if (name.size() > 2 && name[0] == '_' && name[1] == 'Z') {
     size_t i = 2;
     size_t len = 0;
-    while (i < name.size() && name[i] >= '0' && name[i] <= '9' && len < 4096) len = len * 10 + (name[i++] - '0');
+    while (i < name.size() && name[i] >= '0' && name[i] <= '9' && len < 4096)
+      len = len * 10 + (name[i++] - '0');
     if (i == 2 || len == 0 || len > name.size() - i) return {};
     return name.substr(i, len);
   }

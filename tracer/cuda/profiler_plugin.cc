@@ -174,7 +174,8 @@ lst_nccl_result plugin_start(void* context, void** handle, const Descr& d) noexc
     InferredCollective rec;
     rec.comm = c->comm_hash;
     rec.op = op_from_nccl_func(d.func);
-    if (d.type == LST_NCCL_PROFILE_P2P && rec.op != LST_OP_SEND && rec.op != LST_OP_RECV) rec.op = LST_OP_UNKNOWN;
+    if (d.type == LST_NCCL_PROFILE_P2P && rec.op != LST_OP_SEND && rec.op != LST_OP_RECV)
+      rec.op = LST_OP_UNKNOWN;
     rec.seq = c->next_seq.fetch_add(1, std::memory_order_relaxed);
     rec.dtype = dtype_from_nccl_name(d.datatype, &rec.dtype_size);
     // The plugin interface does not pass the reduction operator.
@@ -301,8 +302,8 @@ lst_nccl_result v5_state(void* handle, lst_nccl_event_state state, lst_nccl_stat
 
 // ---- v4 ----------------------------------------------------------------------------------------
 
-lst_nccl_result v4_init(void** context, int* mask, const char* name, uint64_t comm_hash, int nnodes, int nranks,
-                        int rank, lst_nccl_logger) {
+lst_nccl_result v4_init(void** context, int* mask, const char* name, uint64_t comm_hash, int nnodes,
+                        int nranks, int rank, lst_nccl_logger) {
   return plugin_init(context, comm_hash, mask, name, nranks, rank);
 }
 

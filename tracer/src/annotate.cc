@@ -15,13 +15,15 @@ LOCKSTEP_EXPORT void lockstep_annotate(const char* text) {
   marker(LST_MARK_ANNOTATION, 0, text, LOCKSTEP_CALLER());
 }
 
-LOCKSTEP_EXPORT void lockstep_rt_event(int event, const char* tensor, uint64_t elements, uint64_t process_set) {
+LOCKSTEP_EXPORT void lockstep_rt_event(int event, const char* tensor, uint64_t elements,
+                                       uint64_t process_set) {
   // value: the event; ref: the process set's id; extra: the element count; text: the tensor name.
-  marker_ex(LST_MARK_RT_EVENT, static_cast<uint64_t>(event), process_set, elements, tensor, LOCKSTEP_CALLER(), 0);
+  marker_ex(LST_MARK_RT_EVENT, static_cast<uint64_t>(event), process_set, elements, tensor, LOCKSTEP_CALLER(),
+            0);
 }
 
-LOCKSTEP_EXPORT void lockstep_rt_process_set(uint64_t id, const char* name, const int32_t* members, int32_t size,
-                                             int32_t my_rank) {
+LOCKSTEP_EXPORT void lockstep_rt_process_set(uint64_t id, const char* name, const int32_t* members,
+                                             int32_t size, int32_t my_rank) {
   comm_add(LST_API_RT, static_cast<uintptr_t>(id), LST_COMM_RT_PROCESS_SET, id, 0, LST_NONE, 0, size, my_rank,
            members, name, LOCKSTEP_CALLER());
 }
@@ -45,14 +47,15 @@ static uint64_t rt_collective_begin(uint64_t process_set, int op, const char* na
   return p.rec ? p.id + 1 : 0;
 }
 
-LOCKSTEP_EXPORT uint64_t lockstep_rt_collective_begin(uint64_t process_set, int op, const char* name, uint64_t count,
-                                                      int dtype, uint32_t dtype_size, int redop, int root) {
+LOCKSTEP_EXPORT uint64_t lockstep_rt_collective_begin(uint64_t process_set, int op, const char* name,
+                                                      uint64_t count, int dtype, uint32_t dtype_size,
+                                                      int redop, int root) {
   return rt_collective_begin(process_set, op, name, count, dtype, dtype_size, redop, root, LOCKSTEP_CALLER());
 }
 
 LOCKSTEP_EXPORT uint64_t lockstep_rt_collective_begin_at(uint64_t process_set, int op, const char* name,
-                                                         uint64_t count, int dtype, uint32_t dtype_size, int redop,
-                                                         int root, uint64_t caller) {
+                                                         uint64_t count, int dtype, uint32_t dtype_size,
+                                                         int redop, int root, uint64_t caller) {
   return rt_collective_begin(process_set, op, name, count, dtype, dtype_size, redop, root, caller);
 }
 

@@ -35,7 +35,9 @@ void warn_no_nccl(const char* name) noexcept {
   static std::atomic<bool> warned{false};
   if (warned.exchange(true)) return;
   char text[160];
-  int n = std::snprintf(text, sizeof text, "lockstep: %s: no NCCL library behind the tracer; NCCL calls return ncclSystemError", name);
+  int n = std::snprintf(text, sizeof text,
+                        "lockstep: %s: no NCCL library behind the tracer; NCCL calls return ncclSystemError",
+                        name);
   if (n <= 0) return;
   const size_t len = size_t(n) < sizeof text ? size_t(n) : sizeof text - 1;
   ssize_t written = ::write(2, text, len);
@@ -102,8 +104,8 @@ uint8_t map_dtype(int t, uint32_t* size) noexcept {
     uint32_t size;
   };
   static constexpr Entry kMap[nccl::kNumTypes] = {
-      {LST_DT_INT8, 1},    {LST_DT_UINT8, 1},   {LST_DT_INT32, 4},   {LST_DT_UINT32, 4},
-      {LST_DT_INT64, 8},   {LST_DT_UINT64, 8},  {LST_DT_FLOAT16, 2}, {LST_DT_FLOAT32, 4},
+      {LST_DT_INT8, 1},    {LST_DT_UINT8, 1},    {LST_DT_INT32, 4},    {LST_DT_UINT32, 4},
+      {LST_DT_INT64, 8},   {LST_DT_UINT64, 8},   {LST_DT_FLOAT16, 2},  {LST_DT_FLOAT32, 4},
       {LST_DT_FLOAT64, 8}, {LST_DT_BFLOAT16, 2}, {LST_DT_FP8_E4M3, 1}, {LST_DT_FP8_E5M2, 1},
   };
   if (t < 0 || t >= nccl::kNumTypes) {
@@ -116,12 +118,18 @@ uint8_t map_dtype(int t, uint32_t* size) noexcept {
 
 uint8_t map_redop(int op) noexcept {
   switch (op) {
-    case nccl::kSum: return LST_RED_SUM;
-    case nccl::kProd: return LST_RED_PROD;
-    case nccl::kMax: return LST_RED_MAX;
-    case nccl::kMin: return LST_RED_MIN;
-    case nccl::kAvg: return LST_RED_AVG;
-    default: return op >= nccl::kNumOps ? LST_RED_USER : LST_RED_UNKNOWN;  // PreMulSum and other created ops
+    case nccl::kSum:
+      return LST_RED_SUM;
+    case nccl::kProd:
+      return LST_RED_PROD;
+    case nccl::kMax:
+      return LST_RED_MAX;
+    case nccl::kMin:
+      return LST_RED_MIN;
+    case nccl::kAvg:
+      return LST_RED_AVG;
+    default:
+      return op >= nccl::kNumOps ? LST_RED_USER : LST_RED_UNKNOWN;  // PreMulSum and other created ops
   }
 }
 
@@ -132,9 +140,9 @@ bool succeeded(int rc) noexcept { return rc == nccl::kSuccess || rc == nccl::kIn
 // One collective or point-to-point call: recorded ENTERED before the real call, RETURNED or FAILED
 // after, then handed to the GPU side.
 template <typename Call>
-__attribute__((always_inline)) inline int collective(uint8_t op, Comm comm, uint64_t count, int dtype, int redop,
-                                                     int32_t root_or_peer, Stream stream, uint64_t caller,
-                                                     Call&& call) noexcept {
+__attribute__((always_inline)) inline int collective(uint8_t op, Comm comm, uint64_t count, int dtype,
+                                                     int redop, int32_t root_or_peer, Stream stream,
+                                                     uint64_t caller, Call&& call) noexcept {
   CollectiveArgs a;
   a.api = LST_API_NCCL;
   a.op = op;
@@ -212,15 +220,15 @@ int32_t query(ncclCommCount_fn fn, Comm comm) noexcept {
   return v;
 }
 
-void register_comm(Comm comm, uint8_t comm_op, uint64_t id, uint64_t parent, int32_t color, int32_t key, int32_t size,
-                   int32_t rank, const char* name, uint64_t caller) noexcept {
+void register_comm(Comm comm, uint8_t comm_op, uint64_t id, uint64_t parent, int32_t color, int32_t key,
+                   int32_t size, int32_t rank, const char* name, uint64_t caller) noexcept {
   if (size == LST_NONE) size = query(REAL(ncclCommCount), comm);
   if (rank == LST_NONE) rank = query(REAL(ncclCommUserRank), comm);
   // A one-rank communicator's only member is this process; otherwise NCCL does not say who is in it.
   int32_t self = rank_hint();
   const int32_t* members = (size == 1 && self != LST_NONE) ? &self : nullptr;
-  comm_add(LST_API_NCCL, reinterpret_cast<uintptr_t>(comm), comm_op, id, parent, color, key, size, rank, members,
-           name, caller);
+  comm_add(LST_API_NCCL, reinterpret_cast<uintptr_t>(comm), comm_op, id, parent, color, key, size, rank,
+           members, name, caller);
 }
 
 }  // namespace
@@ -250,12 +258,13 @@ WRAP_EXPORT int ncclCommInitRankConfig(Comm* comm, int nranks, UniqueId id, int 
   return rc;
 }
 
-WRAP_EXPORT int ncclCommInitRankScalable(Comm* comm, int nranks, int rank, int nids, UniqueId* ids, Config* config) {
+WRAP_EXPORT int ncclCommInitRankScalable(Comm* comm, int nranks, int rank, int nids, UniqueId* ids,
+                                         Config* config) {
   PASSTHROUGH(ncclCommInitRankScalable, comm, nranks, rank, nids, ids, config);
   int rc = FORWARD(comm, nranks, rank, nids, ids, config);
   if (succeeded(rc) && comm && *comm && ids && nids > 0)
-    register_comm(*comm, LST_COMM_NCCL_INIT_RANK, id_from_unique_ids(ids, nids), 0, LST_NONE, LST_NONE, nranks, rank,
-                  config_name(config), caller);
+    register_comm(*comm, LST_COMM_NCCL_INIT_RANK, id_from_unique_ids(ids, nids), 0, LST_NONE, LST_NONE,
+                  nranks, rank, config_name(config), caller);
   return rc;
 }
 
@@ -265,7 +274,8 @@ WRAP_EXPORT int ncclCommInitAll(Comm* comms, int ndev, const int* devlist) {
   if (succeeded(rc) && comms && ndev > 0) {
     const uint64_t id = id_for_init_all();
     for (int i = 0; i < ndev; ++i)
-      if (comms[i]) register_comm(comms[i], LST_COMM_NCCL_INIT_ALL, id, 0, LST_NONE, LST_NONE, ndev, i, nullptr, caller);
+      if (comms[i])
+        register_comm(comms[i], LST_COMM_NCCL_INIT_ALL, id, 0, LST_NONE, LST_NONE, ndev, i, nullptr, caller);
   }
   return rc;
 }
@@ -278,20 +288,21 @@ WRAP_EXPORT int ncclCommSplit(Comm comm, int color, int key, Comm* newcomm, Conf
   const uint64_t parent_id = parent ? parent->id : 0;
   int rc = FORWARD(comm, color, key, newcomm, config);
   if (succeeded(rc) && newcomm && *newcomm && color != nccl::kSplitNoColor)
-    register_comm(*newcomm, LST_COMM_NCCL_SPLIT, id_from_split(parent_id, index, color), parent_id, color, key,
-                  LST_NONE, LST_NONE, config_name(config), caller);
+    register_comm(*newcomm, LST_COMM_NCCL_SPLIT, id_from_split(parent_id, index, color), parent_id, color,
+                  key, LST_NONE, LST_NONE, config_name(config), caller);
   return rc;
 }
 
-WRAP_EXPORT int ncclCommShrink(Comm comm, int* exclude, int nexclude, Comm* newcomm, Config* config, int flags) {
+WRAP_EXPORT int ncclCommShrink(Comm comm, int* exclude, int nexclude, Comm* newcomm, Config* config,
+                               int flags) {
   PASSTHROUGH(ncclCommShrink, comm, exclude, nexclude, newcomm, config, flags);
   CommEntry* parent = comm_find(LST_API_NCCL, reinterpret_cast<uintptr_t>(comm));
   const uint32_t index = parent ? parent->children.fetch_add(1, std::memory_order_relaxed) : 0;
   const uint64_t parent_id = parent ? parent->id : 0;
   int rc = FORWARD(comm, exclude, nexclude, newcomm, config, flags);
   if (succeeded(rc) && newcomm && *newcomm)
-    register_comm(*newcomm, LST_COMM_NCCL_SHRINK, id_from_shrink(parent_id, index, exclude, nexclude), parent_id,
-                  LST_NONE, LST_NONE, LST_NONE, LST_NONE, config_name(config), caller);
+    register_comm(*newcomm, LST_COMM_NCCL_SHRINK, id_from_shrink(parent_id, index, exclude, nexclude),
+                  parent_id, LST_NONE, LST_NONE, LST_NONE, LST_NONE, config_name(config), caller);
   return rc;
 }
 
@@ -314,19 +325,22 @@ WRAP_EXPORT int ncclCommAbort(Comm comm) {
 WRAP_EXPORT int ncclCommFinalize(Comm comm) {
   PASSTHROUGH(ncclCommFinalize, comm);
   int rc = FORWARD(comm);
-  if (succeeded(rc)) comm_remove(LST_API_NCCL, reinterpret_cast<uintptr_t>(comm), LST_COMM_NCCL_FINALIZE, caller);
+  if (succeeded(rc))
+    comm_remove(LST_API_NCCL, reinterpret_cast<uintptr_t>(comm), LST_COMM_NCCL_FINALIZE, caller);
   return rc;
 }
 
 // ---- collectives ---------------------------------------------------------------------------------
 
-WRAP_EXPORT int ncclAllReduce(const void* sbuf, void* rbuf, size_t count, int dtype, int op, Comm comm, Stream s) {
+WRAP_EXPORT int ncclAllReduce(const void* sbuf, void* rbuf, size_t count, int dtype, int op, Comm comm,
+                              Stream s) {
   PASSTHROUGH(ncclAllReduce, sbuf, rbuf, count, dtype, op, comm, s);
   return collective(LST_OP_ALLREDUCE, comm, count, dtype, op, LST_NONE, s, caller,
                     CALL_REAL(sbuf, rbuf, count, dtype, op, comm, s));
 }
 
-WRAP_EXPORT int ncclBroadcast(const void* sbuf, void* rbuf, size_t count, int dtype, int root, Comm comm, Stream s) {
+WRAP_EXPORT int ncclBroadcast(const void* sbuf, void* rbuf, size_t count, int dtype, int root, Comm comm,
+                              Stream s) {
   PASSTHROUGH(ncclBroadcast, sbuf, rbuf, count, dtype, root, comm, s);
   return collective(LST_OP_BCAST, comm, count, dtype, kNoRedop, root, s, caller,
                     CALL_REAL(sbuf, rbuf, count, dtype, root, comm, s));
@@ -345,14 +359,15 @@ WRAP_EXPORT int ncclReduce(const void* sbuf, void* rbuf, size_t count, int dtype
                     CALL_REAL(sbuf, rbuf, count, dtype, op, root, comm, s));
 }
 
-WRAP_EXPORT int ncclAllGather(const void* sbuf, void* rbuf, size_t sendcount, int dtype, Comm comm, Stream s) {
+WRAP_EXPORT int ncclAllGather(const void* sbuf, void* rbuf, size_t sendcount, int dtype, Comm comm,
+                              Stream s) {
   PASSTHROUGH(ncclAllGather, sbuf, rbuf, sendcount, dtype, comm, s);
   return collective(LST_OP_ALLGATHER, comm, sendcount, dtype, kNoRedop, LST_NONE, s, caller,
                     CALL_REAL(sbuf, rbuf, sendcount, dtype, comm, s));
 }
 
-WRAP_EXPORT int ncclReduceScatter(const void* sbuf, void* rbuf, size_t recvcount, int dtype, int op, Comm comm,
-                                  Stream s) {
+WRAP_EXPORT int ncclReduceScatter(const void* sbuf, void* rbuf, size_t recvcount, int dtype, int op,
+                                  Comm comm, Stream s) {
   PASSTHROUGH(ncclReduceScatter, sbuf, rbuf, recvcount, dtype, op, comm, s);
   return collective(LST_OP_REDUCE_SCATTER, comm, recvcount, dtype, op, LST_NONE, s, caller,
                     CALL_REAL(sbuf, rbuf, recvcount, dtype, op, comm, s));
@@ -364,13 +379,15 @@ WRAP_EXPORT int ncclAlltoAll(const void* sbuf, void* rbuf, size_t count, int dty
                     CALL_REAL(sbuf, rbuf, count, dtype, comm, s));
 }
 
-WRAP_EXPORT int ncclGather(const void* sbuf, void* rbuf, size_t count, int dtype, int root, Comm comm, Stream s) {
+WRAP_EXPORT int ncclGather(const void* sbuf, void* rbuf, size_t count, int dtype, int root, Comm comm,
+                           Stream s) {
   PASSTHROUGH(ncclGather, sbuf, rbuf, count, dtype, root, comm, s);
   return collective(LST_OP_GATHER, comm, count, dtype, kNoRedop, root, s, caller,
                     CALL_REAL(sbuf, rbuf, count, dtype, root, comm, s));
 }
 
-WRAP_EXPORT int ncclScatter(const void* sbuf, void* rbuf, size_t count, int dtype, int root, Comm comm, Stream s) {
+WRAP_EXPORT int ncclScatter(const void* sbuf, void* rbuf, size_t count, int dtype, int root, Comm comm,
+                            Stream s) {
   PASSTHROUGH(ncclScatter, sbuf, rbuf, count, dtype, root, comm, s);
   return collective(LST_OP_SCATTER, comm, count, dtype, kNoRedop, root, s, caller,
                     CALL_REAL(sbuf, rbuf, count, dtype, root, comm, s));

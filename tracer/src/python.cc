@@ -79,7 +79,6 @@ struct CodeSlot {
 };
 CodeSlot g_codes[kCodeSlots];
 
-
 // The attribute as UTF-8, or null; `*owner` holds the reference to release.
 const char* text_attr(void* obj, const char* name, void** owner, ssize_t* len) noexcept {
   *owner = g_api.get_attr(obj, name);

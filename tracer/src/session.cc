@@ -4,10 +4,10 @@
 // inlines into the per-call entry points below; the library is built without LTO.
 #include "session.h"
 
-#include "python.h"
-#include "signals.h"
 #include "lockstep/env.h"
 #include "lockstep/format/fnv.h"
+#include "python.h"
+#include "signals.h"
 
 #include <fcntl.h>
 #include <pthread.h>
@@ -80,7 +80,8 @@ void load_config() {
   c.stack_frames = env_int(env::name(env::Var::kTraceStack), 0);
   if (c.stack_frames > kMaxFrames) c.stack_frames = kMaxFrames;
   const char* job = nullptr;
-  for (const char* name : {env::name(env::Var::kJobId), "PMIX_NAMESPACE", "OMPI_MCA_ess_base_jobid", "SLURM_JOB_ID"}) {
+  for (const char* name :
+       {env::name(env::Var::kJobId), "PMIX_NAMESPACE", "OMPI_MCA_ess_base_jobid", "SLURM_JOB_ID"}) {
     const char* v = std::getenv(name);
     if (v && *v) {
       job = v;
@@ -181,7 +182,8 @@ __attribute__((noinline)) uint64_t reanchor(ThreadClock& c, uint64_t t, uint64_t
     // The rate over this whole interval, from two clock readings ~10 ms apart.
     if (real > c.ns0 && t - c.tsc0 >= g_reanchor_ticks.load(std::memory_order_relaxed)) {
       const uint64_t refined = ((real - c.ns0) << 32) / (t - c.tsc0);
-      if (refined > q - q / 256 && refined < q + q / 256) g_ns_per_tick_q32.store(refined, std::memory_order_relaxed);
+      if (refined > q - q / 256 && refined < q + q / 256)
+        g_ns_per_tick_q32.store(refined, std::memory_order_relaxed);
     }
   }
   c.ns0 = real;
@@ -200,7 +202,8 @@ inline Stamp stamp() noexcept {
   ThreadClock& c = t_clock;
   const uint64_t t = ticks();
   const uint64_t d = t - c.tsc0;  // huge when there is no anchor or the TSC went back: re-anchor
-  if (__builtin_expect(d > g_reanchor_ticks.load(std::memory_order_relaxed), 0)) return {reanchor(c, t, q), t};
+  if (__builtin_expect(d > g_reanchor_ticks.load(std::memory_order_relaxed), 0))
+    return {reanchor(c, t, q), t};
   const uint64_t ns = c.ns0 + ticks_to_ns(d, q);
   return {ns > c.floor ? ns : c.floor, t};
 }
@@ -528,7 +531,8 @@ CommEntry* comm_add(uint8_t api, uintptr_t handle, uint8_t comm_op, uint64_t id,
   format::Writer* w = writer();
   if (!w) return entry;
   uint32_t members_id = 0;
-  if (members && size > 0) members_id = w->intern(members, static_cast<size_t>(size) * sizeof(int32_t), LST_STR_MEMBERS);
+  if (members && size > 0)
+    members_id = w->intern(members, static_cast<size_t>(size) * sizeof(int32_t), LST_STR_MEMBERS);
   uint32_t name_id = (name && *name) ? w->intern(name, std::strlen(name)) : 0;
   uint64_t py[1];
   if (caller && python_frames(w, py, 1) > 0) caller = py[0];
@@ -581,8 +585,8 @@ Pending collective_enter(const CollectiveArgs& a, uint64_t caller) noexcept {
   Pending p;
   // Point-to-point calls are not in the communicator's collective sequence: the tag takes its place.
   uint32_t seq = (a.flags & LST_F_P2P) ? static_cast<uint32_t>(a.tag)
-                 : a.comm             ? a.comm->next_seq.fetch_add(1, std::memory_order_relaxed)
-                                      : 0;
+                 : a.comm              ? a.comm->next_seq.fetch_add(1, std::memory_order_relaxed)
+                                       : 0;
   format::Writer* w = writer();
   if (!w) return p;
   InTracer in;
@@ -655,8 +659,8 @@ void collective_return(Pending& p, bool ok) noexcept {
   // visible to other threads before that), so a plain release store suffices.
   uint32_t old = __atomic_load_n(&r->word, __ATOMIC_RELAXED);
   if (LST_WORD_STATE(old) < LST_STATE_RETURNED)
-    format::Writer::publish(r, LST_WORD(LST_WORD_KIND(old), ok ? LST_STATE_RETURNED : LST_STATE_FAILED,
-                                        LST_WORD_FLAGS(old)));
+    format::Writer::publish(
+        r, LST_WORD(LST_WORD_KIND(old), ok ? LST_STATE_RETURNED : LST_STATE_FAILED, LST_WORD_FLAGS(old)));
   p.rec = nullptr;
 }
 
@@ -664,7 +668,8 @@ void collective_return_id(uint64_t id, bool ok) noexcept {
   format::Writer* w = open_writer_or_null();
   if (!w) return;
   lst_record* r = w->at(id);
-  if (!r || LST_WORD_KIND(r->word) != LST_KIND_COLLECTIVE || r->u.coll.id_lo != static_cast<uint32_t>(id)) return;
+  if (!r || LST_WORD_KIND(r->word) != LST_KIND_COLLECTIVE || r->u.coll.id_lo != static_cast<uint32_t>(id))
+    return;
   Pending p{r, id, r->t_ns};
   collective_return(p, ok);
 }
@@ -673,7 +678,8 @@ void collective_complete(uint64_t id) noexcept {
   format::Writer* w = open_writer_or_null();
   if (!w) return;
   lst_record* r = w->at(id);
-  if (!r || LST_WORD_KIND(r->word) != LST_KIND_COLLECTIVE || r->u.coll.id_lo != static_cast<uint32_t>(id)) return;
+  if (!r || LST_WORD_KIND(r->word) != LST_KIND_COLLECTIVE || r->u.coll.id_lo != static_cast<uint32_t>(id))
+    return;
   advance(r, LST_STATE_COMPLETED);
 }
 

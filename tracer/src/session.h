@@ -39,8 +39,8 @@ class CallGuard {  // RAII: outermost() is true for the application's own call
   bool outer_;
 };
 
-// A communicator as the tracer knows it: its cross-rank id (docs/tracer.md, "identity without communication": the same
-// id on every member) and the per-rank sequence counter of its collectives.
+// A communicator as the tracer knows it: its cross-rank id (docs/tracer.md, "identity without communication":
+// the same id on every member) and the per-rank sequence counter of its collectives.
 struct CommEntry {
   uint64_t id = 0;
   int32_t size = LST_NONE;

@@ -97,8 +97,8 @@ struct Submission {
 class LOCKSTEP_RT_API Handle {
  public:
   Handle() = default;
-  Status wait();          // blocks until the request completed or failed
-  bool test() const;      // completed or failed already?
+  Status wait();      // blocks until the request completed or failed
+  bool test() const;  // completed or failed already?
   bool valid() const { return static_cast<bool>(state_); }
   const std::string& name() const;
 
@@ -111,11 +111,11 @@ class LOCKSTEP_RT_API Handle {
 // finding names the application's line: call them directly from the code they belong to.
 
 // in == out is allowed (in place). count elements of dtype; the result lands in out on every rank.
-LOCKSTEP_RT_API Handle allreduce(const std::string& name, const void* in, void* out, size_t count, DType dtype,
-                                 ReduceOp op, ProcessSet set = {});
+LOCKSTEP_RT_API Handle allreduce(const std::string& name, const void* in, void* out, size_t count,
+                                 DType dtype, ReduceOp op, ProcessSet set = {});
 // Every rank contributes count elements; out holds set.size() * count, in set rank order.
-LOCKSTEP_RT_API Handle allgather(const std::string& name, const void* in, void* out, size_t count, DType dtype,
-                                 ProcessSet set = {});
+LOCKSTEP_RT_API Handle allgather(const std::string& name, const void* in, void* out, size_t count,
+                                 DType dtype, ProcessSet set = {});
 // root is a rank within the set; buf is read on the root and written everywhere else.
 LOCKSTEP_RT_API Handle broadcast(const std::string& name, void* buf, size_t count, DType dtype, int root,
                                  ProcessSet set = {});

@@ -7,8 +7,7 @@ int main(int argc, char** argv) {
   float grad[64], metric[64], out[64];
   for (int i = 0; i < 64; ++i) grad[i] = metric[i] = (float)scenario_rank;
   for (int step = 0; step < 20; ++step) {
-    if (!(scenario_rank == 2 && step == 4))
-      MPI_Allreduce(grad, out, 64, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    if (!(scenario_rank == 2 && step == 4)) MPI_Allreduce(grad, out, 64, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
     MPI_Allreduce(metric, out, 64, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
   }
   if (scenario_rank == 2) MPI_Allreduce(grad, out, 64, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);

@@ -67,12 +67,12 @@ const CommNames kComm[LST_COMM__COUNT] = {
 };
 
 const char* const kMarkers[LST_MARK__COUNT] = {
-    "unknown",          "process_start", "process_end",       "mpi_init",   "mpi_finalize",
-    "mpi_abort",        "signal",        "nccl_group_start",  "nccl_group_end", "annotation",
-    "rt_event",         "fork",          "tracer_warning",
+    "unknown",   "process_start", "process_end",      "mpi_init",       "mpi_finalize",
+    "mpi_abort", "signal",        "nccl_group_start", "nccl_group_end", "annotation",
+    "rt_event",  "fork",          "tracer_warning",
 };
 
-const char* const kWaits[] = {"unknown", "MPI_Wait", "MPI_Waitall", "MPI_Waitany", "MPI_Waitsome",
+const char* const kWaits[] = {"unknown",  "MPI_Wait",    "MPI_Waitall", "MPI_Waitany", "MPI_Waitsome",
                               "MPI_Test", "MPI_Testall", "MPI_Testany", "MPI_Testsome"};
 
 }  // namespace
@@ -100,25 +100,35 @@ std::string op_name(const lst_record& r) {
       return "comm(" + std::to_string(r.op) + ")";
     case LST_KIND_MARKER:
       switch (r.op) {
-        case LST_MARK_MPI_INIT: return "MPI_Init";
-        case LST_MARK_MPI_FINALIZE: return "MPI_Finalize";
-        case LST_MARK_MPI_ABORT: return "MPI_Abort";
-        case LST_MARK_NCCL_GROUP_START: return "ncclGroupStart";
-        case LST_MARK_NCCL_GROUP_END: return "ncclGroupEnd";
-        default: return marker_name(r.op);
+        case LST_MARK_MPI_INIT:
+          return "MPI_Init";
+        case LST_MARK_MPI_FINALIZE:
+          return "MPI_Finalize";
+        case LST_MARK_MPI_ABORT:
+          return "MPI_Abort";
+        case LST_MARK_NCCL_GROUP_START:
+          return "ncclGroupStart";
+        case LST_MARK_NCCL_GROUP_END:
+          return "ncclGroupEnd";
+        default:
+          return marker_name(r.op);
       }
-    case LST_KIND_WAIT: return wait_op_name(r.op);
-    case LST_KIND_DEVICE: return "device";
-    case LST_KIND_STACK: return "stack";
-    default: return kind_name(kind);
+    case LST_KIND_WAIT:
+      return wait_op_name(r.op);
+    case LST_KIND_DEVICE:
+      return "device";
+    case LST_KIND_STACK:
+      return "stack";
+    default:
+      return kind_name(kind);
   }
 }
 
 const char* dtype_name(uint8_t d) {
-  static const char* const names[] = {"",         "int8",    "uint8",    "int16",       "uint16",   "int32",
-                                      "uint32",   "int64",   "uint64",   "float16",     "bfloat16", "float32",
-                                      "float64",  "long_double", "char", "byte",        "packed",   "bool",
-                                      "fp8_e4m3", "fp8_e5m2", "pair"};
+  static const char* const names[] = {"",         "int8",        "uint8",  "int16",   "uint16",   "int32",
+                                      "uint32",   "int64",       "uint64", "float16", "bfloat16", "float32",
+                                      "float64",  "long_double", "char",   "byte",    "packed",   "bool",
+                                      "fp8_e4m3", "fp8_e5m2",    "pair"};
   if (d < sizeof names / sizeof names[0]) return names[d];
   if (d == LST_DT_DERIVED) return "derived";
   if (d == LST_DT_UNKNOWN) return "unknown";
@@ -126,8 +136,9 @@ const char* dtype_name(uint8_t d) {
 }
 
 const char* redop_name(uint8_t o) {
-  static const char* const names[] = {"",     "sum",  "prod", "min",    "max",    "avg",     "land",     "lor",
-                                      "band", "bor",  "lxor", "bxor",   "minloc", "maxloc",  "replace", "premulsum"};
+  static const char* const names[] = {"",       "sum",    "prod",    "min",      "max",  "avg",
+                                      "land",   "lor",    "band",    "bor",      "lxor", "bxor",
+                                      "minloc", "maxloc", "replace", "premulsum"};
   if (o < sizeof names / sizeof names[0]) return names[o];
   if (o == LST_RED_USER) return "user";
   if (o == LST_RED_UNKNOWN) return "unknown";
@@ -141,15 +152,24 @@ const char* state_name(uint8_t s) {
 
 const char* kind_name(uint8_t k) {
   switch (k) {
-    case LST_KIND_COLLECTIVE: return "collective";
-    case LST_KIND_COMM: return "comm";
-    case LST_KIND_MARKER: return "marker";
-    case LST_KIND_WAIT: return "wait";
-    case LST_KIND_DEVICE: return "device";
-    case LST_KIND_STACK: return "stack";
-    case LST_KIND_STRING: return "string";
-    case LST_KIND_MODULE: return "module";
-    default: return "unknown";
+    case LST_KIND_COLLECTIVE:
+      return "collective";
+    case LST_KIND_COMM:
+      return "comm";
+    case LST_KIND_MARKER:
+      return "marker";
+    case LST_KIND_WAIT:
+      return "wait";
+    case LST_KIND_DEVICE:
+      return "device";
+    case LST_KIND_STACK:
+      return "stack";
+    case LST_KIND_STRING:
+      return "string";
+    case LST_KIND_MODULE:
+      return "module";
+    default:
+      return "unknown";
   }
 }
 
@@ -159,22 +179,33 @@ const char* wait_op_name(uint8_t op) { return op <= LST_WAIT_TESTSOME ? kWaits[o
 
 const char* api_name(uint8_t api) {
   switch (api) {
-    case LST_API_NONE: return "";
-    case LST_API_MPI: return "mpi";
-    case LST_API_NCCL: return "nccl";
-    case LST_API_RT: return "rt";
-    case LST_API_CUDA: return "cuda";
-    default: return "?";
+    case LST_API_NONE:
+      return "";
+    case LST_API_MPI:
+      return "mpi";
+    case LST_API_NCCL:
+      return "nccl";
+    case LST_API_RT:
+      return "rt";
+    case LST_API_CUDA:
+      return "cuda";
+    default:
+      return "?";
   }
 }
 
 const char* end_state_name(uint32_t s) {
   switch (s) {
-    case LST_END_RUNNING: return "running";
-    case LST_END_EXIT: return "exit";
-    case LST_END_SIGNAL: return "signal";
-    case LST_END_ABORT: return "abort";
-    default: return "unknown";
+    case LST_END_RUNNING:
+      return "running";
+    case LST_END_EXIT:
+      return "exit";
+    case LST_END_SIGNAL:
+      return "signal";
+    case LST_END_ABORT:
+      return "abort";
+    default:
+      return "unknown";
   }
 }
 

@@ -15,10 +15,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cinttypes>
+#include <climits>
 #include <cstdarg>
 #include <cstddef>
-#include <climits>
-#include <cinttypes>
 #include <cstdio>
 #include <cstring>
 #include <tuple>
@@ -105,7 +105,8 @@ TraceFile TraceFile::open(const std::string& path) {
   t.size_ = uint64_t(st.st_size);
   if (t.size_ < LST_HEADER_SIZE) {
     ::close(fd);
-    throw fail(t.size_, format("file ends after %" PRIu64 " bytes, inside the %u-byte header (truncated or not a trace)",
+    throw fail(t.size_, format("file ends after %" PRIu64
+                               " bytes, inside the %u-byte header (truncated or not a trace)",
                                t.size_, LST_HEADER_SIZE));
   }
   // A file that is still being written may grow between fstat and reading its capacity: map again.
@@ -135,9 +136,11 @@ TraceFile TraceFile::open(const std::string& path) {
                         h->version_minor, LST_VERSION_MAJOR));
     newer = h->version_minor > LST_VERSION_MINOR;
     if (h->header_size != LST_HEADER_SIZE)
-      throw fail(offsetof(lst_header, header_size), format("header size %u, expected %u", h->header_size, LST_HEADER_SIZE));
+      throw fail(offsetof(lst_header, header_size),
+                 format("header size %u, expected %u", h->header_size, LST_HEADER_SIZE));
     if (h->slot_size != LST_SLOT_SIZE)
-      throw fail(offsetof(lst_header, slot_size), format("slot size %u, expected %u", h->slot_size, LST_SLOT_SIZE));
+      throw fail(offsetof(lst_header, slot_size),
+                 format("slot size %u, expected %u", h->slot_size, LST_SLOT_SIZE));
     if (!newer && (h->flags & ~uint32_t(LST_HDR_RING | LST_HDR_NOSPACE | LST_HDR_CHECKED)))
       throw fail(offsetof(lst_header, flags), format("unknown header flags 0x%x", h->flags));
     if (h->end_state > LST_END_ABORT && !newer)
@@ -146,16 +149,20 @@ TraceFile TraceFile::open(const std::string& path) {
     meta_offset = h->meta_offset, meta_slots = h->meta_slots;
     records_offset = h->records_offset, capacity = h->record_capacity;
     if (meta_offset < LST_HEADER_SIZE || meta_offset % LST_SLOT_SIZE != 0 || meta_offset > kMaxRegion)
-      throw fail(offsetof(lst_header, meta_offset), format("metadata offset %" PRIu64 " is invalid", meta_offset));
+      throw fail(offsetof(lst_header, meta_offset),
+                 format("metadata offset %" PRIu64 " is invalid", meta_offset));
     if (meta_slots > kMaxRegion / LST_SLOT_SIZE)
-      throw fail(offsetof(lst_header, meta_slots), format("metadata region of %" PRIu64 " slots is too large", meta_slots));
+      throw fail(offsetof(lst_header, meta_slots),
+                 format("metadata region of %" PRIu64 " slots is too large", meta_slots));
     const uint64_t meta_end = meta_offset + meta_slots * LST_SLOT_SIZE;
     if (records_offset < meta_end || records_offset % LST_SLOT_SIZE != 0 || records_offset > kMaxRegion)
       throw fail(offsetof(lst_header, records_offset),
-                 format("records offset %" PRIu64 " overlaps the metadata region ending at byte %" PRIu64 " or is invalid",
+                 format("records offset %" PRIu64 " overlaps the metadata region ending at byte %" PRIu64
+                        " or is invalid",
                         records_offset, meta_end));
     if (capacity > kMaxRegion / LST_SLOT_SIZE)
-      throw fail(offsetof(lst_header, record_capacity), format("record capacity %" PRIu64 " is too large", capacity));
+      throw fail(offsetof(lst_header, record_capacity),
+                 format("record capacity %" PRIu64 " is too large", capacity));
     const uint64_t records_end = records_offset + capacity * LST_SLOT_SIZE;
     // A writer grows the file before it raises record_capacity, so a shorter file was cut -- unless
     // the file grew after it was measured: then map it again. A writer growing in small chunks on a
@@ -203,11 +210,13 @@ TraceFile TraceFile::open(const std::string& path) {
     const uint32_t kind = LST_WORD_KIND(w);
     if (kind == LST_KIND_STRING) {
       const auto* s = reinterpret_cast<const lst_meta_string*>(t.base_ + at);
-      const uint64_t nslots = (sizeof(lst_meta_string) + uint64_t(s->len) + LST_SLOT_SIZE - 1) / LST_SLOT_SIZE;
+      const uint64_t nslots =
+          (sizeof(lst_meta_string) + uint64_t(s->len) + LST_SLOT_SIZE - 1) / LST_SLOT_SIZE;
       if (nslots > meta_used - i)
-        throw fail(at + 4, format("string at metadata slot %" PRIu64 " has length %u, past the end of the metadata "
-                                  "region",
-                                  i, s->len));
+        throw fail(at + 4,
+                   format("string at metadata slot %" PRIu64 " has length %u, past the end of the metadata "
+                          "region",
+                          i, s->len));
       const uint8_t sub = LST_WORD_FLAGS(w);
       if (sub > kMaxSubkind && !newer)
         throw fail(at, format("string at metadata slot %" PRIu64 " has unknown subkind %u", i, sub));
@@ -226,9 +235,11 @@ TraceFile TraceFile::open(const std::string& path) {
         throw fail(at + 2, format("module entry at metadata slot %" PRIu64 " has state %u, not 0", i,
                                   unsigned(LST_WORD_STATE(w))));
       if (mflags & ~uint8_t(LST_MOD_PYTHON) && !newer)
-        throw fail(at + 3, format("module entry at metadata slot %" PRIu64 " has unknown flags 0x%x", i, mflags));
+        throw fail(at + 3,
+                   format("module entry at metadata slot %" PRIu64 " has unknown flags 0x%x", i, mflags));
       if (!(mflags & LST_MOD_PYTHON) && (mod->function != 0 || mod->lo >= LST_PY_ADDR_BASE))
-        throw fail(at, format("module entry at metadata slot %" PRIu64 " is native but has Python fields", i));
+        throw fail(at,
+                   format("module entry at metadata slot %" PRIu64 " is native but has Python fields", i));
       if (checked && mod->check != module_check(mod))
         throw fail(at, format("module entry at metadata slot %" PRIu64
                               " does not match its check (damaged somewhere in "
@@ -246,7 +257,8 @@ TraceFile TraceFile::open(const std::string& path) {
   for (auto& [at, mod] : mods) {
     t.check_string_id(mod->path, at + offsetof(lst_meta_module, path), "module path", UINT64_MAX);
     t.check_string_id(mod->build_id, at + offsetof(lst_meta_module, build_id), "module build id", UINT64_MAX);
-    if (mod->lo > mod->hi) throw fail(at + offsetof(lst_meta_module, lo), "module range ends before it starts");
+    if (mod->lo > mod->hi)
+      throw fail(at + offsetof(lst_meta_module, lo), "module range ends before it starts");
     Module out;
     out.path = std::string(t.string(mod->path));
     std::string_view b = t.string(mod->build_id);
@@ -259,7 +271,8 @@ TraceFile TraceFile::open(const std::string& path) {
     out.lo = mod->lo;
     out.hi = mod->hi;
     if (LST_WORD_FLAGS(mod->word) & LST_MOD_PYTHON) {
-      t.check_string_id(mod->function, at + offsetof(lst_meta_module, function), "module function", UINT64_MAX);
+      t.check_string_id(mod->function, at + offsetof(lst_meta_module, function), "module function",
+                        UINT64_MAX);
       if (mod->lo < LST_PY_ADDR_BASE)
         throw fail(at + offsetof(lst_meta_module, lo), "Python code module below the Python address range");
       out.function = std::string(t.string(mod->function));
@@ -280,7 +293,8 @@ const lst_record* TraceFile::record(uint64_t id) const {
   const auto* r = reinterpret_cast<const lst_record*>(base_ + offset_of(id));
   const uint32_t w = load_acq(&r->word);
   if (w == 0) return nullptr;
-  if ((header_->flags & LST_HDR_RING) && LST_WORD_KIND(w) == LST_KIND_COLLECTIVE && r->u.coll.id_lo != uint32_t(id))
+  if ((header_->flags & LST_HDR_RING) && LST_WORD_KIND(w) == LST_KIND_COLLECTIVE &&
+      r->u.coll.id_lo != uint32_t(id))
     return nullptr;
   return r;
 }
@@ -289,7 +303,8 @@ void TraceFile::check_string_id(uint32_t id, uint64_t at, const char* what, uint
   if (id == 0) return;
   if (uint64_t(id) - 1 < meta_used_ && string_start_[id - 1] != 0) return;
   std::string who = record_id == UINT64_MAX ? std::string() : format("record %" PRIu64 " ", record_id);
-  throw FormatError(path_, at, format("%s%s refers to string %u, which does not exist", who.c_str(), what, id));
+  throw FormatError(path_, at,
+                    format("%s%s refers to string %u, which does not exist", who.c_str(), what, id));
 }
 
 std::string_view TraceFile::string(uint32_t id) const {
@@ -340,16 +355,27 @@ void TraceFile::validate() {
     }
     if (state > LST_STATE_FAILED || ((kind == LST_KIND_COLLECTIVE || kind == LST_KIND_WAIT) && state == 0))
       throw bad(0, format("has invalid state %u", state));
-    if (r->api > LST_API_CUDA && !newer) throw bad(offsetof(lst_record, api), format("has unknown api %u", r->api));
+    if (r->api > LST_API_CUDA && !newer)
+      throw bad(offsetof(lst_record, api), format("has unknown api %u", r->api));
     bool op_ok = true;
     switch (kind) {
-      case LST_KIND_COLLECTIVE: op_ok = r->op < LST_OP__COUNT; break;
-      case LST_KIND_COMM: op_ok = r->op >= LST_COMM_WORLD && r->op < LST_COMM__COUNT; break;
-      case LST_KIND_MARKER: op_ok = r->op >= LST_MARK_PROCESS_START && r->op < LST_MARK__COUNT; break;
-      case LST_KIND_WAIT: op_ok = r->op >= LST_WAIT_WAIT && r->op <= LST_WAIT_TESTSOME; break;
-      default: break;
+      case LST_KIND_COLLECTIVE:
+        op_ok = r->op < LST_OP__COUNT;
+        break;
+      case LST_KIND_COMM:
+        op_ok = r->op >= LST_COMM_WORLD && r->op < LST_COMM__COUNT;
+        break;
+      case LST_KIND_MARKER:
+        op_ok = r->op >= LST_MARK_PROCESS_START && r->op < LST_MARK__COUNT;
+        break;
+      case LST_KIND_WAIT:
+        op_ok = r->op >= LST_WAIT_WAIT && r->op <= LST_WAIT_TESTSOME;
+        break;
+      default:
+        break;
     }
-    if (!op_ok && !newer) throw bad(offsetof(lst_record, op), format("(%s) has unknown op %u", kind_name(kind), r->op));
+    if (!op_ok && !newer)
+      throw bad(offsetof(lst_record, op), format("(%s) has unknown op %u", kind_name(kind), r->op));
     if (kind == LST_KIND_COLLECTIVE && !newer) {
       const uint8_t d = r->dtype, o = r->redop;
       if (!(d <= LST_DT_PAIR || d == LST_DT_DERIVED || d == LST_DT_UNKNOWN))
@@ -370,7 +396,9 @@ void TraceFile::validate() {
 std::string TraceFile::host() const { return fixed(header_->host, sizeof header_->host); }
 std::string TraceFile::job_id() const { return fixed(header_->job_id, sizeof header_->job_id); }
 std::string TraceFile::cmdline() const { return fixed(header_->cmdline, sizeof header_->cmdline); }
-std::string TraceFile::tracer_version() const { return fixed(header_->tracer_version, sizeof header_->tracer_version); }
+std::string TraceFile::tracer_version() const {
+  return fixed(header_->tracer_version, sizeof header_->tracer_version);
+}
 
 std::vector<std::string> find_traces(const std::string& dir, std::vector<std::string>* skipped) {
   DIR* d = opendir(dir.c_str());

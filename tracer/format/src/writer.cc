@@ -57,7 +57,8 @@ struct ModuleRange {
 
 struct Impl {
   std::atomic<bool> grow_lock{false};
-  std::atomic<long> grow_owner{0};  // thread id of the growing thread, so its own signal handler does not wait on it
+  std::atomic<long> grow_owner{
+      0};  // thread id of the growing thread, so its own signal handler does not wait on it
   std::atomic<bool> grow_failed{false};
   std::atomic<bool> full_reported{false};  // the one "no space" line was printed
   bool meta_full = false;                  // the metadata region could not get more blocks (under meta_lock)
@@ -67,7 +68,7 @@ struct Impl {
   std::atomic<uint64_t> capacity{0};  // record slots mapped and backed by the file
   uint64_t max_records = 0;
   uint64_t chunk_records = 0;
-  uint64_t ring = 0;  // ring size, 0 for a growing file
+  uint64_t ring = 0;       // ring size, 0 for a growing file
   uint64_t ring_mask = 0;  // ring - 1 when the ring size is a power of two (no division per record)
   size_t reserved_len = 0;
   std::atomic<bool> meta_lock{false};
@@ -248,7 +249,8 @@ void* ahead_main(void* arg) {
   auto* im = static_cast<Impl*>(arg);
   uint32_t seen = 0;
   for (;;) {
-    while (im->ahead_wake.load(std::memory_order_acquire) == seen && !im->ahead_stop.load(std::memory_order_acquire))
+    while (im->ahead_wake.load(std::memory_order_acquire) == seen &&
+           !im->ahead_stop.load(std::memory_order_acquire))
       futex(&im->ahead_wake, FUTEX_WAIT_PRIVATE, seen);
     if (im->ahead_stop.load(std::memory_order_acquire)) return nullptr;
     seen = im->ahead_wake.load(std::memory_order_acquire);
@@ -336,7 +338,8 @@ int phdr_callback(dl_phdr_info* info, size_t, void* data) {
     s->path[n > 0 ? n : 0] = '\0';
   }
   for (int i = 0; i < info->dlpi_phnum; ++i)
-    if (info->dlpi_phdr[i].p_type == PT_NOTE && s->build_id_len == 0) read_build_id(info, &info->dlpi_phdr[i], s);
+    if (info->dlpi_phdr[i].p_type == PT_NOTE && s->build_id_len == 0)
+      read_build_id(info, &info->dlpi_phdr[i], s);
   return 1;
 }
 
@@ -411,7 +414,8 @@ bool Writer::open(const WriterConfig& config, char* err, size_t err_len) {
   }
 
   im->reserved_len = round_up(records_offset + max_records * LST_SLOT_SIZE, kPage);
-  void* range = mmap(nullptr, im->reserved_len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  void* range =
+      mmap(nullptr, im->reserved_len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (range == MAP_FAILED) {
     int e = errno;
     unlinkat(im->dirfd, tmp, 0);
@@ -545,7 +549,8 @@ lst_record* Writer::at(uint64_t id) {
   uint8_t* records = base_ + h->records_offset;
   if (im->ring) {
     if (next - id > im->ring) return nullptr;
-    auto* r = reinterpret_cast<lst_record*>(records + (im->ring_mask ? (id & im->ring_mask) : (id % im->ring)) * LST_SLOT_SIZE);
+    auto* r = reinterpret_cast<lst_record*>(
+        records + (im->ring_mask ? (id & im->ring_mask) : (id % im->ring)) * LST_SLOT_SIZE);
     const uint32_t w = load_acq(&r->word);
     if (LST_WORD_KIND(w) == LST_KIND_COLLECTIVE && r->u.coll.id_lo != uint32_t(id)) return nullptr;
     return r;
@@ -647,7 +652,8 @@ void Writer::note_module(uint64_t addr) {
   for (uint32_t i = 0; i < m; ++i) known = known || (s.lo == im->modules[i].lo && s.hi == im->modules[i].hi);
   if (!known && m < kMaxModules) {
     uint32_t path = intern_locked(header_, base_, im, s.path, strlen(s.path), LST_STR_TEXT);
-    uint32_t build = s.build_id_len ? intern_locked(header_, base_, im, s.build_id, s.build_id_len, LST_STR_BUILD_ID) : 0;
+    uint32_t build =
+        s.build_id_len ? intern_locked(header_, base_, im, s.build_id, s.build_id_len, LST_STR_BUILD_ID) : 0;
     uint32_t first;
     if (uint8_t* p = meta_alloc(im, header_, base_, 1, &first)) {
       auto* mod = reinterpret_cast<lst_meta_module*>(p);

@@ -38,8 +38,8 @@ void lockstep_rt_collective_end(uint64_t token, int ok) __attribute__((weak));
  * address in the application, such as the runtime API function's own return address), so that the
  * record points at the application's line rather than at the runtime's. */
 uint64_t lockstep_rt_collective_begin_at(uint64_t process_set, int op, const char* name, uint64_t count,
-                                         int dtype, uint32_t dtype_size, int redop, int root,
-                                         uint64_t caller) __attribute__((weak));
+                                         int dtype, uint32_t dtype_size, int redop, int root, uint64_t caller)
+    __attribute__((weak));
 
 /* While nonzero on the calling thread, its intercepted MPI/NCCL calls are marked control-plane
  * (LST_F_CONTROL), so checks and reports can tell negotiation traffic from data. Nests. */
@@ -49,11 +49,17 @@ void lockstep_control_plane(int enter) __attribute__((weak));
 }
 #endif
 
-#define LOCKSTEP_ANNOTATE(text) \
-  do { if (lockstep_annotate) lockstep_annotate(text); } while (0)
-#define LOCKSTEP_RT_EVENT(ev, tensor, elements, pset) \
-  do { if (lockstep_rt_event) lockstep_rt_event((ev), (tensor), (elements), (pset)); } while (0)
-#define LOCKSTEP_CONTROL_PLANE(enter) \
-  do { if (lockstep_control_plane) lockstep_control_plane(enter); } while (0)
+#define LOCKSTEP_ANNOTATE(text)                     \
+  do {                                              \
+    if (lockstep_annotate) lockstep_annotate(text); \
+  } while (0)
+#define LOCKSTEP_RT_EVENT(ev, tensor, elements, pset)                             \
+  do {                                                                            \
+    if (lockstep_rt_event) lockstep_rt_event((ev), (tensor), (elements), (pset)); \
+  } while (0)
+#define LOCKSTEP_CONTROL_PLANE(enter)                          \
+  do {                                                         \
+    if (lockstep_control_plane) lockstep_control_plane(enter); \
+  } while (0)
 
 #endif /* LOCKSTEP_ANNOTATE_H */

@@ -12,12 +12,12 @@
 namespace lockstep::check {
 
 struct DirOptions {
-  int jobs = 0;           // loader threads (0: one per core)
-  bool validate = false;  // also the reader's full validation pass
-  bool symbolize = true;  // call sites as file:line (llvm-symbolizer); false: module+offset
-  bool analyze = true;    // false: load and symbolize only (Analysis::result stays empty)
+  int jobs = 0;                             // loader threads (0: one per core)
+  bool validate = false;                    // also the reader's full validation pass
+  bool symbolize = true;                    // call sites as file:line (llvm-symbolizer); false: module+offset
+  bool analyze = true;                      // false: load and symbolize only (Analysis::result stays empty)
   bool allow_callsite_differences = false;  // Options::allow_callsite_differences
-  std::string this_host;  // empty: gethostname()
+  std::string this_host;                    // empty: gethostname()
   std::vector<std::string>* skipped = nullptr;  // --skip-bad: unreadable files are named here, not fatal
 };
 

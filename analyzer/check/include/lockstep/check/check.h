@@ -16,8 +16,19 @@ namespace lockstep::check {
 
 // The JSON names of the finding kinds (docs/check-output.md).
 enum class Kind {
-  kMissingCollective, kOpMismatch, kCountMismatch, kDtypeMismatch, kRootMismatch, kRedopMismatch,
-  kPeerMismatch, kNameMismatch, kMembershipMismatch, kDeadlockCycle, kUnfinished, kHang, kCallsiteMismatch,
+  kMissingCollective,
+  kOpMismatch,
+  kCountMismatch,
+  kDtypeMismatch,
+  kRootMismatch,
+  kRedopMismatch,
+  kPeerMismatch,
+  kNameMismatch,
+  kMembershipMismatch,
+  kDeadlockCycle,
+  kUnfinished,
+  kHang,
+  kCallsiteMismatch,
   kInvalidArgument
 };
 const char* kind_name(Kind k);
@@ -34,57 +45,57 @@ struct CommRef {
 
 // A call site, symbolized when possible.
 struct Site {
-  uint64_t address = 0;      // as recorded (absolute, in that process)
-  std::string module;        // path, empty if unknown
-  uint64_t offset = 0;       // address - module load base
-  std::string function;      // from the symbolizer, empty if unknown
-  std::string file;          // from the symbolizer, empty if unknown
+  uint64_t address = 0;  // as recorded (absolute, in that process)
+  std::string module;    // path, empty if unknown
+  uint64_t offset = 0;   // address - module load base
+  std::string function;  // from the symbolizer, empty if unknown
+  std::string file;      // from the symbolizer, empty if unknown
   int line = 0;
   std::string text() const;  // "train.cc:88", else "module+0x1234", else ""
 };
 
 // What one rank did at the finding's position.
 struct RankDetail {
-  int32_t rank = LST_NONE;   // world rank
-  bool present = false;      // false: the rank has no collective at this position
-  int64_t seq = -1;          // the rank's own position of this call on the communicator
+  int32_t rank = LST_NONE;  // world rank
+  bool present = false;     // false: the rank has no collective at this position
+  int64_t seq = -1;         // the rank's own position of this call on the communicator
   uint8_t api = 0, op = 0, dtype = 0, redop = 0, state = 0, flags = 0;
-  std::string operation;     // "MPI_Allreduce"
+  std::string operation;  // "MPI_Allreduce"
   uint64_t count = 0;
   uint64_t bytes = 0;
   uint32_t dtype_size = 0;
-  int32_t root = LST_NONE;   // rooted collectives
-  int32_t peer = LST_NONE;   // point-to-point
-  std::string tensor;        // runtime tensor name, when known
+  int32_t root = LST_NONE;  // rooted collectives
+  int32_t peer = LST_NONE;  // point-to-point
+  std::string tensor;       // runtime tensor name, when known
   Site site;
-  double time_s = 0;         // seconds since the earliest rank's trace start
-  std::string note;          // e.g. "exited", "blocked in MPI_Bcast on comm 3 #4"
-  std::string context;       // the rank's last annotation before this call (absent: before it ended)
+  double time_s = 0;    // seconds since the earliest rank's trace start
+  std::string note;     // e.g. "exited", "blocked in MPI_Bcast on comm 3 #4"
+  std::string context;  // the rank's last annotation before this call (absent: before it ended)
 };
 
 struct WaitEdge {
   int32_t from = 0, to = 0;  // world ranks: `from` waits for `to`
   uint64_t comm = 0;
   std::string comm_name;
-  int64_t seq = 0;           // position `from` is blocked at; -1 for a message
-  std::string operation;     // what `from` is blocked in: "MPI_Allreduce", "MPI_Recv"
-  bool message = false;      // a point-to-point call (`to` is its peer, or any rank for MPI_ANY_SOURCE)
+  int64_t seq = 0;        // position `from` is blocked at; -1 for a message
+  std::string operation;  // what `from` is blocked in: "MPI_Allreduce", "MPI_Recv"
+  bool message = false;   // a point-to-point call (`to` is its peer, or any rank for MPI_ANY_SOURCE)
 };
 
 struct Finding {
   Kind kind = Kind::kMissingCollective;
   Severity severity = Severity::kError;
   CommRef comm;
-  int64_t seq = -1;          // position on the communicator as the majority numbers it
+  int64_t seq = -1;  // position on the communicator as the majority numbers it
   std::vector<int32_t> ranks;
   std::vector<int32_t> culprits;
   std::vector<RankDetail> detail;
   std::string explanation;
   std::vector<std::string> notes;
-  bool control = false;      // control-plane traffic (LST_F_CONTROL)
-  bool tie = false;          // no majority: both views reported, nobody blamed
+  bool control = false;         // control-plane traffic (LST_F_CONTROL)
+  bool tie = false;             // no majority: both views reported, nobody blamed
   std::vector<WaitEdge> edges;  // deadlock_cycle
-  int64_t mispaired = 0;     // skip and continue: later collectives paired with the wrong ones
+  int64_t mispaired = 0;        // skip and continue: later collectives paired with the wrong ones
   bool silently_wrong = false;  // ... and they completed
   std::string tensor;
   // missing_collective over name-matched (runtime) calls: the tensors the rank skipped, in order.
@@ -98,8 +109,8 @@ struct RankState {
   uint32_t pid = 0;
   EndState end = EndState::kUnknown;
   uint64_t signal = 0;
-  bool blocked = false;      // in a collective that did not complete
-  RankDetail in;             // that collective
+  bool blocked = false;  // in a collective that did not complete
+  RankDetail in;         // that collective
   CommRef comm;
   std::vector<int32_t> waits_for;  // world ranks
 };
@@ -150,6 +161,7 @@ struct Classification {
   Severity severity = Severity::kError;
   bool op = false, name = false, root = false, redop = false, bytes = false, dtype = false;
 };
-Classification classify(const lst_record& a, std::string_view name_a, const lst_record& b, std::string_view name_b);
+Classification classify(const lst_record& a, std::string_view name_a, const lst_record& b,
+                        std::string_view name_b);
 
 }  // namespace lockstep::check

@@ -15,12 +15,12 @@ struct LoadError : std::runtime_error {
 };
 
 struct LoadOptions {
-  int jobs = 0;            // worker threads; 0: one per core, at most one per file
+  int jobs = 0;  // worker threads; 0: one per core, at most one per file
   // Also run the reader's full validation pass (strings, module table, every field) before ingest;
   // ingest itself range-checks what it uses, so a damaged record is reported either way.
   bool validate = false;
-  std::string this_host;   // empty: gethostname(); processes on this host are looked up in /proc
-  SiteKeys site_keys;      // how call sites are told apart (default: module + offset)
+  std::string this_host;  // empty: gethostname(); processes on this host are looked up in /proc
+  SiteKeys site_keys;     // how call sites are told apart (default: module + offset)
   // With it, a file that cannot be loaded is left out and its one-line error appended here (and to the
   // job's warnings) instead of failing the whole load; the load still fails when no file is left.
   std::vector<std::string>* skipped = nullptr;

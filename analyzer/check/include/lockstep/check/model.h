@@ -44,9 +44,9 @@ struct CommView {
   uint64_t id = 0;
   uint64_t parent = 0;
   uint8_t api = LST_API_NONE;
-  uint8_t create_op = 0;       // lst_comm_op
+  uint8_t create_op = 0;  // lst_comm_op
   int32_t size = LST_NONE;
-  int32_t rank = LST_NONE;     // this process's rank in it
+  int32_t rank = LST_NONE;  // this process's rank in it
   int32_t color = LST_NONE;
   std::vector<int32_t> members;  // world ranks in communicator-rank order; empty if unknown
   std::string name;
@@ -59,14 +59,14 @@ using RecordRef = uint32_t;
 // One rank's collectives on one communicator, in call order.
 struct Sequence {
   uint64_t comm = 0;
-  std::vector<uint64_t> sig;     // alignment signature of each collective
-  std::vector<RecordRef> ref;    // its record
-  std::vector<uint32_t> site;    // index into Rank::site_addr until resolve_sites() folds it into sig
-  uint64_t hash = 0;             // hash of the whole sequence (equal sequences share it)
+  std::vector<uint64_t> sig;   // alignment signature of each collective
+  std::vector<RecordRef> ref;  // its record
+  std::vector<uint32_t> site;  // index into Rank::site_addr until resolve_sites() folds it into sig
+  uint64_t hash = 0;           // hash of the whole sequence (equal sequences share it)
   // Positions not done: a blocking call still ENTERED, a nonblocking one not COMPLETED, or FAILED.
   std::vector<uint32_t> open;
   bool has_control = false;
-  uint32_t first_seq = 0;        // the tracer's number of the first collective kept (ring mode drops some)
+  uint32_t first_seq = 0;  // the tracer's number of the first collective kept (ring mode drops some)
   uint32_t last_seq = 0;
 };
 
@@ -74,19 +74,19 @@ struct Sequence {
 // MPI's (flag LST_F_P2P) and NCCL's send/receive.
 struct P2P {
   uint64_t comm = 0;
-  uint8_t op = 0;                // LST_OP_SEND / LST_OP_RECV / LST_OP_PROBE
-  int32_t peer = LST_NONE;       // rank in comm; LST_ANY_SOURCE, LST_PROC_NULL (MPI)
+  uint8_t op = 0;           // LST_OP_SEND / LST_OP_RECV / LST_OP_PROBE
+  int32_t peer = LST_NONE;  // rank in comm; LST_ANY_SOURCE, LST_PROC_NULL (MPI)
   uint64_t bytes = 0;
   RecordRef ref = 0;
   uint8_t state = 0;
-  uint8_t flags = 0;             // record flags (LST_F_P2P, LST_F_NONBLOCKING)
-  int32_t tag = LST_ANY_TAG;     // MPI only
+  uint8_t flags = 0;          // record flags (LST_F_P2P, LST_F_NONBLOCKING)
+  int32_t tag = LST_ANY_TAG;  // MPI only
   bool any_source() const { return peer == LST_ANY_SOURCE || (peer == LST_NONE && op != LST_OP_SEND); }
 };
 
 // A runtime (api rt) collective span, to name the tensor of MPI/NCCL records it encloses.
 struct RtSpan {
-  uint64_t t0 = 0, t1 = 0;       // t1 = UINT64_MAX while not returned
+  uint64_t t0 = 0, t1 = 0;  // t1 = UINT64_MAX while not returned
   uint32_t name = 0;
 };
 
@@ -103,8 +103,8 @@ struct Rank {
   std::string job_id;
   uint64_t start_wall_ns = 0, start_mono_ns = 0;
   uint32_t header_end_state = LST_END_RUNNING;
-  bool ring = false;             // the file keeps only its last records (LST_HDR_RING)
-  uint64_t records = 0;          // published records ingested
+  bool ring = false;     // the file keeps only its last records (LST_HDR_RING)
+  uint64_t records = 0;  // published records ingested
   uint64_t unpublished = 0;
   uint32_t dropped = 0;
 
@@ -127,14 +127,13 @@ struct Rank {
   uint64_t signal = 0;
   // The last WAIT record if it is still ENTERED (the rank is blocked in MPI_Wait*).
   bool in_wait = false;
-  uint64_t wait_first_ref = 0;   // record id of the first request's collective
+  uint64_t wait_first_ref = 0;  // record id of the first request's collective
   uint64_t last_t_ns = 0;
 
   EndState end = EndState::kUnknown;  // set by classify_end()
 
   std::shared_ptr<const RecordSource> source;
   std::vector<uint64_t> site_addr;  // distinct call-site addresses of the collectives
-
 
   const Sequence* sequence(uint64_t comm) const {
     auto it = seq_index.find(comm);
@@ -183,11 +182,11 @@ struct Job {
   std::string job_id;
   uint64_t job_hash = 0;
   int32_t world_size = LST_NONE;
-  std::vector<Rank> ranks;           // sorted by world rank
-  std::vector<int32_t> missing;      // world ranks with no trace file
-  uint64_t min_wall_ns = 0;          // earliest rank start: times are reported from here
-  std::vector<std::string> warnings; // files skipped, unpublished slots: reported, not fatal
-  std::vector<int32_t> by_world;     // world rank -> index in ranks, -1 if absent (finish_job)
+  std::vector<Rank> ranks;            // sorted by world rank
+  std::vector<int32_t> missing;       // world ranks with no trace file
+  uint64_t min_wall_ns = 0;           // earliest rank start: times are reported from here
+  std::vector<std::string> warnings;  // files skipped, unpublished slots: reported, not fatal
+  std::vector<int32_t> by_world;      // world rank -> index in ranks, -1 if absent (finish_job)
   // Ring-mode traces: per communicator, the tracer's number of the first collective every rank still
   // has; sequences are trimmed to start there (finish_job) and positions are reported from it.
   std::unordered_map<uint64_t, uint32_t> ring_base;

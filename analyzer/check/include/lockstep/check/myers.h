@@ -17,6 +17,7 @@ struct Hunk {
 
 // Minimal edit script from `a` to `b` as hunks in order; nullopt when more than `max_edits` edits
 // would be needed (the caller then falls back to comparing positions).
-std::optional<std::vector<Hunk>> diff(std::span<const uint64_t> a, std::span<const uint64_t> b, int max_edits);
+std::optional<std::vector<Hunk>> diff(std::span<const uint64_t> a, std::span<const uint64_t> b,
+                                      int max_edits);
 
 }  // namespace lockstep::check

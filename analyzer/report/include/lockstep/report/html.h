@@ -13,7 +13,6 @@
 
 namespace lockstep::report {
 
-
 struct HtmlOptions {
   // Lanes per rank while a communicator has at most this many ranks; beyond, one lane per group of
   // ranks whose calls are identical.

@@ -33,8 +33,8 @@ struct StaticReason {
 using StaticReasons = std::map<size_t, StaticReason>;
 
 struct Context {
-  std::string dir;       // the trace directory checked
-  std::string version;   // lockstep's version
+  std::string dir;                         // the trace directory checked
+  std::string version;                     // lockstep's version
   const StaticReasons* reasons = nullptr;  // `check --lint`: lint's reason for findings, by index
 };
 

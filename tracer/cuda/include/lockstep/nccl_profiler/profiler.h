@@ -16,17 +16,18 @@ typedef int lst_nccl_result;
 #define LST_NCCL_INTERNAL_ERROR 3
 
 /* ncclDebugLogger_t: (level, subsystem flags, file, line, printf format, ...). */
-typedef void (*lst_nccl_logger)(int level, unsigned long flags, const char* file, int line, const char* fmt, ...);
+typedef void (*lst_nccl_logger)(int level, unsigned long flags, const char* file, int line, const char* fmt,
+                                ...);
 
 /* Event type bits: the descriptor's `type` and the activation mask the plugin returns from init. */
 enum {
-  LST_NCCL_PROFILE_GROUP = 1 << 0,         /* a group of operations launched together */
-  LST_NCCL_PROFILE_COLL = 1 << 1,          /* a collective task (host side) */
-  LST_NCCL_PROFILE_P2P = 1 << 2,           /* a send or receive task */
+  LST_NCCL_PROFILE_GROUP = 1 << 0, /* a group of operations launched together */
+  LST_NCCL_PROFILE_COLL = 1 << 1,  /* a collective task (host side) */
+  LST_NCCL_PROFILE_P2P = 1 << 2,   /* a send or receive task */
   LST_NCCL_PROFILE_PROXY_OP = 1 << 3,
   LST_NCCL_PROFILE_PROXY_STEP = 1 << 4,
   LST_NCCL_PROFILE_PROXY_CTRL = 1 << 5,
-  LST_NCCL_PROFILE_KERNEL_CH = 1 << 6,     /* one channel of the kernel that runs a task (device side) */
+  LST_NCCL_PROFILE_KERNEL_CH = 1 << 6, /* one channel of the kernel that runs a task (device side) */
   LST_NCCL_PROFILE_NET_PLUGIN = 1 << 7,
   LST_NCCL_PROFILE_GROUP_API = 1 << 8,     /* v5: ncclGroupStart/End calls */
   LST_NCCL_PROFILE_COLL_API = 1 << 9,      /* v5: the collective API call itself */
@@ -40,7 +41,7 @@ enum {
   LST_NCCL_STATE_PROXY_OP_IN_PROGRESS_V4 = 19,
   LST_NCCL_STATE_PROXY_STEP_SEND_PEER_WAIT_V4 = 20,
   LST_NCCL_STATE_NET_PLUGIN_UPDATE = 21,
-  LST_NCCL_STATE_KERNEL_CH_STOP = 22,      /* args: kernelCh.pTimer, the channel's GPU stop time */
+  LST_NCCL_STATE_KERNEL_CH_STOP = 22,       /* args: kernelCh.pTimer, the channel's GPU stop time */
   LST_NCCL_STATE_GROUP_START_API_STOP = 23, /* v5 */
   LST_NCCL_STATE_GROUP_END_API_START = 24   /* v5 */
 };

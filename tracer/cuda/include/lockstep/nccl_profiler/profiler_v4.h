@@ -13,13 +13,13 @@ extern "C" {
 #endif
 
 typedef struct lst_nccl_event_descr_v4 {
-  uint8_t type;     /* LST_NCCL_PROFILE_* */
-  void* parentObj;  /* handle of the parent event (a collective's group; a kernel channel's task) */
-  int rank;         /* originating rank in the communicator */
+  uint8_t type;    /* LST_NCCL_PROFILE_* */
+  void* parentObj; /* handle of the parent event (a collective's group; a kernel channel's task) */
+  int rank;        /* originating rank in the communicator */
   union {
     struct {
-      uint64_t seqNumber;  /* NCCL's own counter of this operation type on the communicator */
-      const char* func;    /* "AllReduce", "Broadcast", ... */
+      uint64_t seqNumber; /* NCCL's own counter of this operation type on the communicator */
+      const char* func;   /* "AllReduce", "Broadcast", ... */
       void const* sendBuff;
       void* recvBuff;
       size_t count;
@@ -82,7 +82,8 @@ typedef struct lst_nccl_profiler_v4 {
                           int nNodes, int nranks, int rank, lst_nccl_logger logfn);
   lst_nccl_result (*startEvent)(void* context, void** eHandle, lst_nccl_event_descr_v4* eDescr);
   lst_nccl_result (*stopEvent)(void* eHandle);
-  lst_nccl_result (*recordEventState)(void* eHandle, lst_nccl_event_state eState, lst_nccl_state_args_v4* eStateArgs);
+  lst_nccl_result (*recordEventState)(void* eHandle, lst_nccl_event_state eState,
+                                      lst_nccl_state_args_v4* eStateArgs);
   lst_nccl_result (*finalize)(void* context);
 } lst_nccl_profiler_v4;
 

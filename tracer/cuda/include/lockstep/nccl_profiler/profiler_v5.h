@@ -14,9 +14,9 @@ extern "C" {
 #endif
 
 typedef struct lst_nccl_event_descr_v5 {
-  uint64_t type;    /* LST_NCCL_PROFILE_*: 64 bits from v5 on */
-  void* parentObj;  /* handle of the parent event (a task's API event; a kernel channel's task) */
-  int rank;         /* originating rank in the communicator */
+  uint64_t type;   /* LST_NCCL_PROFILE_*: 64 bits from v5 on */
+  void* parentObj; /* handle of the parent event (a task's API event; a kernel channel's task) */
+  int rank;        /* originating rank in the communicator */
   union {
     struct {
       bool graphCaptured;
@@ -41,8 +41,8 @@ typedef struct lst_nccl_event_descr_v5 {
       void* stream;
     } kernelLaunch;
     struct {
-      uint64_t seqNumber;  /* NCCL's own counter of this operation type on the communicator */
-      const char* func;    /* "AllReduce", "Broadcast", ... */
+      uint64_t seqNumber; /* NCCL's own counter of this operation type on the communicator */
+      const char* func;   /* "AllReduce", "Broadcast", ... */
       void const* sendBuff;
       void* recvBuff;
       size_t count;
@@ -52,7 +52,7 @@ typedef struct lst_nccl_event_descr_v5 {
       uint8_t nWarps;
       const char* algo;
       const char* proto;
-      void* parentGroup;    /* the group event (v4's parentObj) */
+      void* parentGroup; /* the group event (v4's parentObj) */
     } coll;
     struct {
       const char* func; /* "Send" or "Recv" */
@@ -103,11 +103,12 @@ typedef union lst_nccl_state_args_v5 {
 typedef struct lst_nccl_profiler_v5 {
   const char* name;
   /* v5 passes the communicator id first, then the mask, then the name. */
-  lst_nccl_result (*init)(void** context, uint64_t commId, int* eActivationMask, const char* commName, int nNodes,
-                          int nranks, int rank, lst_nccl_logger logfn);
+  lst_nccl_result (*init)(void** context, uint64_t commId, int* eActivationMask, const char* commName,
+                          int nNodes, int nranks, int rank, lst_nccl_logger logfn);
   lst_nccl_result (*startEvent)(void* context, void** eHandle, lst_nccl_event_descr_v5* eDescr);
   lst_nccl_result (*stopEvent)(void* eHandle);
-  lst_nccl_result (*recordEventState)(void* eHandle, lst_nccl_event_state eState, lst_nccl_state_args_v5* eStateArgs);
+  lst_nccl_result (*recordEventState)(void* eHandle, lst_nccl_event_state eState,
+                                      lst_nccl_state_args_v5* eStateArgs);
   lst_nccl_result (*finalize)(void* context);
 } lst_nccl_profiler_v5;
 

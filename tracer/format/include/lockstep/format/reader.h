@@ -82,7 +82,7 @@ class TraceFile {
   uint64_t first_id_ = 0, end_id_ = 0;
   uint64_t unpublished_ = 0;
   uint64_t overwritten_ = 0;
-  uint64_t meta_used_ = 0;            // metadata slots walked and found valid
+  uint64_t meta_used_ = 0;             // metadata slots walked and found valid
   std::vector<uint8_t> string_start_;  // per metadata slot: subkind + 1 where a string starts, else 0
   std::vector<Module> modules_;
   void check_string_id(uint32_t id, uint64_t at, const char* what, uint64_t record_id) const;

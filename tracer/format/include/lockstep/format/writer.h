@@ -18,8 +18,8 @@ struct WriterConfig {
   uint64_t initial_records = 4096;    // growing file: records it holds at first (256 KiB)
   uint64_t chunk_records = 1u << 16;  // largest growth step (records); steps double up to it
   uint64_t meta_slots = 1u << 16;     // metadata region size (slots; blocks allocated as it fills)
-  uint64_t max_records = 1u << 26;    // growing file: records it may hold at most (address range reserved once)
-  const char* job_id = "";            // groups the files of one job
+  uint64_t max_records = 1u << 26;  // growing file: records it may hold at most (address range reserved once)
+  const char* job_id = "";          // groups the files of one job
   const char* cmdline = "";
 };
 
@@ -55,7 +55,8 @@ class Writer {
   void note_module(uint64_t addr);
   // Adds a Python code object's module entry (layout.h, LST_MOD_PYTHON) for [lo, lo + LST_PY_LINE_SPAN).
   // Returns false when the metadata region is full or busy.
-  bool add_python_module(const char* file, size_t file_len, const char* function, size_t function_len, uint64_t lo);
+  bool add_python_module(const char* file, size_t file_len, const char* function, size_t function_len,
+                         uint64_t lo);
 
   // Once MPI (or NCCL) tells the world rank and size; renames a rank-less file to its final name.
   void set_world(int32_t rank, int32_t size);
@@ -71,7 +72,7 @@ class Writer {
   uint8_t* base_ = nullptr;  // start of the reserved address range the file is mapped into
   int fd_ = -1;
   char path_[4096] = {};
-  void* impl_ = nullptr;     // growth lock, module ranges, intern table (writer.cc)
+  void* impl_ = nullptr;  // growth lock, module ranges, intern table (writer.cc)
 };
 
 }  // namespace lockstep::format
