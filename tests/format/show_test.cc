@@ -13,8 +13,8 @@
 #include "lockstep/format/reader.h"
 #include "lockstep/format/writer.h"
 #include "sample_trace.h"
-#include "symbolize/symbolize.h"
 #include "temp_dir.h"
+#include "symbolize/symbolize.h"
 
 namespace lockstep {
 namespace {
@@ -45,8 +45,7 @@ struct Site {
   int line;
 };
 __attribute__((noinline)) Site call_site() {
-  const uint64_t addr = return_address();
-  const int line = __LINE__;
+  const uint64_t addr = return_address(); const int line = __LINE__;
   return {addr, line};
 }
 
@@ -105,8 +104,7 @@ TEST(Show, JsonCarriesEveryRecordAndTheCallSiteLine) {
   EXPECT_EQ(t["records"][10]["name"], "grad/dense_1");
   EXPECT_EQ(t["records"][1]["members"], nlohmann::json::array({0, 1, 2, 3}));
   EXPECT_EQ(t["records"][2]["call_site"][0]["line"], site.line);
-  EXPECT_NE(t["records"][2]["call_site"][0]["function"].get<std::string>().find("call_site"),
-            std::string::npos);
+  EXPECT_NE(t["records"][2]["call_site"][0]["function"].get<std::string>().find("call_site"), std::string::npos);
 }
 
 TEST(Show, NoSymbolizeGivesModuleAndOffset) {
@@ -157,8 +155,7 @@ TEST(Show, CorruptedRecordExitsTwoNamingTheRecord) {
   write_all(p, bytes);
   Result r = show(p, d.path());
   EXPECT_EQ(r.rc, 2);
-  EXPECT_NE(r.err.find(p + ": byte " + std::to_string(rec + 64) + ": record 1 has unknown kind 77"),
-            std::string::npos)
+  EXPECT_NE(r.err.find(p + ": byte " + std::to_string(rec + 64) + ": record 1 has unknown kind 77"), std::string::npos)
       << r.err;
 }
 

@@ -33,30 +33,26 @@ uint32_t next() {
 
 // One expected collective: op, flags (nonblocking, v-counts, derived), comm, count, dtype, dtype size,
 // root, reduction op and the line of the call.
-void expect(int op, int flags, int ci, long long count, int dtype, int dtype_size, int root, int redop,
-            int line) {
+void expect(int op, int flags, int ci, long long count, int dtype, int dtype_size, int root, int redop, int line) {
   if (dtype == LST_DT_DERIVED) flags |= LST_F_DERIVED;  // derived types are compared by bytes
-  std::fprintf(g_expected, "C %d %d %c %lld %d %d %d %d %d\n", op, flags, kCommTag[ci], count, dtype,
-               dtype_size, root, redop, line);
+  std::fprintf(g_expected, "C %d %d %c %lld %d %d %d %d %d\n", op, flags, kCommTag[ci], count, dtype, dtype_size,
+               root, redop, line);
 }
-#define AT(op, flags, ci, count, dtype, size, root, redop) \
-  expect(op, flags, ci, count, dtype, size, root, redop, __LINE__)
+#define AT(op, flags, ci, count, dtype, size, root, redop) expect(op, flags, ci, count, dtype, size, root, redop, __LINE__)
 
 // One expected point-to-point record: op, flags (P2P added), comm, count, dtype, dtype size, peer as
 // recorded (LST_ANY_SOURCE, LST_PROC_NULL), tag as recorded, and the line of the call.
 // With LOCKSTEP_TRACE_P2P=0 the same calls are made and none is expected in the trace.
-void expect_p2p(int op, int flags, int ci, long long count, int dtype, int dtype_size, int peer, int tag,
-                int line) {
+void expect_p2p(int op, int flags, int ci, long long count, int dtype, int dtype_size, int peer, int tag, int line) {
   static const bool off = [] {
     const char* v = std::getenv("LOCKSTEP_TRACE_P2P");
     return v && std::strcmp(v, "0") == 0;
   }();
   if (off) return;
-  std::fprintf(g_expected, "P %d %d %c %lld %d %d %d %d %d\n", op, flags | LST_F_P2P, kCommTag[ci], count,
-               dtype, dtype_size, peer, tag, line);
+  std::fprintf(g_expected, "P %d %d %c %lld %d %d %d %d %d\n", op, flags | LST_F_P2P, kCommTag[ci], count, dtype,
+               dtype_size, peer, tag, line);
 }
-#define P2P(op, flags, ci, count, dtype, size, peer, tag) \
-  expect_p2p(op, flags, ci, count, dtype, size, peer, tag, __LINE__)
+#define P2P(op, flags, ci, count, dtype, size, peer, tag) expect_p2p(op, flags, ci, count, dtype, size, peer, tag, __LINE__)
 
 struct Type {
   MPI_Datatype t;
@@ -65,10 +61,9 @@ struct Type {
   bool reducible;
 };
 Type pick_type(bool reduction) {
-  static const Type types[] = {
-      {MPI_INT, LST_DT_INT32, 4, true},     {MPI_DOUBLE, LST_DT_FLOAT64, 8, true},
-      {MPI_FLOAT, LST_DT_FLOAT32, 4, true}, {MPI_LONG, LST_DT_INT64, 8, true},
-      {MPI_BYTE, LST_DT_BYTE, 1, false},    {MPI_DATATYPE_NULL, LST_DT_DERIVED, 12, false}};
+  static const Type types[] = {{MPI_INT, LST_DT_INT32, 4, true},       {MPI_DOUBLE, LST_DT_FLOAT64, 8, true},
+                               {MPI_FLOAT, LST_DT_FLOAT32, 4, true},   {MPI_LONG, LST_DT_INT64, 8, true},
+                               {MPI_BYTE, LST_DT_BYTE, 1, false},      {MPI_DATATYPE_NULL, LST_DT_DERIVED, 12, false}};
   for (;;) {
     Type t = types[next() % 6];
     if (t.lst == LST_DT_DERIVED) t.t = g_triple;
@@ -80,8 +75,8 @@ struct Op {
   int lst;
 };
 Op pick_op() {
-  static const Op ops[] = {
-      {MPI_SUM, LST_RED_SUM}, {MPI_MAX, LST_RED_MAX}, {MPI_MIN, LST_RED_MIN}, {MPI_PROD, LST_RED_PROD}};
+  static const Op ops[] = {{MPI_SUM, LST_RED_SUM}, {MPI_MAX, LST_RED_MAX}, {MPI_MIN, LST_RED_MIN},
+                           {MPI_PROD, LST_RED_PROD}};
   return ops[next() % 4];
 }
 
@@ -108,138 +103,33 @@ void blocking_step() {
   int root = static_cast<int>(next() % static_cast<uint32_t>(n));
   const int V = LST_F_VCOUNTS;
   switch (next() % 17) {
-    case 0: {
-      AT(LST_OP_BARRIER, 0, ci, 0, LST_DT_NONE, 0, LST_NONE, LST_RED_NONE);
-      MPI_Barrier(c);
-      break;
-    }
-    case 1: {
-      Type t = pick_type(false);
-      AT(LST_OP_BCAST, 0, ci, count, t.lst, t.size, root, LST_RED_NONE);
-      MPI_Bcast(sbuf, count, t.t, root, c);
-      break;
-    }
-    case 2: {
-      Type t = pick_type(true);
-      Op o = pick_op();
-      AT(LST_OP_REDUCE, 0, ci, count, t.lst, t.size, root, o.lst);
-      MPI_Reduce(sbuf, rbuf, count, t.t, o.op, root, c);
-      break;
-    }
-    case 3: {
-      Type t = pick_type(true);
-      Op o = pick_op();
-      AT(LST_OP_ALLREDUCE, 0, ci, count, t.lst, t.size, LST_NONE, o.lst);
-      MPI_Allreduce(sbuf, rbuf, count, t.t, o.op, c);
-      break;
-    }
-    case 4: {
-      Type t = pick_type(false);
-      AT(LST_OP_GATHER, 0, ci, count, t.lst, t.size, root, LST_RED_NONE);
-      MPI_Gather(sbuf, count, t.t, rbuf, count, t.t, root, c);
-      break;
-    }
-    case 5: {
-      fill_v(n, count, rcounts, rdispls);
-      int mine = count + me;
-      AT(LST_OP_GATHERV, V, ci, mine, LST_DT_INT32, 4, root, LST_RED_NONE);
-      MPI_Gatherv(sbuf, mine, MPI_INT, rbuf, rcounts, rdispls, MPI_INT, root, c);
-      break;
-    }
-    case 6: {
-      Type t = pick_type(false);
-      AT(LST_OP_SCATTER, 0, ci, count, t.lst, t.size, root, LST_RED_NONE);
-      MPI_Scatter(sbuf, count, t.t, rbuf, count, t.t, root, c);
-      break;
-    }
-    case 7: {
-      fill_v(n, count, counts, displs);
-      int mine = count + me;
-      AT(LST_OP_SCATTERV, V, ci, mine, LST_DT_FLOAT64, 8, root, LST_RED_NONE);
-      MPI_Scatterv(sbuf, counts, displs, MPI_DOUBLE, rbuf, mine, MPI_DOUBLE, root, c);
-      break;
-    }
-    case 8: {
-      Type t = pick_type(false);
-      AT(LST_OP_ALLGATHER, 0, ci, count, t.lst, t.size, LST_NONE, LST_RED_NONE);
-      MPI_Allgather(sbuf, count, t.t, rbuf, count, t.t, c);
-      break;
-    }
-    case 9: {
-      fill_v(n, count, rcounts, rdispls);
-      int mine = count + me;
-      AT(LST_OP_ALLGATHERV, V, ci, mine, LST_DT_INT32, 4, LST_NONE, LST_RED_NONE);
-      MPI_Allgatherv(sbuf, mine, MPI_INT, rbuf, rcounts, rdispls, MPI_INT, c);
-      break;
-    }
-    case 10: {
-      Type t = pick_type(false);
-      AT(LST_OP_ALLTOALL, 0, ci, count, t.lst, t.size, LST_NONE, LST_RED_NONE);
-      MPI_Alltoall(sbuf, count, t.t, rbuf, count, t.t, c);
-      break;
-    }
+    case 0: { AT(LST_OP_BARRIER, 0, ci, 0, LST_DT_NONE, 0, LST_NONE, LST_RED_NONE); MPI_Barrier(c); break; }
+    case 1: { Type t = pick_type(false); AT(LST_OP_BCAST, 0, ci, count, t.lst, t.size, root, LST_RED_NONE); MPI_Bcast(sbuf, count, t.t, root, c); break; }
+    case 2: { Type t = pick_type(true); Op o = pick_op(); AT(LST_OP_REDUCE, 0, ci, count, t.lst, t.size, root, o.lst); MPI_Reduce(sbuf, rbuf, count, t.t, o.op, root, c); break; }
+    case 3: { Type t = pick_type(true); Op o = pick_op(); AT(LST_OP_ALLREDUCE, 0, ci, count, t.lst, t.size, LST_NONE, o.lst); MPI_Allreduce(sbuf, rbuf, count, t.t, o.op, c); break; }
+    case 4: { Type t = pick_type(false); AT(LST_OP_GATHER, 0, ci, count, t.lst, t.size, root, LST_RED_NONE); MPI_Gather(sbuf, count, t.t, rbuf, count, t.t, root, c); break; }
+    case 5: { fill_v(n, count, rcounts, rdispls); int mine = count + me; AT(LST_OP_GATHERV, V, ci, mine, LST_DT_INT32, 4, root, LST_RED_NONE); MPI_Gatherv(sbuf, mine, MPI_INT, rbuf, rcounts, rdispls, MPI_INT, root, c); break; }
+    case 6: { Type t = pick_type(false); AT(LST_OP_SCATTER, 0, ci, count, t.lst, t.size, root, LST_RED_NONE); MPI_Scatter(sbuf, count, t.t, rbuf, count, t.t, root, c); break; }
+    case 7: { fill_v(n, count, counts, displs); int mine = count + me; AT(LST_OP_SCATTERV, V, ci, mine, LST_DT_FLOAT64, 8, root, LST_RED_NONE); MPI_Scatterv(sbuf, counts, displs, MPI_DOUBLE, rbuf, mine, MPI_DOUBLE, root, c); break; }
+    case 8: { Type t = pick_type(false); AT(LST_OP_ALLGATHER, 0, ci, count, t.lst, t.size, LST_NONE, LST_RED_NONE); MPI_Allgather(sbuf, count, t.t, rbuf, count, t.t, c); break; }
+    case 9: { fill_v(n, count, rcounts, rdispls); int mine = count + me; AT(LST_OP_ALLGATHERV, V, ci, mine, LST_DT_INT32, 4, LST_NONE, LST_RED_NONE); MPI_Allgatherv(sbuf, mine, MPI_INT, rbuf, rcounts, rdispls, MPI_INT, c); break; }
+    case 10: { Type t = pick_type(false); AT(LST_OP_ALLTOALL, 0, ci, count, t.lst, t.size, LST_NONE, LST_RED_NONE); MPI_Alltoall(sbuf, count, t.t, rbuf, count, t.t, c); break; }
     case 11: {
       // Every rank sends count+i to rank i and receives count+me from each.
       int total = 0;
-      for (int i = 0, off = 0; i < n; ++i) {
-        counts[i] = count + i;
-        displs[i] = off;
-        off += counts[i];
-        total += counts[i];
-      }
-      for (int i = 0; i < n; ++i) {
-        rcounts[i] = count + me;
-        rdispls[i] = i * (count + me);
-      }
-      AT(LST_OP_ALLTOALLV, V, ci, total, LST_DT_INT32, 4, LST_NONE, LST_RED_NONE);
-      MPI_Alltoallv(sbuf, counts, displs, MPI_INT, rbuf, rcounts, rdispls, MPI_INT, c);
-      break;
+      for (int i = 0, off = 0; i < n; ++i) { counts[i] = count + i; displs[i] = off; off += counts[i]; total += counts[i]; }
+      for (int i = 0; i < n; ++i) { rcounts[i] = count + me; rdispls[i] = i * (count + me); }
+      AT(LST_OP_ALLTOALLV, V, ci, total, LST_DT_INT32, 4, LST_NONE, LST_RED_NONE); MPI_Alltoallv(sbuf, counts, displs, MPI_INT, rbuf, rcounts, rdispls, MPI_INT, c); break;
     }
     case 12: {
       int bytes = 0;
-      for (int i = 0; i < n; ++i) {
-        counts[i] = count;
-        displs[i] = i * count * 8;
-        wtypes[i] = MPI_DOUBLE;
-        bytes += count * 8;
-        rcounts[i] = count;
-        rdispls[i] = i * count * 8;
-        rwtypes[i] = MPI_DOUBLE;
-      }
-      AT(LST_OP_ALLTOALLW, V | LST_F_DERIVED, ci, bytes, LST_DT_DERIVED, 1, LST_NONE, LST_RED_NONE);
-      MPI_Alltoallw(sbuf, counts, displs, wtypes, rbuf, rcounts, rdispls, rwtypes, c);
-      break;
+      for (int i = 0; i < n; ++i) { counts[i] = count; displs[i] = i * count * 8; wtypes[i] = MPI_DOUBLE; bytes += count * 8; rcounts[i] = count; rdispls[i] = i * count * 8; rwtypes[i] = MPI_DOUBLE; }
+      AT(LST_OP_ALLTOALLW, V | LST_F_DERIVED, ci, bytes, LST_DT_DERIVED, 1, LST_NONE, LST_RED_NONE); MPI_Alltoallw(sbuf, counts, displs, wtypes, rbuf, rcounts, rdispls, rwtypes, c); break;
     }
-    case 13: {
-      fill_v(n, count, rcounts, rdispls);
-      int total = 0;
-      for (int i = 0; i < n; ++i) total += rcounts[i];
-      Op o = pick_op();
-      AT(LST_OP_REDUCE_SCATTER, V, ci, total, LST_DT_INT32, 4, LST_NONE, o.lst);
-      MPI_Reduce_scatter(sbuf, rbuf, rcounts, MPI_INT, o.op, c);
-      break;
-    }
-    case 14: {
-      Type t = pick_type(true);
-      Op o = pick_op();
-      AT(LST_OP_REDUCE_SCATTER_BLOCK, 0, ci, count, t.lst, t.size, LST_NONE, o.lst);
-      MPI_Reduce_scatter_block(sbuf, rbuf, count, t.t, o.op, c);
-      break;
-    }
-    case 15: {
-      Type t = pick_type(true);
-      Op o = pick_op();
-      AT(LST_OP_SCAN, 0, ci, count, t.lst, t.size, LST_NONE, o.lst);
-      MPI_Scan(sbuf, rbuf, count, t.t, o.op, c);
-      break;
-    }
-    default: {
-      Type t = pick_type(true);
-      Op o = pick_op();
-      AT(LST_OP_EXSCAN, 0, ci, count, t.lst, t.size, LST_NONE, o.lst);
-      MPI_Exscan(sbuf, rbuf, count, t.t, o.op, c);
-      break;
-    }
+    case 13: { fill_v(n, count, rcounts, rdispls); int total = 0; for (int i = 0; i < n; ++i) total += rcounts[i]; Op o = pick_op(); AT(LST_OP_REDUCE_SCATTER, V, ci, total, LST_DT_INT32, 4, LST_NONE, o.lst); MPI_Reduce_scatter(sbuf, rbuf, rcounts, MPI_INT, o.op, c); break; }
+    case 14: { Type t = pick_type(true); Op o = pick_op(); AT(LST_OP_REDUCE_SCATTER_BLOCK, 0, ci, count, t.lst, t.size, LST_NONE, o.lst); MPI_Reduce_scatter_block(sbuf, rbuf, count, t.t, o.op, c); break; }
+    case 15: { Type t = pick_type(true); Op o = pick_op(); AT(LST_OP_SCAN, 0, ci, count, t.lst, t.size, LST_NONE, o.lst); MPI_Scan(sbuf, rbuf, count, t.t, o.op, c); break; }
+    default: { Type t = pick_type(true); Op o = pick_op(); AT(LST_OP_EXSCAN, 0, ci, count, t.lst, t.size, LST_NONE, o.lst); MPI_Exscan(sbuf, rbuf, count, t.t, o.op, c); break; }
   }
 }
 
@@ -259,137 +149,36 @@ void start_one(int k, MPI_Request* req) {
   const int N = LST_F_NONBLOCKING, V = LST_F_VCOUNTS;
   char *sb = nsbuf[k], *rb = nrbuf[k];
   switch (next() % 12) {
-    case 0: {
-      AT(LST_OP_BARRIER, N, ci, 0, LST_DT_NONE, 0, LST_NONE, LST_RED_NONE);
-      MPI_Ibarrier(c, req);
-      break;
-    }
-    case 1: {
-      Type t = pick_type(false);
-      AT(LST_OP_BCAST, N, ci, count, t.lst, t.size, root, LST_RED_NONE);
-      MPI_Ibcast(sb, count, t.t, root, c, req);
-      break;
-    }
-    case 2: {
-      Type t = pick_type(true);
-      Op o = pick_op();
-      AT(LST_OP_REDUCE, N, ci, count, t.lst, t.size, root, o.lst);
-      MPI_Ireduce(sb, rb, count, t.t, o.op, root, c, req);
-      break;
-    }
-    case 3: {
-      Type t = pick_type(true);
-      Op o = pick_op();
-      AT(LST_OP_ALLREDUCE, N, ci, count, t.lst, t.size, LST_NONE, o.lst);
-      MPI_Iallreduce(sb, rb, count, t.t, o.op, c, req);
-      break;
-    }
-    case 4: {
-      Type t = pick_type(false);
-      AT(LST_OP_GATHER, N, ci, count, t.lst, t.size, root, LST_RED_NONE);
-      MPI_Igather(sb, count, t.t, rb, count, t.t, root, c, req);
-      break;
-    }
-    case 5: {
-      fill_v(n, count, nrcounts[k], nrdispls[k]);
-      int mine = count + me;
-      AT(LST_OP_GATHERV, N | V, ci, mine, LST_DT_INT32, 4, root, LST_RED_NONE);
-      MPI_Igatherv(sb, mine, MPI_INT, rb, nrcounts[k], nrdispls[k], MPI_INT, root, c, req);
-      break;
-    }
-    case 6: {
-      Type t = pick_type(false);
-      AT(LST_OP_SCATTER, N, ci, count, t.lst, t.size, root, LST_RED_NONE);
-      MPI_Iscatter(sb, count, t.t, rb, count, t.t, root, c, req);
-      break;
-    }
-    case 7: {
-      fill_v(n, count, ncounts[k], ndispls[k]);
-      int mine = count + me;
-      AT(LST_OP_SCATTERV, N | V, ci, mine, LST_DT_INT32, 4, root, LST_RED_NONE);
-      MPI_Iscatterv(sb, ncounts[k], ndispls[k], MPI_INT, rb, mine, MPI_INT, root, c, req);
-      break;
-    }
-    case 8: {
-      Type t = pick_type(false);
-      AT(LST_OP_ALLGATHER, N, ci, count, t.lst, t.size, LST_NONE, LST_RED_NONE);
-      MPI_Iallgather(sb, count, t.t, rb, count, t.t, c, req);
-      break;
-    }
-    case 9: {
-      Type t = pick_type(false);
-      AT(LST_OP_ALLTOALL, N, ci, count, t.lst, t.size, LST_NONE, LST_RED_NONE);
-      MPI_Ialltoall(sb, count, t.t, rb, count, t.t, c, req);
-      break;
-    }
-    case 10: {
-      Type t = pick_type(true);
-      Op o = pick_op();
-      AT(LST_OP_SCAN, N, ci, count, t.lst, t.size, LST_NONE, o.lst);
-      MPI_Iscan(sb, rb, count, t.t, o.op, c, req);
-      break;
-    }
+    case 0: { AT(LST_OP_BARRIER, N, ci, 0, LST_DT_NONE, 0, LST_NONE, LST_RED_NONE); MPI_Ibarrier(c, req); break; }
+    case 1: { Type t = pick_type(false); AT(LST_OP_BCAST, N, ci, count, t.lst, t.size, root, LST_RED_NONE); MPI_Ibcast(sb, count, t.t, root, c, req); break; }
+    case 2: { Type t = pick_type(true); Op o = pick_op(); AT(LST_OP_REDUCE, N, ci, count, t.lst, t.size, root, o.lst); MPI_Ireduce(sb, rb, count, t.t, o.op, root, c, req); break; }
+    case 3: { Type t = pick_type(true); Op o = pick_op(); AT(LST_OP_ALLREDUCE, N, ci, count, t.lst, t.size, LST_NONE, o.lst); MPI_Iallreduce(sb, rb, count, t.t, o.op, c, req); break; }
+    case 4: { Type t = pick_type(false); AT(LST_OP_GATHER, N, ci, count, t.lst, t.size, root, LST_RED_NONE); MPI_Igather(sb, count, t.t, rb, count, t.t, root, c, req); break; }
+    case 5: { fill_v(n, count, nrcounts[k], nrdispls[k]); int mine = count + me; AT(LST_OP_GATHERV, N | V, ci, mine, LST_DT_INT32, 4, root, LST_RED_NONE); MPI_Igatherv(sb, mine, MPI_INT, rb, nrcounts[k], nrdispls[k], MPI_INT, root, c, req); break; }
+    case 6: { Type t = pick_type(false); AT(LST_OP_SCATTER, N, ci, count, t.lst, t.size, root, LST_RED_NONE); MPI_Iscatter(sb, count, t.t, rb, count, t.t, root, c, req); break; }
+    case 7: { fill_v(n, count, ncounts[k], ndispls[k]); int mine = count + me; AT(LST_OP_SCATTERV, N | V, ci, mine, LST_DT_INT32, 4, root, LST_RED_NONE); MPI_Iscatterv(sb, ncounts[k], ndispls[k], MPI_INT, rb, mine, MPI_INT, root, c, req); break; }
+    case 8: { Type t = pick_type(false); AT(LST_OP_ALLGATHER, N, ci, count, t.lst, t.size, LST_NONE, LST_RED_NONE); MPI_Iallgather(sb, count, t.t, rb, count, t.t, c, req); break; }
+    case 9: { Type t = pick_type(false); AT(LST_OP_ALLTOALL, N, ci, count, t.lst, t.size, LST_NONE, LST_RED_NONE); MPI_Ialltoall(sb, count, t.t, rb, count, t.t, c, req); break; }
+    case 10: { Type t = pick_type(true); Op o = pick_op(); AT(LST_OP_SCAN, N, ci, count, t.lst, t.size, LST_NONE, o.lst); MPI_Iscan(sb, rb, count, t.t, o.op, c, req); break; }
     default: {
       switch (next() % 6) {
         case 4: {
           int total = 0;
-          for (int i = 0; i < n; ++i) {
-            ncounts[k][i] = count;
-            ndispls[k][i] = i * count;
-            total += count;
-            nrcounts[k][i] = count;
-            nrdispls[k][i] = i * count;
-          }
-          AT(LST_OP_ALLTOALLV, N | V, ci, total, LST_DT_INT32, 4, LST_NONE, LST_RED_NONE);
-          MPI_Ialltoallv(sb, ncounts[k], ndispls[k], MPI_INT, rb, nrcounts[k], nrdispls[k], MPI_INT, c, req);
-          break;
+          for (int i = 0; i < n; ++i) { ncounts[k][i] = count; ndispls[k][i] = i * count; total += count; nrcounts[k][i] = count; nrdispls[k][i] = i * count; }
+          AT(LST_OP_ALLTOALLV, N | V, ci, total, LST_DT_INT32, 4, LST_NONE, LST_RED_NONE); MPI_Ialltoallv(sb, ncounts[k], ndispls[k], MPI_INT, rb, nrcounts[k], nrdispls[k], MPI_INT, c, req); break;
         }
         case 5: {
           int bytes = 0;
-          for (int i = 0; i < n; ++i) {
-            ncounts[k][i] = count;
-            ndispls[k][i] = i * count * 4;
-            nwtypes[k][i] = MPI_INT;
-            bytes += count * 4;
-            nrcounts[k][i] = count;
-            nrdispls[k][i] = i * count * 4;
-          }
-          AT(LST_OP_ALLTOALLW, N | V | LST_F_DERIVED, ci, bytes, LST_DT_DERIVED, 1, LST_NONE, LST_RED_NONE);
-          MPI_Ialltoallw(sb, ncounts[k], ndispls[k], nwtypes[k], rb, nrcounts[k], nrdispls[k], nwtypes[k], c,
-                         req);
-          break;
+          for (int i = 0; i < n; ++i) { ncounts[k][i] = count; ndispls[k][i] = i * count * 4; nwtypes[k][i] = MPI_INT; bytes += count * 4; nrcounts[k][i] = count; nrdispls[k][i] = i * count * 4; }
+          AT(LST_OP_ALLTOALLW, N | V | LST_F_DERIVED, ci, bytes, LST_DT_DERIVED, 1, LST_NONE, LST_RED_NONE); MPI_Ialltoallw(sb, ncounts[k], ndispls[k], nwtypes[k], rb, nrcounts[k], nrdispls[k], nwtypes[k], c, req); break;
         }
-        case 0: {
-          Type t = pick_type(true);
-          Op o = pick_op();
-          AT(LST_OP_EXSCAN, N, ci, count, t.lst, t.size, LST_NONE, o.lst);
-          MPI_Iexscan(sb, rb, count, t.t, o.op, c, req);
-          break;
-        }
-        case 1: {
-          fill_v(n, count, nrcounts[k], nrdispls[k]);
-          int mine = count + me;
-          AT(LST_OP_ALLGATHERV, N | V, ci, mine, LST_DT_INT32, 4, LST_NONE, LST_RED_NONE);
-          MPI_Iallgatherv(sb, mine, MPI_INT, rb, nrcounts[k], nrdispls[k], MPI_INT, c, req);
-          break;
-        }
-        case 2: {
-          Type t = pick_type(true);
-          Op o = pick_op();
-          AT(LST_OP_REDUCE_SCATTER_BLOCK, N, ci, count, t.lst, t.size, LST_NONE, o.lst);
-          MPI_Ireduce_scatter_block(sb, rb, count, t.t, o.op, c, req);
-          break;
-        }
+        case 0: { Type t = pick_type(true); Op o = pick_op(); AT(LST_OP_EXSCAN, N, ci, count, t.lst, t.size, LST_NONE, o.lst); MPI_Iexscan(sb, rb, count, t.t, o.op, c, req); break; }
+        case 1: { fill_v(n, count, nrcounts[k], nrdispls[k]); int mine = count + me; AT(LST_OP_ALLGATHERV, N | V, ci, mine, LST_DT_INT32, 4, LST_NONE, LST_RED_NONE); MPI_Iallgatherv(sb, mine, MPI_INT, rb, nrcounts[k], nrdispls[k], MPI_INT, c, req); break; }
+        case 2: { Type t = pick_type(true); Op o = pick_op(); AT(LST_OP_REDUCE_SCATTER_BLOCK, N, ci, count, t.lst, t.size, LST_NONE, o.lst); MPI_Ireduce_scatter_block(sb, rb, count, t.t, o.op, c, req); break; }
         default: {
           int total = 0;
-          for (int i = 0; i < n; ++i) {
-            nrcounts[k][i] = count;
-            total += count;
-          }
-          Op o = pick_op();
-          AT(LST_OP_REDUCE_SCATTER, N | V, ci, total, LST_DT_INT32, 4, LST_NONE, o.lst);
-          MPI_Ireduce_scatter(sb, rb, nrcounts[k], MPI_INT, o.op, c, req);
-          break;
+          for (int i = 0; i < n; ++i) { nrcounts[k][i] = count; total += count; }
+          Op o = pick_op(); AT(LST_OP_REDUCE_SCATTER, N | V, ci, total, LST_DT_INT32, 4, LST_NONE, o.lst); MPI_Ireduce_scatter(sb, rb, nrcounts[k], MPI_INT, o.op, c, req); break;
         }
       }
       break;
@@ -403,28 +192,12 @@ void nonblocking_step() {
   for (int i = 0; i < k; ++i) start_one(i, &reqs[i]);
   int flag = 0, index = 0, outcount = 0, indices[3];
   switch (next() % 8) {
-    case 0:
-      MPI_Waitall(k, reqs, MPI_STATUSES_IGNORE);
-      break;
-    case 1:
-      for (int i = 0; i < k; ++i) MPI_Wait(&reqs[i], MPI_STATUS_IGNORE);
-      break;
-    case 2:
-      for (int i = 0; i < k; ++i) do
-          MPI_Test(&reqs[i], &flag, MPI_STATUS_IGNORE);
-        while (!flag);
-      break;
-    case 3:
-      do MPI_Testall(k, reqs, &flag, MPI_STATUSES_IGNORE);
-      while (!flag);
-      break;
-    case 4:
-      for (int i = 0; i < k; ++i) MPI_Waitany(k, reqs, &index, MPI_STATUS_IGNORE);
-      break;
-    case 5:
-      for (int done = 0; done < k; done += outcount)
-        MPI_Waitsome(k, reqs, &outcount, indices, MPI_STATUSES_IGNORE);
-      break;
+    case 0: MPI_Waitall(k, reqs, MPI_STATUSES_IGNORE); break;
+    case 1: for (int i = 0; i < k; ++i) MPI_Wait(&reqs[i], MPI_STATUS_IGNORE); break;
+    case 2: for (int i = 0; i < k; ++i) do MPI_Test(&reqs[i], &flag, MPI_STATUS_IGNORE); while (!flag); break;
+    case 3: do MPI_Testall(k, reqs, &flag, MPI_STATUSES_IGNORE); while (!flag); break;
+    case 4: for (int i = 0; i < k; ++i) MPI_Waitany(k, reqs, &index, MPI_STATUS_IGNORE); break;
+    case 5: for (int done = 0; done < k; done += outcount) MPI_Waitsome(k, reqs, &outcount, indices, MPI_STATUSES_IGNORE); break;
     case 6:
       for (int done = 0; done < k;) {
         MPI_Testany(k, reqs, &index, &flag, MPI_STATUS_IGNORE);
@@ -464,22 +237,18 @@ void p2p_step() {
     case 0:
       for (int pass = 0; pass < 2; ++pass) {
         if ((pass == 0) == send_first) {
-          P2P(LST_OP_SEND, 0, ci, count, LST_DT_INT32, 4, right, tag);
-          MPI_Send(sb, count, MPI_INT, right, tag, c);
+          P2P(LST_OP_SEND, 0, ci, count, LST_DT_INT32, 4, right, tag); MPI_Send(sb, count, MPI_INT, right, tag, c);
         } else {
-          P2P(LST_OP_RECV, 0, ci, count, LST_DT_INT32, 4, left, tag);
-          MPI_Recv(rb, count, MPI_INT, left, tag, c, &st);
+          P2P(LST_OP_RECV, 0, ci, count, LST_DT_INT32, 4, left, tag); MPI_Recv(rb, count, MPI_INT, left, tag, c, &st);
         }
       }
       break;
     case 1:
       for (int pass = 0; pass < 2; ++pass) {
         if ((pass == 0) == send_first) {
-          P2P(LST_OP_SEND, 0, ci, count, LST_DT_FLOAT64, 8, right, tag);
-          MPI_Ssend(sbuf, count, MPI_DOUBLE, right, tag, c);
+          P2P(LST_OP_SEND, 0, ci, count, LST_DT_FLOAT64, 8, right, tag); MPI_Ssend(sbuf, count, MPI_DOUBLE, right, tag, c);
         } else {
-          P2P(LST_OP_RECV, 0, ci, count, LST_DT_FLOAT64, 8, LST_ANY_SOURCE, LST_ANY_TAG);
-          MPI_Recv(rbuf, count, MPI_DOUBLE, MPI_ANY_SOURCE, MPI_ANY_TAG, c, &st);
+          P2P(LST_OP_RECV, 0, ci, count, LST_DT_FLOAT64, 8, LST_ANY_SOURCE, LST_ANY_TAG); MPI_Recv(rbuf, count, MPI_DOUBLE, MPI_ANY_SOURCE, MPI_ANY_TAG, c, &st);
         }
       }
       break;
@@ -496,10 +265,8 @@ void p2p_step() {
       break;
     case 4: {
       MPI_Request reqs[2];
-      P2P(LST_OP_RECV, N, ci, count, LST_DT_INT32, 4, left, tag);
-      MPI_Irecv(rb, count, MPI_INT, left, tag, c, &reqs[0]);
-      P2P(LST_OP_SEND, N, ci, count, LST_DT_INT32, 4, right, tag);
-      MPI_Isend(sb, count, MPI_INT, right, tag, c, &reqs[1]);
+      P2P(LST_OP_RECV, N, ci, count, LST_DT_INT32, 4, left, tag); MPI_Irecv(rb, count, MPI_INT, left, tag, c, &reqs[0]);
+      P2P(LST_OP_SEND, N, ci, count, LST_DT_INT32, 4, right, tag); MPI_Isend(sb, count, MPI_INT, right, tag, c, &reqs[1]);
       MPI_Waitall(2, reqs, MPI_STATUSES_IGNORE);
       break;
     }
@@ -507,38 +274,30 @@ void p2p_step() {
       for (int pass = 0; pass < 2; ++pass) {
         if ((pass == 0) == send_first) {
           MPI_Request r;
-          P2P(LST_OP_SEND, N, ci, count, LST_DT_INT32, 4, right, tag);
-          MPI_Issend(sb, count, MPI_INT, right, tag, c, &r);
+          P2P(LST_OP_SEND, N, ci, count, LST_DT_INT32, 4, right, tag); MPI_Issend(sb, count, MPI_INT, right, tag, c, &r);
           int flag = 0;
-          do MPI_Test(&r, &flag, MPI_STATUS_IGNORE);
-          while (!flag);
+          do MPI_Test(&r, &flag, MPI_STATUS_IGNORE); while (!flag);
         } else {
-          P2P(LST_OP_PROBE, 0, ci, 0, LST_DT_NONE, 0, left, LST_ANY_TAG);
-          MPI_Probe(left, MPI_ANY_TAG, c, &st);
-          P2P(LST_OP_RECV, 0, ci, count, LST_DT_INT32, 4, left, tag);
-          MPI_Recv(rb, count, MPI_INT, left, tag, c, &st);
+          P2P(LST_OP_PROBE, 0, ci, 0, LST_DT_NONE, 0, left, LST_ANY_TAG); MPI_Probe(left, MPI_ANY_TAG, c, &st);
+          P2P(LST_OP_RECV, 0, ci, count, LST_DT_INT32, 4, left, tag); MPI_Recv(rb, count, MPI_INT, left, tag, c, &st);
         }
       }
       break;
     case 6:
       for (int pass = 0; pass < 2; ++pass) {
         if ((pass == 0) == send_first) {
-          P2P(LST_OP_SEND, 0, ci, count, LST_DT_INT32, 4, right, tag);
-          MPI_Send(sb, count, MPI_INT, right, tag, c);
+          P2P(LST_OP_SEND, 0, ci, count, LST_DT_INT32, 4, right, tag); MPI_Send(sb, count, MPI_INT, right, tag, c);
         } else {
           MPI_Message m;
-          P2P(LST_OP_PROBE, 0, ci, 0, LST_DT_NONE, 0, LST_ANY_SOURCE, tag);
-          MPI_Mprobe(MPI_ANY_SOURCE, tag, c, &m, &st);
-          P2P(LST_OP_RECV, 0, ci, count, LST_DT_INT32, 4, left, tag);
-          MPI_Mrecv(rb, count, MPI_INT, &m, &st);
+          P2P(LST_OP_PROBE, 0, ci, 0, LST_DT_NONE, 0, LST_ANY_SOURCE, tag); MPI_Mprobe(MPI_ANY_SOURCE, tag, c, &m, &st);
+          P2P(LST_OP_RECV, 0, ci, count, LST_DT_INT32, 4, left, tag); MPI_Mrecv(rb, count, MPI_INT, &m, &st);
         }
       }
       break;
     default:
       for (int pass = 0; pass < 2; ++pass) {
         if ((pass == 0) == send_first) {
-          P2P(LST_OP_SEND, 0, ci, count, LST_DT_INT32, 4, right, tag);
-          MPI_Send(sb, count, MPI_INT, right, tag, c);
+          P2P(LST_OP_SEND, 0, ci, count, LST_DT_INT32, 4, right, tag); MPI_Send(sb, count, MPI_INT, right, tag, c);
         } else {
           // A polling loop: one PROBE record if the first poll found nothing, none otherwise.
           int flag = 0, polls = 0, line = 0;
@@ -548,15 +307,12 @@ void p2p_step() {
             ++polls;
           }
           if (polls > 1) expect_p2p(LST_OP_PROBE, N, ci, 0, LST_DT_NONE, 0, left, tag, line);
-          P2P(LST_OP_RECV, 0, ci, count, LST_DT_INT32, 4, left, tag);
-          MPI_Recv(rb, count, MPI_INT, left, tag, c, &st);
+          P2P(LST_OP_RECV, 0, ci, count, LST_DT_INT32, 4, left, tag); MPI_Recv(rb, count, MPI_INT, left, tag, c, &st);
         }
       }
       // And sends to nobody: complete at once, recorded with the null peer.
-      P2P(LST_OP_SEND, 0, ci, count, LST_DT_INT32, 4, LST_PROC_NULL, tag);
-      MPI_Send(sb, count, MPI_INT, MPI_PROC_NULL, tag, c);
-      P2P(LST_OP_RECV, 0, ci, count, LST_DT_INT32, 4, LST_PROC_NULL, LST_ANY_TAG);
-      MPI_Recv(rb, count, MPI_INT, MPI_PROC_NULL, MPI_ANY_TAG, c, &st);
+      P2P(LST_OP_SEND, 0, ci, count, LST_DT_INT32, 4, LST_PROC_NULL, tag); MPI_Send(sb, count, MPI_INT, MPI_PROC_NULL, tag, c);
+      P2P(LST_OP_RECV, 0, ci, count, LST_DT_INT32, 4, LST_PROC_NULL, LST_ANY_TAG); MPI_Recv(rb, count, MPI_INT, MPI_PROC_NULL, MPI_ANY_TAG, c, &st);
       break;
   }
 }
@@ -590,12 +346,9 @@ int main(int argc, char** argv) {
   int steps = std::atoi(argv[2]);
   for (int s = 0; s < steps; ++s) {
     const uint32_t pick = next() % 6;
-    if (pick < 2)
-      nonblocking_step();
-    else if (pick == 2)
-      p2p_step();
-    else
-      blocking_step();
+    if (pick < 2) nonblocking_step();
+    else if (pick == 2) p2p_step();
+    else blocking_step();
   }
   std::fclose(g_expected);
   MPI_Comm_free(&g_comm[D]);
