@@ -33,20 +33,10 @@ namespace {
 
 // ---- the real MPI ----------------------------------------------------------------------------------
 
-bool in_this_library(const void* p) noexcept {
-  Dl_info mine{}, theirs{};
-  static const int anchor = 0;
-  return dladdr(&anchor, &mine) && dladdr(p, &theirs) && mine.dli_fbase == theirs.dli_fbase;
-}
-
-// Says it once, on stderr and in the trace; never stops the application.
+// The tracer's warnings about MPI share one flag: the first says what is wrong.
 void warn_once(const char* text) noexcept {
   static std::atomic<bool> warned{false};
-  if (warned.exchange(true)) return;
-  ssize_t n = ::write(2, text, std::strlen(text));
-  if (n >= 0) n = ::write(2, "\n", 1);
-  (void)n;
-  marker(LST_MARK_TRACER_WARNING, 0, text, 0);
+  ::lockstep::trace::warn_once(warned, text);
 }
 
 struct ObjectNames {
@@ -453,6 +443,26 @@ void finish_creation(const Creation& cr, MPI_Comm created, uint8_t comm_op, int3
   register_comm(created, comm_op, id, cr.parent_id, color, key, m, caller);
 }
 
+// A communicator created collectively over its parent, one body for every such wrapper: numbered on the
+// parent, recorded as a call of its own, registered when MPI made one. `color` is what the call was
+// given (a split's colour or split type; 0 for the kinds without one), `child_color` what the new
+// communicator records (LST_NONE for those kinds), `key` its key (Intercomm_merge: `high`).
+template <typename Call>
+int create_child(uint8_t comm_op, MPI_Comm parent, int32_t color, int32_t child_color, int32_t key,
+                 MPI_Comm* newcomm, uint64_t caller, Call&& call) {
+  Creation cr = begin_creation(parent);
+  int rc = creating(comm_op, cr.parent, color, caller, static_cast<Call&&>(call));
+  if (rc == MPI_SUCCESS) finish_creation(cr, *newcomm, comm_op, child_color, key, caller);
+  return rc;
+}
+
+// The kinds without a colour: Comm_dup, Comm_create, Cart_create, ...
+template <typename Call>
+int create_child(uint8_t comm_op, MPI_Comm parent, int32_t key, MPI_Comm* newcomm, uint64_t caller,
+                 Call&& call) {
+  return create_child(comm_op, parent, 0, LST_NONE, key, newcomm, caller, static_cast<Call&&>(call));
+}
+
 void after_init(int provided, uint64_t caller) noexcept {
   int rank = 0, size = 0;
   REAL(MPI_Comm_rank)(MPI_COMM_WORLD, &rank);
@@ -669,18 +679,12 @@ WRAP_EXPORT int MPI_Request_free(MPI_Request* req) {
 
 WRAP_EXPORT int MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
   PASSTHROUGH(MPI_Comm_dup, comm, newcomm);
-  Creation cr = begin_creation(comm);
-  int rc = creating(LST_COMM_DUP, cr.parent, 0, caller, CALL_REAL(comm, newcomm));
-  if (rc == MPI_SUCCESS) finish_creation(cr, *newcomm, LST_COMM_DUP, LST_NONE, 0, caller);
-  return rc;
+  return create_child(LST_COMM_DUP, comm, 0, newcomm, caller, CALL_REAL(comm, newcomm));
 }
 
 WRAP_EXPORT int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm) {
   PASSTHROUGH(MPI_Comm_dup_with_info, comm, info, newcomm);
-  Creation cr = begin_creation(comm);
-  int rc = creating(LST_COMM_DUP, cr.parent, 0, caller, CALL_REAL(comm, info, newcomm));
-  if (rc == MPI_SUCCESS) finish_creation(cr, *newcomm, LST_COMM_DUP, LST_NONE, 0, caller);
-  return rc;
+  return create_child(LST_COMM_DUP, comm, 0, newcomm, caller, CALL_REAL(comm, info, newcomm));
 }
 
 // The new handle exists when Comm_idup returns; its group is the parent's, which is what is recorded.
@@ -698,29 +702,20 @@ WRAP_EXPORT int MPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* req
 
 WRAP_EXPORT int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
   PASSTHROUGH(MPI_Comm_split, comm, color, key, newcomm);
-  Creation cr = begin_creation(comm);
-  int rc =
-      creating(LST_COMM_SPLIT, cr.parent, split_color(color), caller, CALL_REAL(comm, color, key, newcomm));
-  if (rc == MPI_SUCCESS) finish_creation(cr, *newcomm, LST_COMM_SPLIT, color, key, caller);
-  return rc;
+  return create_child(LST_COMM_SPLIT, comm, split_color(color), color, key, newcomm, caller,
+                      CALL_REAL(comm, color, key, newcomm));
 }
 
 WRAP_EXPORT int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
                                     MPI_Comm* newcomm) {
   PASSTHROUGH(MPI_Comm_split_type, comm, split_type, key, info, newcomm);
-  Creation cr = begin_creation(comm);
-  int rc = creating(LST_COMM_SPLIT_TYPE, cr.parent, split_color(split_type), caller,
-                    CALL_REAL(comm, split_type, key, info, newcomm));
-  if (rc == MPI_SUCCESS) finish_creation(cr, *newcomm, LST_COMM_SPLIT_TYPE, split_type, key, caller);
-  return rc;
+  return create_child(LST_COMM_SPLIT_TYPE, comm, split_color(split_type), split_type, key, newcomm, caller,
+                      CALL_REAL(comm, split_type, key, info, newcomm));
 }
 
 WRAP_EXPORT int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
   PASSTHROUGH(MPI_Comm_create, comm, group, newcomm);
-  Creation cr = begin_creation(comm);
-  int rc = creating(LST_COMM_CREATE, cr.parent, 0, caller, CALL_REAL(comm, group, newcomm));
-  if (rc == MPI_SUCCESS) finish_creation(cr, *newcomm, LST_COMM_CREATE, LST_NONE, 0, caller);
-  return rc;
+  return create_child(LST_COMM_CREATE, comm, 0, newcomm, caller, CALL_REAL(comm, group, newcomm));
 }
 
 // Collective over the group's members only: numbered by (parent, tag, members), not by the parent.
@@ -759,30 +754,22 @@ WRAP_EXPORT int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_
 
 WRAP_EXPORT int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm* newcomm) {
   PASSTHROUGH(MPI_Intercomm_merge, intercomm, high, newcomm);
-  Creation cr = begin_creation(intercomm);
-  int rc = creating(LST_COMM_INTERCOMM_MERGE, cr.parent, 0, caller, CALL_REAL(intercomm, high, newcomm));
-  if (rc == MPI_SUCCESS) finish_creation(cr, *newcomm, LST_COMM_INTERCOMM_MERGE, LST_NONE, high, caller);
-  return rc;
+  return create_child(LST_COMM_INTERCOMM_MERGE, intercomm, high, newcomm, caller,
+                      CALL_REAL(intercomm, high, newcomm));
 }
 
 WRAP_EXPORT int MPI_Cart_create(MPI_Comm comm, int ndims, const int dims[], const int periods[], int reorder,
                                 MPI_Comm* newcomm) {
   PASSTHROUGH(MPI_Cart_create, comm, ndims, dims, periods, reorder, newcomm);
-  Creation cr = begin_creation(comm);
-  int rc = creating(LST_COMM_CART_CREATE, cr.parent, 0, caller,
-                    CALL_REAL(comm, ndims, dims, periods, reorder, newcomm));
-  if (rc == MPI_SUCCESS) finish_creation(cr, *newcomm, LST_COMM_CART_CREATE, LST_NONE, 0, caller);
-  return rc;
+  return create_child(LST_COMM_CART_CREATE, comm, 0, newcomm, caller,
+                      CALL_REAL(comm, ndims, dims, periods, reorder, newcomm));
 }
 
 WRAP_EXPORT int MPI_Graph_create(MPI_Comm comm, int nnodes, const int index[], const int edges[], int reorder,
                                  MPI_Comm* newcomm) {
   PASSTHROUGH(MPI_Graph_create, comm, nnodes, index, edges, reorder, newcomm);
-  Creation cr = begin_creation(comm);
-  int rc = creating(LST_COMM_GRAPH_CREATE, cr.parent, 0, caller,
-                    CALL_REAL(comm, nnodes, index, edges, reorder, newcomm));
-  if (rc == MPI_SUCCESS) finish_creation(cr, *newcomm, LST_COMM_GRAPH_CREATE, LST_NONE, 0, caller);
-  return rc;
+  return create_child(LST_COMM_GRAPH_CREATE, comm, 0, newcomm, caller,
+                      CALL_REAL(comm, nnodes, index, edges, reorder, newcomm));
 }
 
 WRAP_EXPORT int MPI_Comm_free(MPI_Comm* comm) {

@@ -49,15 +49,22 @@ CollectiveArgs gather_args(uint8_t op, const void* sbuf, int scount, MPI_Datatyp
   return a;
 }
 
+// Gatherv, Allgatherv, Scatterv: this rank's count, or with MPI_IN_PLACE its own entry of the counts
+// array the call was given.
+CollectiveArgs vcounts_args(uint8_t op, int count, MPI_Datatype dt, bool in_place, const int counts[],
+                            int root, MPI_Comm comm) noexcept {
+  CollectiveArgs a = args(op, comm, count, dt);
+  if (in_place && counts) a.count = static_cast<uint64_t>(counts[my_rank(a)]);
+  a.flags |= LST_F_VCOUNTS;
+  a.root_or_peer = root_of(root);
+  return a;
+}
+
 // Gatherv, Allgatherv: this rank's send count (with MPI_IN_PLACE: its own entry of recvcounts).
 CollectiveArgs gatherv_args(uint8_t op, const void* sbuf, int scount, MPI_Datatype stype, const int rcounts[],
                             MPI_Datatype rtype, MPI_Comm comm, int root = LST_NONE) noexcept {
   const bool in_place = sbuf == MPI_IN_PLACE;
-  CollectiveArgs a = args(op, comm, scount, in_place ? rtype : stype);
-  if (in_place && rcounts) a.count = static_cast<uint64_t>(rcounts[my_rank(a)]);
-  a.flags |= LST_F_VCOUNTS;
-  a.root_or_peer = root_of(root);
-  return a;
+  return vcounts_args(op, scount, in_place ? rtype : stype, in_place, rcounts, root, comm);
 }
 
 // Scatter: this rank's receive count (the root with MPI_IN_PLACE: its send count).
@@ -73,11 +80,7 @@ CollectiveArgs scatter_args(int scount, MPI_Datatype stype, void* rbuf, int rcou
 CollectiveArgs scatterv_args(const int scounts[], MPI_Datatype stype, void* rbuf, int rcount,
                              MPI_Datatype rtype, int root, MPI_Comm comm) noexcept {
   const bool in_place = rbuf == MPI_IN_PLACE;
-  CollectiveArgs a = args(LST_OP_SCATTERV, comm, rcount, in_place ? stype : rtype);
-  if (in_place && scounts) a.count = static_cast<uint64_t>(scounts[my_rank(a)]);
-  a.flags |= LST_F_VCOUNTS;
-  a.root_or_peer = root_of(root);
-  return a;
+  return vcounts_args(LST_OP_SCATTERV, rcount, in_place ? stype : rtype, in_place, scounts, root, comm);
 }
 
 // Alltoallv: the total this rank sends (sum of its send counts).
@@ -123,7 +126,45 @@ CollectiveArgs reduce_scatter_args(const int rcounts[], MPI_Datatype dt, MPI_Op 
 }  // namespace
 }  // namespace lockstep::trace::mpi
 
-// ---- collectives: blocking, then nonblocking -------------------------------------------------------
+// ---- families of one signature: the blocking call and its MPI_I* twin from one body ----------------
+
+// (sendbuf, recvbuf, count, datatype, op, comm): Allreduce, Scan, Exscan, Reduce_scatter_block.
+#define REDUCING(BLOCKING, NONBLOCKING, LST_OP)                                                    \
+  WRAP_EXPORT int BLOCKING(const void* sbuf, void* rbuf, int count, MPI_Datatype dt, MPI_Op op,    \
+                           MPI_Comm comm) {                                                        \
+    PASSTHROUGH(BLOCKING, sbuf, rbuf, count, dt, op, comm);                                        \
+    return blocking(reduce_args(LST_OP, count, dt, op, comm), caller,                              \
+                    CALL_REAL(sbuf, rbuf, count, dt, op, comm));                                   \
+  }                                                                                                \
+  WRAP_EXPORT int NONBLOCKING(const void* sbuf, void* rbuf, int count, MPI_Datatype dt, MPI_Op op, \
+                              MPI_Comm comm, MPI_Request* req) {                                   \
+    PASSTHROUGH(NONBLOCKING, sbuf, rbuf, count, dt, op, comm, req);                                \
+    return nonblocking(reduce_args(LST_OP, count, dt, op, comm), caller, req,                      \
+                       CALL_REAL(sbuf, rbuf, count, dt, op, comm, req));                           \
+  }
+REDUCING(MPI_Allreduce, MPI_Iallreduce, LST_OP_ALLREDUCE)
+REDUCING(MPI_Scan, MPI_Iscan, LST_OP_SCAN)
+REDUCING(MPI_Exscan, MPI_Iexscan, LST_OP_EXSCAN)
+REDUCING(MPI_Reduce_scatter_block, MPI_Ireduce_scatter_block, LST_OP_REDUCE_SCATTER_BLOCK)
+
+// (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm): Allgather, Alltoall.
+#define EVERY_TO_EVERY(BLOCKING, NONBLOCKING, LST_OP)                                                   \
+  WRAP_EXPORT int BLOCKING(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount,    \
+                           MPI_Datatype rtype, MPI_Comm comm) {                                         \
+    PASSTHROUGH(BLOCKING, sbuf, scount, stype, rbuf, rcount, rtype, comm);                              \
+    return blocking(gather_args(LST_OP, sbuf, scount, stype, rcount, rtype, comm), caller,              \
+                    CALL_REAL(sbuf, scount, stype, rbuf, rcount, rtype, comm));                         \
+  }                                                                                                     \
+  WRAP_EXPORT int NONBLOCKING(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount, \
+                              MPI_Datatype rtype, MPI_Comm comm, MPI_Request* req) {                    \
+    PASSTHROUGH(NONBLOCKING, sbuf, scount, stype, rbuf, rcount, rtype, comm, req);                      \
+    return nonblocking(gather_args(LST_OP, sbuf, scount, stype, rcount, rtype, comm), caller, req,      \
+                       CALL_REAL(sbuf, scount, stype, rbuf, rcount, rtype, comm, req));                 \
+  }
+EVERY_TO_EVERY(MPI_Allgather, MPI_Iallgather, LST_OP_ALLGATHER)
+EVERY_TO_EVERY(MPI_Alltoall, MPI_Ialltoall, LST_OP_ALLTOALL)
+
+// ---- the other collectives: blocking, then nonblocking ---------------------------------------------
 
 WRAP_EXPORT int MPI_Barrier(MPI_Comm comm) {
   PASSTHROUGH(MPI_Barrier, comm);
@@ -140,13 +181,6 @@ WRAP_EXPORT int MPI_Reduce(const void* sbuf, void* rbuf, int count, MPI_Datatype
   PASSTHROUGH(MPI_Reduce, sbuf, rbuf, count, dt, op, root, comm);
   return blocking(reduce_args(LST_OP_REDUCE, count, dt, op, comm, root), caller,
                   CALL_REAL(sbuf, rbuf, count, dt, op, root, comm));
-}
-
-WRAP_EXPORT int MPI_Allreduce(const void* sbuf, void* rbuf, int count, MPI_Datatype dt, MPI_Op op,
-                              MPI_Comm comm) {
-  PASSTHROUGH(MPI_Allreduce, sbuf, rbuf, count, dt, op, comm);
-  return blocking(reduce_args(LST_OP_ALLREDUCE, count, dt, op, comm), caller,
-                  CALL_REAL(sbuf, rbuf, count, dt, op, comm));
 }
 
 WRAP_EXPORT int MPI_Gather(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount,
@@ -177,25 +211,11 @@ WRAP_EXPORT int MPI_Scatterv(const void* sbuf, const int scounts[], const int di
                   CALL_REAL(sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm));
 }
 
-WRAP_EXPORT int MPI_Allgather(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount,
-                              MPI_Datatype rtype, MPI_Comm comm) {
-  PASSTHROUGH(MPI_Allgather, sbuf, scount, stype, rbuf, rcount, rtype, comm);
-  return blocking(gather_args(LST_OP_ALLGATHER, sbuf, scount, stype, rcount, rtype, comm), caller,
-                  CALL_REAL(sbuf, scount, stype, rbuf, rcount, rtype, comm));
-}
-
 WRAP_EXPORT int MPI_Allgatherv(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf,
                                const int rcounts[], const int displs[], MPI_Datatype rtype, MPI_Comm comm) {
   PASSTHROUGH(MPI_Allgatherv, sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm);
   return blocking(gatherv_args(LST_OP_ALLGATHERV, sbuf, scount, stype, rcounts, rtype, comm), caller,
                   CALL_REAL(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm));
-}
-
-WRAP_EXPORT int MPI_Alltoall(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount,
-                             MPI_Datatype rtype, MPI_Comm comm) {
-  PASSTHROUGH(MPI_Alltoall, sbuf, scount, stype, rbuf, rcount, rtype, comm);
-  return blocking(gather_args(LST_OP_ALLTOALL, sbuf, scount, stype, rcount, rtype, comm), caller,
-                  CALL_REAL(sbuf, scount, stype, rbuf, rcount, rtype, comm));
 }
 
 WRAP_EXPORT int MPI_Alltoallv(const void* sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype,
@@ -221,26 +241,6 @@ WRAP_EXPORT int MPI_Reduce_scatter(const void* sbuf, void* rbuf, const int rcoun
                   CALL_REAL(sbuf, rbuf, rcounts, dt, op, comm));
 }
 
-WRAP_EXPORT int MPI_Reduce_scatter_block(const void* sbuf, void* rbuf, int rcount, MPI_Datatype dt, MPI_Op op,
-                                         MPI_Comm comm) {
-  PASSTHROUGH(MPI_Reduce_scatter_block, sbuf, rbuf, rcount, dt, op, comm);
-  return blocking(reduce_args(LST_OP_REDUCE_SCATTER_BLOCK, rcount, dt, op, comm), caller,
-                  CALL_REAL(sbuf, rbuf, rcount, dt, op, comm));
-}
-
-WRAP_EXPORT int MPI_Scan(const void* sbuf, void* rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
-  PASSTHROUGH(MPI_Scan, sbuf, rbuf, count, dt, op, comm);
-  return blocking(reduce_args(LST_OP_SCAN, count, dt, op, comm), caller,
-                  CALL_REAL(sbuf, rbuf, count, dt, op, comm));
-}
-
-WRAP_EXPORT int MPI_Exscan(const void* sbuf, void* rbuf, int count, MPI_Datatype dt, MPI_Op op,
-                           MPI_Comm comm) {
-  PASSTHROUGH(MPI_Exscan, sbuf, rbuf, count, dt, op, comm);
-  return blocking(reduce_args(LST_OP_EXSCAN, count, dt, op, comm), caller,
-                  CALL_REAL(sbuf, rbuf, count, dt, op, comm));
-}
-
 WRAP_EXPORT int MPI_Ibarrier(MPI_Comm comm, MPI_Request* req) {
   PASSTHROUGH(MPI_Ibarrier, comm, req);
   return nonblocking(args(LST_OP_BARRIER, comm, 0, nullptr), caller, req, CALL_REAL(comm, req));
@@ -257,13 +257,6 @@ WRAP_EXPORT int MPI_Ireduce(const void* sbuf, void* rbuf, int count, MPI_Datatyp
   PASSTHROUGH(MPI_Ireduce, sbuf, rbuf, count, dt, op, root, comm, req);
   return nonblocking(reduce_args(LST_OP_REDUCE, count, dt, op, comm, root), caller, req,
                      CALL_REAL(sbuf, rbuf, count, dt, op, root, comm, req));
-}
-
-WRAP_EXPORT int MPI_Iallreduce(const void* sbuf, void* rbuf, int count, MPI_Datatype dt, MPI_Op op,
-                               MPI_Comm comm, MPI_Request* req) {
-  PASSTHROUGH(MPI_Iallreduce, sbuf, rbuf, count, dt, op, comm, req);
-  return nonblocking(reduce_args(LST_OP_ALLREDUCE, count, dt, op, comm), caller, req,
-                     CALL_REAL(sbuf, rbuf, count, dt, op, comm, req));
 }
 
 WRAP_EXPORT int MPI_Igather(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount,
@@ -296,26 +289,12 @@ WRAP_EXPORT int MPI_Iscatterv(const void* sbuf, const int scounts[], const int d
                      CALL_REAL(sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm, req));
 }
 
-WRAP_EXPORT int MPI_Iallgather(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount,
-                               MPI_Datatype rtype, MPI_Comm comm, MPI_Request* req) {
-  PASSTHROUGH(MPI_Iallgather, sbuf, scount, stype, rbuf, rcount, rtype, comm, req);
-  return nonblocking(gather_args(LST_OP_ALLGATHER, sbuf, scount, stype, rcount, rtype, comm), caller, req,
-                     CALL_REAL(sbuf, scount, stype, rbuf, rcount, rtype, comm, req));
-}
-
 WRAP_EXPORT int MPI_Iallgatherv(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf,
                                 const int rcounts[], const int displs[], MPI_Datatype rtype, MPI_Comm comm,
                                 MPI_Request* req) {
   PASSTHROUGH(MPI_Iallgatherv, sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm, req);
   return nonblocking(gatherv_args(LST_OP_ALLGATHERV, sbuf, scount, stype, rcounts, rtype, comm), caller, req,
                      CALL_REAL(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm, req));
-}
-
-WRAP_EXPORT int MPI_Ialltoall(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount,
-                              MPI_Datatype rtype, MPI_Comm comm, MPI_Request* req) {
-  PASSTHROUGH(MPI_Ialltoall, sbuf, scount, stype, rbuf, rcount, rtype, comm, req);
-  return nonblocking(gather_args(LST_OP_ALLTOALL, sbuf, scount, stype, rcount, rtype, comm), caller, req,
-                     CALL_REAL(sbuf, scount, stype, rbuf, rcount, rtype, comm, req));
 }
 
 WRAP_EXPORT int MPI_Ialltoallv(const void* sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype,
@@ -340,25 +319,4 @@ WRAP_EXPORT int MPI_Ireduce_scatter(const void* sbuf, void* rbuf, const int rcou
   PASSTHROUGH(MPI_Ireduce_scatter, sbuf, rbuf, rcounts, dt, op, comm, req);
   return nonblocking(reduce_scatter_args(rcounts, dt, op, comm), caller, req,
                      CALL_REAL(sbuf, rbuf, rcounts, dt, op, comm, req));
-}
-
-WRAP_EXPORT int MPI_Ireduce_scatter_block(const void* sbuf, void* rbuf, int rcount, MPI_Datatype dt,
-                                          MPI_Op op, MPI_Comm comm, MPI_Request* req) {
-  PASSTHROUGH(MPI_Ireduce_scatter_block, sbuf, rbuf, rcount, dt, op, comm, req);
-  return nonblocking(reduce_args(LST_OP_REDUCE_SCATTER_BLOCK, rcount, dt, op, comm), caller, req,
-                     CALL_REAL(sbuf, rbuf, rcount, dt, op, comm, req));
-}
-
-WRAP_EXPORT int MPI_Iscan(const void* sbuf, void* rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
-                          MPI_Request* req) {
-  PASSTHROUGH(MPI_Iscan, sbuf, rbuf, count, dt, op, comm, req);
-  return nonblocking(reduce_args(LST_OP_SCAN, count, dt, op, comm), caller, req,
-                     CALL_REAL(sbuf, rbuf, count, dt, op, comm, req));
-}
-
-WRAP_EXPORT int MPI_Iexscan(const void* sbuf, void* rbuf, int count, MPI_Datatype dt, MPI_Op op,
-                            MPI_Comm comm, MPI_Request* req) {
-  PASSTHROUGH(MPI_Iexscan, sbuf, rbuf, count, dt, op, comm, req);
-  return nonblocking(reduce_args(LST_OP_EXSCAN, count, dt, op, comm), caller, req,
-                     CALL_REAL(sbuf, rbuf, count, dt, op, comm, req));
 }

@@ -119,26 +119,40 @@ CollectiveArgs mrecv_args(int count, MPI_Datatype dt, MPI_Message m) noexcept {
   if (!recording_p2p()) return FORWARD(__VA_ARGS__); \
   end_polling()
 
-// ---- blocking sends and receives -------------------------------------------------------------------
+// ---- sends and receives ----------------------------------------------------------------------------
 
-// The four send modes (standard, synchronous, buffered, ready) record the same SEND: one body for the
-// blocking four, one for the nonblocking four.
-#define BLOCKING_SEND(NAME)                                                                             \
-  WRAP_EXPORT int NAME(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm) { \
-    P2P_PASSTHROUGH(NAME, buf, count, dt, dest, tag, comm);                                             \
-    return blocking(p2p_args(LST_OP_SEND, count, dt, dest, tag, comm), caller,                          \
-                    CALL_REAL(buf, count, dt, dest, tag, comm));                                        \
+// The four send modes (standard, synchronous, buffered, ready) record the same SEND: one body defines a
+// mode's blocking call and its MPI_I* twin.
+#define SEND_MODE(BLOCKING, NONBLOCKING)                                                                     \
+  WRAP_EXPORT int BLOCKING(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm) {  \
+    P2P_PASSTHROUGH(BLOCKING, buf, count, dt, dest, tag, comm);                                              \
+    return blocking(p2p_args(LST_OP_SEND, count, dt, dest, tag, comm), caller,                               \
+                    CALL_REAL(buf, count, dt, dest, tag, comm));                                             \
+  }                                                                                                          \
+  WRAP_EXPORT int NONBLOCKING(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, \
+                              MPI_Request* req) {                                                            \
+    P2P_PASSTHROUGH(NONBLOCKING, buf, count, dt, dest, tag, comm, req);                                      \
+    return nonblocking(p2p_args(LST_OP_SEND, count, dt, dest, tag, comm), caller, req,                       \
+                       CALL_REAL(buf, count, dt, dest, tag, comm, req));                                     \
   }
-BLOCKING_SEND(MPI_Send)
-BLOCKING_SEND(MPI_Ssend)
-BLOCKING_SEND(MPI_Bsend)
-BLOCKING_SEND(MPI_Rsend)
+SEND_MODE(MPI_Send, MPI_Isend)
+SEND_MODE(MPI_Ssend, MPI_Issend)
+SEND_MODE(MPI_Bsend, MPI_Ibsend)
+SEND_MODE(MPI_Rsend, MPI_Irsend)
 
+// The receive and its twin, completed by the Wait/Test family through the request table.
 WRAP_EXPORT int MPI_Recv(void* buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,
                          MPI_Status* st) {
   P2P_PASSTHROUGH(MPI_Recv, buf, count, dt, source, tag, comm, st);
   return blocking(p2p_args(LST_OP_RECV, count, dt, source, tag, comm), caller,
                   CALL_REAL(buf, count, dt, source, tag, comm, st));
+}
+
+WRAP_EXPORT int MPI_Irecv(void* buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,
+                          MPI_Request* req) {
+  P2P_PASSTHROUGH(MPI_Irecv, buf, count, dt, source, tag, comm, req);
+  return nonblocking(p2p_args(LST_OP_RECV, count, dt, source, tag, comm), caller, req,
+                     CALL_REAL(buf, count, dt, source, tag, comm, req));
 }
 
 WRAP_EXPORT int MPI_Sendrecv(const void* sbuf, int scount, MPI_Datatype stype, int dest, int stag, void* rbuf,
@@ -157,27 +171,6 @@ WRAP_EXPORT int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype dt, int 
   return send_and_receive(p2p_args(LST_OP_SEND, count, dt, dest, stag, comm),
                           p2p_args(LST_OP_RECV, count, dt, source, rtag, comm), caller,
                           CALL_REAL(buf, count, dt, dest, stag, source, rtag, comm, st));
-}
-
-// ---- nonblocking: completed by the Wait/Test family through the request table ----------------------
-
-#define NONBLOCKING_SEND(NAME)                                                                        \
-  WRAP_EXPORT int NAME(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, \
-                       MPI_Request* req) {                                                            \
-    P2P_PASSTHROUGH(NAME, buf, count, dt, dest, tag, comm, req);                                      \
-    return nonblocking(p2p_args(LST_OP_SEND, count, dt, dest, tag, comm), caller, req,                \
-                       CALL_REAL(buf, count, dt, dest, tag, comm, req));                              \
-  }
-NONBLOCKING_SEND(MPI_Isend)
-NONBLOCKING_SEND(MPI_Issend)
-NONBLOCKING_SEND(MPI_Ibsend)
-NONBLOCKING_SEND(MPI_Irsend)
-
-WRAP_EXPORT int MPI_Irecv(void* buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,
-                          MPI_Request* req) {
-  P2P_PASSTHROUGH(MPI_Irecv, buf, count, dt, source, tag, comm, req);
-  return nonblocking(p2p_args(LST_OP_RECV, count, dt, source, tag, comm), caller, req,
-                     CALL_REAL(buf, count, dt, source, tag, comm, req));
 }
 
 // ---- probes and matched receives ---------------------------------------------------------------------

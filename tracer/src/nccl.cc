@@ -25,25 +25,12 @@ using nccl::UniqueId;
 
 // ---- the real functions ----------------------------------------------------------------------------
 
-bool in_this_library(void* fn) {
-  Dl_info mine{}, theirs{};
-  static const int anchor = 0;
-  return dladdr(&anchor, &mine) && dladdr(fn, &theirs) && mine.dli_fbase == theirs.dli_fbase;
-}
-
 void warn_no_nccl(const char* name) noexcept {
   static std::atomic<bool> warned{false};
-  if (warned.exchange(true)) return;
   char text[160];
-  int n = std::snprintf(text, sizeof text,
-                        "lockstep: %s: no NCCL library behind the tracer; NCCL calls return ncclSystemError",
-                        name);
-  if (n <= 0) return;
-  const size_t len = size_t(n) < sizeof text ? size_t(n) : sizeof text - 1;
-  ssize_t written = ::write(2, text, len);
-  if (written >= 0) written = ::write(2, "\n", 1);
-  (void)written;
-  marker(LST_MARK_TRACER_WARNING, 0, text, 0);
+  std::snprintf(text, sizeof text,
+                "lockstep: %s: no NCCL library behind the tracer; NCCL calls return ncclSystemError", name);
+  warn_once(warned, text);
 }
 
 void* lookup_nccl(const char* name) noexcept {
@@ -208,6 +195,21 @@ uint64_t id_for_init_all() noexcept {
   return hash_u64(hash_u64(h, uint64_t(getpid())), calls.fetch_add(1));
 }
 
+// A communicator made from `parent` (split, shrink): the parent's id and how many were made from it before.
+// Counted before the real call, by every member, so that the next creation is numbered alike everywhere.
+struct Child {
+  uint64_t parent_id = 0;
+  uint32_t index = 0;
+};
+Child child_of(Comm parent) noexcept {
+  Child c;
+  if (CommEntry* p = comm_find(LST_API_NCCL, reinterpret_cast<uintptr_t>(parent))) {
+    c.parent_id = p->id;
+    c.index = p->children.fetch_add(1, std::memory_order_relaxed);
+  }
+  return c;
+}
+
 const char* config_name(const Config* config) noexcept {
   const auto* c = reinterpret_cast<const nccl::ConfigPrefix*>(config);
   if (!c || c->magic != nccl::kConfigMagic || c->size < nccl::kConfigCommNameEnd) return nullptr;
@@ -283,26 +285,23 @@ WRAP_EXPORT int ncclCommInitAll(Comm* comms, int ndev, const int* devlist) {
 WRAP_EXPORT int ncclCommSplit(Comm comm, int color, int key, Comm* newcomm, Config* config) {
   PASSTHROUGH(ncclCommSplit, comm, color, key, newcomm, config);
   // Every member of the parent calls the split, also with NCCL_SPLIT_NOCOLOR, so all of them count it.
-  CommEntry* parent = comm_find(LST_API_NCCL, reinterpret_cast<uintptr_t>(comm));
-  const uint32_t index = parent ? parent->children.fetch_add(1, std::memory_order_relaxed) : 0;
-  const uint64_t parent_id = parent ? parent->id : 0;
+  const Child child = child_of(comm);
   int rc = FORWARD(comm, color, key, newcomm, config);
   if (succeeded(rc) && newcomm && *newcomm && color != nccl::kSplitNoColor)
-    register_comm(*newcomm, LST_COMM_NCCL_SPLIT, id_from_split(parent_id, index, color), parent_id, color,
-                  key, LST_NONE, LST_NONE, config_name(config), caller);
+    register_comm(*newcomm, LST_COMM_NCCL_SPLIT, id_from_split(child.parent_id, child.index, color),
+                  child.parent_id, color, key, LST_NONE, LST_NONE, config_name(config), caller);
   return rc;
 }
 
 WRAP_EXPORT int ncclCommShrink(Comm comm, int* exclude, int nexclude, Comm* newcomm, Config* config,
                                int flags) {
   PASSTHROUGH(ncclCommShrink, comm, exclude, nexclude, newcomm, config, flags);
-  CommEntry* parent = comm_find(LST_API_NCCL, reinterpret_cast<uintptr_t>(comm));
-  const uint32_t index = parent ? parent->children.fetch_add(1, std::memory_order_relaxed) : 0;
-  const uint64_t parent_id = parent ? parent->id : 0;
+  const Child child = child_of(comm);
   int rc = FORWARD(comm, exclude, nexclude, newcomm, config, flags);
   if (succeeded(rc) && newcomm && *newcomm)
-    register_comm(*newcomm, LST_COMM_NCCL_SHRINK, id_from_shrink(parent_id, index, exclude, nexclude),
-                  parent_id, LST_NONE, LST_NONE, LST_NONE, LST_NONE, config_name(config), caller);
+    register_comm(*newcomm, LST_COMM_NCCL_SHRINK,
+                  id_from_shrink(child.parent_id, child.index, exclude, nexclude), child.parent_id, LST_NONE,
+                  LST_NONE, LST_NONE, LST_NONE, config_name(config), caller);
   return rc;
 }
 
@@ -332,77 +331,54 @@ WRAP_EXPORT int ncclCommFinalize(Comm comm) {
 
 // ---- collectives ---------------------------------------------------------------------------------
 
-WRAP_EXPORT int ncclAllReduce(const void* sbuf, void* rbuf, size_t count, int dtype, int op, Comm comm,
-                              Stream s) {
-  PASSTHROUGH(ncclAllReduce, sbuf, rbuf, count, dtype, op, comm, s);
-  return collective(LST_OP_ALLREDUCE, comm, count, dtype, op, LST_NONE, s, caller,
-                    CALL_REAL(sbuf, rbuf, count, dtype, op, comm, s));
-}
+// One body per signature; each call is one line of (name, operation) below it.
+// (sendbuff, recvbuff, count, datatype, op, comm, stream)
+#define NCCL_REDUCING(NAME, LST_OP)                                                                          \
+  WRAP_EXPORT int NAME(const void* sbuf, void* rbuf, size_t count, int dtype, int op, Comm comm, Stream s) { \
+    PASSTHROUGH(NAME, sbuf, rbuf, count, dtype, op, comm, s);                                                \
+    return collective(LST_OP, comm, count, dtype, op, LST_NONE, s, caller,                                   \
+                      CALL_REAL(sbuf, rbuf, count, dtype, op, comm, s));                                     \
+  }
+// (sendbuff, recvbuff, count, datatype, root, comm, stream)
+#define NCCL_ROOTED(NAME, LST_OP)                                                                  \
+  WRAP_EXPORT int NAME(const void* sbuf, void* rbuf, size_t count, int dtype, int root, Comm comm, \
+                       Stream s) {                                                                 \
+    PASSTHROUGH(NAME, sbuf, rbuf, count, dtype, root, comm, s);                                    \
+    return collective(LST_OP, comm, count, dtype, kNoRedop, root, s, caller,                       \
+                      CALL_REAL(sbuf, rbuf, count, dtype, root, comm, s));                         \
+  }
+// (sendbuff, recvbuff, count, datatype, comm, stream)
+#define NCCL_UNROOTED(NAME, LST_OP)                                                                  \
+  WRAP_EXPORT int NAME(const void* sbuf, void* rbuf, size_t count, int dtype, Comm comm, Stream s) { \
+    PASSTHROUGH(NAME, sbuf, rbuf, count, dtype, comm, s);                                            \
+    return collective(LST_OP, comm, count, dtype, kNoRedop, LST_NONE, s, caller,                     \
+                      CALL_REAL(sbuf, rbuf, count, dtype, comm, s));                                 \
+  }
+// (buff, count, datatype, root or peer, comm, stream)
+#define NCCL_ONE_BUFFER(NAME, BUFFER, LST_OP)                                                \
+  WRAP_EXPORT int NAME(BUFFER buf, size_t count, int dtype, int peer, Comm comm, Stream s) { \
+    PASSTHROUGH(NAME, buf, count, dtype, peer, comm, s);                                     \
+    return collective(LST_OP, comm, count, dtype, kNoRedop, peer, s, caller,                 \
+                      CALL_REAL(buf, count, dtype, peer, comm, s));                          \
+  }
 
-WRAP_EXPORT int ncclBroadcast(const void* sbuf, void* rbuf, size_t count, int dtype, int root, Comm comm,
-                              Stream s) {
-  PASSTHROUGH(ncclBroadcast, sbuf, rbuf, count, dtype, root, comm, s);
-  return collective(LST_OP_BCAST, comm, count, dtype, kNoRedop, root, s, caller,
-                    CALL_REAL(sbuf, rbuf, count, dtype, root, comm, s));
-}
+NCCL_REDUCING(ncclAllReduce, LST_OP_ALLREDUCE)
+NCCL_REDUCING(ncclReduceScatter, LST_OP_REDUCE_SCATTER)  // count: the receive count
+NCCL_ROOTED(ncclBroadcast, LST_OP_BCAST)
+NCCL_ROOTED(ncclGather, LST_OP_GATHER)
+NCCL_ROOTED(ncclScatter, LST_OP_SCATTER)
+NCCL_UNROOTED(ncclAllGather, LST_OP_ALLGATHER)  // count: the send count
+NCCL_UNROOTED(ncclAlltoAll, LST_OP_ALLTOALL)
+NCCL_ONE_BUFFER(ncclBcast, void*, LST_OP_BCAST)
+NCCL_ONE_BUFFER(ncclSend, const void*, LST_OP_SEND)
+NCCL_ONE_BUFFER(ncclRecv, void*, LST_OP_RECV)
 
-WRAP_EXPORT int ncclBcast(void* buf, size_t count, int dtype, int root, Comm comm, Stream s) {
-  PASSTHROUGH(ncclBcast, buf, count, dtype, root, comm, s);
-  return collective(LST_OP_BCAST, comm, count, dtype, kNoRedop, root, s, caller,
-                    CALL_REAL(buf, count, dtype, root, comm, s));
-}
-
+// Reduce alone takes both an op and a root.
 WRAP_EXPORT int ncclReduce(const void* sbuf, void* rbuf, size_t count, int dtype, int op, int root, Comm comm,
                            Stream s) {
   PASSTHROUGH(ncclReduce, sbuf, rbuf, count, dtype, op, root, comm, s);
   return collective(LST_OP_REDUCE, comm, count, dtype, op, root, s, caller,
                     CALL_REAL(sbuf, rbuf, count, dtype, op, root, comm, s));
-}
-
-WRAP_EXPORT int ncclAllGather(const void* sbuf, void* rbuf, size_t sendcount, int dtype, Comm comm,
-                              Stream s) {
-  PASSTHROUGH(ncclAllGather, sbuf, rbuf, sendcount, dtype, comm, s);
-  return collective(LST_OP_ALLGATHER, comm, sendcount, dtype, kNoRedop, LST_NONE, s, caller,
-                    CALL_REAL(sbuf, rbuf, sendcount, dtype, comm, s));
-}
-
-WRAP_EXPORT int ncclReduceScatter(const void* sbuf, void* rbuf, size_t recvcount, int dtype, int op,
-                                  Comm comm, Stream s) {
-  PASSTHROUGH(ncclReduceScatter, sbuf, rbuf, recvcount, dtype, op, comm, s);
-  return collective(LST_OP_REDUCE_SCATTER, comm, recvcount, dtype, op, LST_NONE, s, caller,
-                    CALL_REAL(sbuf, rbuf, recvcount, dtype, op, comm, s));
-}
-
-WRAP_EXPORT int ncclAlltoAll(const void* sbuf, void* rbuf, size_t count, int dtype, Comm comm, Stream s) {
-  PASSTHROUGH(ncclAlltoAll, sbuf, rbuf, count, dtype, comm, s);
-  return collective(LST_OP_ALLTOALL, comm, count, dtype, kNoRedop, LST_NONE, s, caller,
-                    CALL_REAL(sbuf, rbuf, count, dtype, comm, s));
-}
-
-WRAP_EXPORT int ncclGather(const void* sbuf, void* rbuf, size_t count, int dtype, int root, Comm comm,
-                           Stream s) {
-  PASSTHROUGH(ncclGather, sbuf, rbuf, count, dtype, root, comm, s);
-  return collective(LST_OP_GATHER, comm, count, dtype, kNoRedop, root, s, caller,
-                    CALL_REAL(sbuf, rbuf, count, dtype, root, comm, s));
-}
-
-WRAP_EXPORT int ncclScatter(const void* sbuf, void* rbuf, size_t count, int dtype, int root, Comm comm,
-                            Stream s) {
-  PASSTHROUGH(ncclScatter, sbuf, rbuf, count, dtype, root, comm, s);
-  return collective(LST_OP_SCATTER, comm, count, dtype, kNoRedop, root, s, caller,
-                    CALL_REAL(sbuf, rbuf, count, dtype, root, comm, s));
-}
-
-WRAP_EXPORT int ncclSend(const void* sbuf, size_t count, int dtype, int peer, Comm comm, Stream s) {
-  PASSTHROUGH(ncclSend, sbuf, count, dtype, peer, comm, s);
-  return collective(LST_OP_SEND, comm, count, dtype, kNoRedop, peer, s, caller,
-                    CALL_REAL(sbuf, count, dtype, peer, comm, s));
-}
-
-WRAP_EXPORT int ncclRecv(void* rbuf, size_t count, int dtype, int peer, Comm comm, Stream s) {
-  PASSTHROUGH(ncclRecv, rbuf, count, dtype, peer, comm, s);
-  return collective(LST_OP_RECV, comm, count, dtype, kNoRedop, peer, s, caller,
-                    CALL_REAL(rbuf, count, dtype, peer, comm, s));
 }
 
 // ---- groups --------------------------------------------------------------------------------------

@@ -15,6 +15,10 @@ namespace lockstep::trace::nccl {
 using Comm = ::ncclComm*;
 using Stream = ::CUstream_st*;  // cudaStream_t
 
+// The enums below are NCCL's numbering, written out value by value as nccl.h writes it (and compared
+// value by value against it by abi_check.cc): they are alike in shape because NCCL's ABI is, and a
+// table or macro in their place would hide the one thing they are for, the values.
+
 // ncclResult_t
 enum Result : int {
   kSuccess = 0,

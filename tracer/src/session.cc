@@ -538,6 +538,30 @@ CommEntry* comm_find(uint8_t api, uintptr_t handle) noexcept {
   return nullptr;
 }
 
+namespace {
+// One COMM record, for a communicator added or removed (a removal has no parent, colour, key, members
+// or name).
+void emit_comm(format::Writer* w, uint8_t api, uint8_t comm_op, uint64_t id, uint64_t parent_id,
+               int32_t color, int32_t key, int32_t size, int32_t rank, uint32_t members_id, uint32_t name_id,
+               uint64_t caller) noexcept {
+  if (caller) note(w, caller);
+  emit(w, LST_WORD(LST_KIND_COMM, 0, 0), [&](lst_record& r, uint64_t) {
+    r.op = comm_op;
+    r.api = api;
+    r.comm = id;
+    r.u.comm.parent = parent_id;
+    r.u.comm.color = color;
+    r.u.comm.key = key;
+    r.u.comm.size = size;
+    r.u.comm.rank = rank;
+    r.caller = caller;
+    r.t_ns = now_ns();
+    r.members = members_id;
+    r.aux = name_id;
+  });
+}
+}  // namespace
+
 CommEntry* comm_add(uint8_t api, uintptr_t handle, uint8_t comm_op, uint64_t id, uint64_t parent_id,
                     int32_t color, int32_t key_arg, int32_t size, int32_t rank, const int32_t* members,
                     const char* name, uint64_t caller) noexcept {
@@ -587,21 +611,7 @@ CommEntry* comm_add(uint8_t api, uintptr_t handle, uint8_t comm_op, uint64_t id,
   uint32_t name_id = (name && *name) ? w->intern(name, std::strlen(name)) : 0;
   uint64_t py[1];
   if (caller && python_frames(w, py, 1) > 0) caller = py[0];
-  if (caller) note(w, caller);
-  emit(w, LST_WORD(LST_KIND_COMM, 0, 0), [&](lst_record& r, uint64_t) {
-    r.op = comm_op;
-    r.api = api;
-    r.comm = id;
-    r.u.comm.parent = parent_id;
-    r.u.comm.color = color;
-    r.u.comm.key = key_arg;
-    r.u.comm.size = size;
-    r.u.comm.rank = rank;
-    r.caller = caller;
-    r.t_ns = now_ns();
-    r.members = members_id;
-    r.aux = name_id;
-  });
+  emit_comm(w, api, comm_op, id, parent_id, color, key_arg, size, rank, members_id, name_id, caller);
   return entry;
 }
 
@@ -620,17 +630,7 @@ void comm_remove(uint8_t api, uintptr_t handle, uint8_t comm_op, uint64_t caller
   }
   format::Writer* w = writer();
   if (!w) return;
-  if (caller) note(w, caller);
-  emit(w, LST_WORD(LST_KIND_COMM, 0, 0), [&](lst_record& r, uint64_t) {
-    r.op = comm_op;
-    r.api = api;
-    r.comm = id;
-    r.u.comm.color = LST_NONE;
-    r.u.comm.size = size;
-    r.u.comm.rank = rank;
-    r.caller = caller;
-    r.t_ns = now_ns();
-  });
+  emit_comm(w, api, comm_op, id, 0, LST_NONE, 0, size, rank, 0, 0, caller);
 }
 
 Pending collective_enter(const CollectiveArgs& a, uint64_t caller) noexcept {

@@ -9,9 +9,12 @@
 //                    static bool tracing() noexcept; };           // record this call at all?
 #pragma once
 
+#include <dlfcn.h>
 #include <sched.h>
+#include <unistd.h>
 
 #include <atomic>
+#include <cstring>
 
 #include "session.h"
 
@@ -23,6 +26,23 @@ struct RealSlot {
   std::atomic<void*> fn{nullptr};
   std::atomic<int> state{0};
 };
+
+// Whether `p` lies in this library: a lookup that finds one of our own wrappers has found no real
+// library behind them.
+inline bool in_this_library(const void* p) noexcept {
+  Dl_info mine{}, theirs{};
+  static const int anchor = 0;
+  return dladdr(&anchor, &mine) && dladdr(p, &theirs) && mine.dli_fbase == theirs.dli_fbase;
+}
+
+// Says `text` once per flag, on stderr and in the trace; never stops the application.
+inline void warn_once(std::atomic<bool>& said, const char* text) noexcept {
+  if (said.exchange(true)) return;
+  ssize_t n = ::write(2, text, std::strlen(text));
+  if (n >= 0) n = ::write(2, "\n", 1);
+  (void)n;
+  marker(LST_MARK_TRACER_WARNING, 0, text, 0);
+}
 
 template <typename Api>
 __attribute__((noinline)) void* resolve_real_slow(RealSlot& s, const char* name) noexcept {
