@@ -226,7 +226,7 @@ class Analyzer {
     d.context = std::string(r.context(ref));
     if (d.state == LST_STATE_FAILED)
       if (const Rank::MpiError* e = error_of(r, ref)) d.note = "failed: " + e->text;
-    if (died_inside(r, ref)) d.note = "died inside it: " + death(r);
+    if (died_inside(r, ref)) d.note = "died inside it: " + death_in(r, ref);
     return d;
   }
 
@@ -531,7 +531,7 @@ class Analyzer {
                     (!r->died_in && std::binary_search(s->open.begin(), s->open.end(), uint32_t(i)) &&
                      s->size() == i + 1 && !behind(*r)));
         if (inside) {
-          d.note = "died inside it: " + death(*r);
+          d.note = "died inside it: " + death_in(*r, s->ref[i]);
           // The headline names a rank MPI ended (exit status, abort, crash) before one the launcher stopped.
           if (died_text.empty() || (died(*r) && !headline_died)) {
             died_text = fmt::format("rank {} died inside {}", r->world_rank, d.operation);
@@ -547,11 +547,16 @@ class Analyzer {
                           ? fmt::format("{} called {} #{} on {} with an argument MPI rejects: {}", who, op, i,
                                         c.ref.name, why)
                           : fmt::format("{} ({}); {} passed it", died_text, why, every ? "every rank" : who);
+      // A code the call returned, or one MPI's fatal error handler ended the process on (the call
+      // never returned: its record is still entered).
       std::set<std::string> errors;
       for (const Rank* r : c.ranks)
         if (const Sequence* s = r->sequence(c.ref.id); s && i < s->ref.size())
-          if (const Rank::MpiError* e = error_of(*r, s->ref[i])) errors.insert(e->text);
-      for (auto& e : errors) f.notes.push_back(fmt::format("MPI returned {}", e));
+          if (const Rank::MpiError* e = error_of(*r, s->ref[i]))
+            errors.insert(LST_WORD_STATE(r->record(s->ref[i])->word) == LST_STATE_FAILED
+                              ? fmt::format("MPI returned {}", e->text)
+                              : fmt::format("MPI's error handler ended the process on {}", e->text));
+      for (auto& e : errors) f.notes.push_back(e);
       findings_.push_back(std::move(f));
       flagged_.insert({c.ref.id, int64_t(i)});
       rejected_.insert({c.ref.id, int64_t(i)});
@@ -571,6 +576,14 @@ class Analyzer {
     std::string e = ending(r);
     if (e.empty() && r.saw_signal) e = fmt::format("it was killed (signal {})", r.signal);
     return e.empty() ? "its trace ends there" : e;
+  }
+
+  // The same for the call `ref`, with the error code MPI's fatal error handler ended the process on,
+  // when the tracer saw it (format 2.0: an MPI_ERROR marker on a call that never returned).
+  static std::string death_in(const Rank& r, RecordRef ref) {
+    if (const Rank::MpiError* e = error_of(r, ref))
+      return fmt::format("MPI's error handler ended it on {} ({})", e->text, death(r));
+    return death(r);
   }
 
   static const Rank::MpiError* error_of(const Rank& r, RecordRef ref) {
@@ -612,7 +625,8 @@ class Analyzer {
         if (failed) b.failed.push_back(r.world_rank);
         if (dead) {
           b.died.push_back(r.world_rank);
-          if (b.death.empty()) b.death = fmt::format("rank {} died inside it: {}", r.world_rank, death(r));
+          if (b.death.empty())
+            b.death = fmt::format("rank {} died inside it: {}", r.world_rank, death_in(r, cc.ref));
         }
         if (const Rank::MpiError* e = error_of(r, cc.ref)) b.errors.insert(e->text);
       }
@@ -1031,10 +1045,18 @@ class Analyzer {
       std::map<std::pair<int32_t, int32_t>, std::vector<std::pair<const Rank*, const P2P*>>> sends, recvs;
       std::map<int32_t, std::vector<std::pair<const Rank*, const P2P*>>> any;
       bool have = false;
+      std::vector<std::pair<const Rank*, const P2P*>> invalid;  // a peer that is no rank of the comm
       for (const Rank* r : c.ranks)
         for (auto& p : r->p2p) {
-          // A probe receives nothing, and MPI_PROC_NULL is no peer: neither pairs.
-          if (p.comm != id || p.op == LST_OP_PROBE || p.peer == LST_PROC_NULL) continue;
+          if (p.comm != id) continue;
+          if (p.peer != LST_NONE && p.peer != LST_ANY_SOURCE && p.peer != LST_PROC_NULL &&
+              (p.peer < 0 || size_t(p.peer) >= c.members.size())) {
+            invalid.push_back({r, &p});
+            continue;
+          }
+          // A probe receives nothing, MPI_PROC_NULL is no peer, and a call MPI failed moved nothing:
+          // none of them pairs.
+          if (p.op == LST_OP_PROBE || p.peer == LST_PROC_NULL || p.state == LST_STATE_FAILED) continue;
           have = true;
           if (p.op == LST_OP_SEND)
             sends[{r->world_rank, world(p.peer)}].push_back({r, &p});
@@ -1043,6 +1065,7 @@ class Analyzer {
           else
             recvs[{world(p.peer), r->world_rank}].push_back({r, &p});
         }
+      if (!invalid.empty()) invalid_peer(c, invalid);
       if (!have) continue;
       std::vector<std::pair<const Rank*, const P2P*>> us, ur;  // unmatched
       std::map<std::pair<int32_t, int32_t>, size_t> matched;   // (source, destination) -> messages paired
@@ -1084,6 +1107,40 @@ class Analyzer {
         if (other) peer_finding(c, *snd, *p, s, *other->first, *other->second, false);
       }
     }
+  }
+
+  // A destination or source that is no rank of the communicator (MPI_ERR_RANK): an argument MPI rejects
+  // whatever the peer does, so an invalid_argument, not a wrong peer. One finding per communicator, at
+  // each rank's first such call.
+  void invalid_peer(const Comm& c, const std::vector<std::pair<const Rank*, const P2P*>>& calls) {
+    Finding f;
+    f.kind = Kind::kInvalidArgument;
+    f.comm = c.ref;
+    f.seq = -1;
+    std::set<std::string> errors;
+    std::string first;
+    for (auto& [r, p] : calls) {
+      if (std::find(f.culprits.begin(), f.culprits.end(), r->world_rank) != f.culprits.end()) continue;
+      f.culprits.push_back(r->world_rank);
+      r->materialize();
+      const lst_record* rec = r->record(p->ref);
+      RankDetail d = detail(*r, rec, p->tag, p->ref);
+      if (const Rank::MpiError* e = error_of(*r, p->ref)) errors.insert(e->text);
+      if (first.empty()) {
+        f.seq = p->tag;  // as for peer_mismatch: a message's place is its tag
+        first = fmt::format("{} {} is not a rank of {} (size {})",
+                            p->op == LST_OP_SEND ? "destination" : "source", p->peer, c.ref.name,
+                            c.members.size());
+      }
+      if (c.ranks.size() <= 16) f.detail.push_back(std::move(d));
+    }
+    f.ranks = f.culprits;
+    const std::string op = f.detail.empty() ? "a point-to-point call" : f.detail.front().operation;
+    const bool every = f.culprits.size() == c.ranks.size();
+    f.explanation = fmt::format("{} called {} on {} with an argument MPI rejects: {}",
+                                every ? "every rank" : ranks_phrase(f.culprits), op, c.ref.name, first);
+    for (auto& e : errors) f.notes.push_back(fmt::format("MPI returned {}", e));
+    findings_.push_back(std::move(f));
   }
 
   void peer_finding(const Comm& c, const Rank& culprit, const P2P& p, int32_t w, const Rank& other,

@@ -1,6 +1,7 @@
 # cmake -DLIB=liblockstep_trace.so -P check_library.cmake
 # The injected library must work in any job: no NEEDED entry for MPI, NCCL or CUDA, and no exported
-# symbol outside MPI_*, nccl*, lockstep_* and _exit/_Exit (everything else is hidden).
+# symbol outside MPI_*, nccl*, lockstep_*, _exit/_Exit and ompi_mpi_abort (the fatal error handler's way
+# out, observed) (everything else is hidden).
 find_program(READELF readelf REQUIRED)
 find_program(NM nm REQUIRED)
 execute_process(COMMAND ${READELF} -d ${LIB} OUTPUT_VARIABLE dyn RESULT_VARIABLE rc)
@@ -20,7 +21,7 @@ foreach(line IN LISTS lines)
   if(line MATCHES "^[0-9a-f]+ [A-Za-z] (.+)$")
     set(name ${CMAKE_MATCH_1})
     math(EXPR count "${count} + 1")
-    if(NOT name MATCHES "^(MPI_|nccl|lockstep_|_exit$|_Exit$)")
+    if(NOT name MATCHES "^(MPI_|nccl|lockstep_|_exit$|_Exit$|ompi_mpi_abort$)")
       message(FATAL_ERROR "${LIB}: exports ${name}")
     endif()
   endif()

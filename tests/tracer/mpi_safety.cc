@@ -1,5 +1,6 @@
 // Programs whose output must be the same with and without the tracer:
-//   mpi_safety errors   MPI_ERRORS_RETURN; failing collectives print their error codes; exit code 3
+//   mpi_safety errors   MPI_ERRORS_RETURN; failing collectives and point-to-point calls print their error
+//                       codes; exit code 3
 //   mpi_safety fork     forks a child that does not use MPI (it exits through exit()), then goes on
 #include <mpi.h>
 #include <sys/wait.h>
@@ -30,6 +31,21 @@ int main(int argc, char** argv) {
     std::printf("rank %d: allreduce with a negative count rc %d class %d\n", rank, rc, cls);
     rc = MPI_Barrier(MPI_COMM_WORLD);
     std::printf("rank %d: barrier rc %d\n", rank, rc);
+    // Point-to-point calls that name no rank of the communicator: MPI_ERR_RANK before anything moves.
+    const int nobody = size + 2;
+    rc = MPI_Sendrecv(&x, 1, MPI_INT, nobody, 0, &y, 1, MPI_INT, rank, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Error_class(rc, &cls);
+    std::printf("rank %d: sendrecv to no rank rc %d class %d\n", rank, rc, cls);
+    rc = MPI_Sendrecv_replace(&x, 1, MPI_INT, rank, 1, nobody, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Error_class(rc, &cls);
+    std::printf("rank %d: sendrecv_replace from no rank rc %d class %d\n", rank, rc, cls);
+    int flag = 0;
+    rc = MPI_Iprobe(nobody, 0, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+    MPI_Error_class(rc, &cls);
+    std::printf("rank %d: iprobe of no rank rc %d class %d\n", rank, rc, cls);
+    rc = MPI_Send(&x, 1, MPI_INT, nobody, 0, MPI_COMM_WORLD);
+    MPI_Error_class(rc, &cls);
+    std::printf("rank %d: send to no rank rc %d class %d\n", rank, rc, cls);
     exit_code = 3;
   } else if (std::strcmp(mode, "fork") == 0) {
     int x = rank + 1, y = 0;

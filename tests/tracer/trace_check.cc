@@ -3,7 +3,8 @@
 //   trace_check sequence TRACES EXPECTED_DIR NRANKS    mpi_sequence: every collective in order, with its
 //                                                      arguments, state, communicator identity and file:line
 //   trace_check threads TRACES NRANKS NTHREADS CALLS   mpi_threads: per thread communicator, every call once
-//   trace_check errors TRACES NRANKS                   mpi_safety errors: failed calls recorded as FAILED
+//   trace_check errors TRACES NRANKS                   mpi_safety errors: failed calls FAILED, each with
+//                                                      its one MPI_ERROR marker
 //   trace_check fork TRACES NRANKS                     mpi_safety fork: the child left the parent's trace
 //   alone trace_check hang TRACES                            mpi_hang: rank 0 still ENTERED in MPI_Barrier
 //   trace_check stack TRACES NRANKS                    LOCKSTEP_TRACE_STACK=3: extra frames per collective
@@ -32,6 +33,7 @@ namespace {
 
 using lockstep::test::flags;
 using lockstep::test::g_errors;
+using lockstep::test::kind;
 using lockstep::test::load_traces;
 using lockstep::test::state;
 using lockstep::test::Trace;
@@ -250,24 +252,58 @@ int threads(const std::string& traces, int nranks, int nthreads, int calls) {
 
 // ---- safety ----------------------------------------------------------------------------------------
 
-// mpi_safety errors: Allreduce ok, Bcast with a bad root, Allreduce with a negative count, Barrier ok.
+// mpi_safety errors: Allreduce ok, Bcast with a bad root, Allreduce with a negative count, Barrier ok,
+// then Sendrecv, Sendrecv_replace, Iprobe and Send naming no rank. Every call MPI failed is FAILED and
+// followed by exactly one MPI_ERROR marker naming it (one code path for every kind of call); a call
+// that returned has none.
 int errors(const std::string& traces, int nranks) {
   auto all = load_traces(traces, static_cast<size_t>(nranks));
-  const unsigned want[] = {LST_STATE_RETURNED, LST_STATE_FAILED, LST_STATE_FAILED, LST_STATE_RETURNED};
-  const unsigned ops[] = {LST_OP_ALLREDUCE, LST_OP_BCAST, LST_OP_ALLREDUCE, LST_OP_BARRIER};
+  struct Want {
+    unsigned op;
+    bool p2p;
+    unsigned state;
+  };
+  const Want want[] = {
+      {LST_OP_ALLREDUCE, false, LST_STATE_RETURNED}, {LST_OP_BCAST, false, LST_STATE_FAILED},
+      {LST_OP_ALLREDUCE, false, LST_STATE_FAILED},   {LST_OP_BARRIER, false, LST_STATE_RETURNED},
+      {LST_OP_SEND, true, LST_STATE_FAILED},         {LST_OP_RECV, true, LST_STATE_FAILED},  // Sendrecv
+      {LST_OP_SEND, true, LST_STATE_FAILED},         {LST_OP_RECV, true, LST_STATE_FAILED},  // _replace
+      {LST_OP_PROBE, true, LST_STATE_FAILED},        {LST_OP_SEND, true, LST_STATE_FAILED},
+  };
+  const size_t n = sizeof want / sizeof want[0];
   for (auto& [rank, t] : all) {
-    auto got = t.of_kind(LST_KIND_COLLECTIVE);
-    if (got.size() != 4) {
-      FAILF("rank %d: %zu collectives, want 4", rank, got.size());
+    std::vector<std::pair<uint64_t, const lst_record*>> calls;
+    std::map<uint64_t, int> markers;  // record id -> MPI_ERROR markers naming it
+    for (uint64_t id = t.file.first_id(); id < t.file.end_id(); ++id) {
+      const lst_record* r = t.file.record(id);
+      if (!r) continue;
+      if (kind(r) == LST_KIND_COLLECTIVE) calls.push_back({id, r});
+      if (kind(r) == LST_KIND_MARKER && r->op == LST_MARK_MPI_ERROR) {
+        ++markers[r->u.marker.ref];
+        if (r->u.marker.value == 0 || r->aux == 0)
+          FAILF("rank %d: MPI_ERROR marker %llu without a class or its text", rank, static_cast<unsigned long long>(id));
+      }
+    }
+    if (calls.size() != n) {
+      FAILF("rank %d: %zu calls recorded, want %zu", rank, calls.size(), n);
       continue;
     }
-    for (int i = 0; i < 4; ++i) {
-      if (got[i]->op != ops[i]) FAILF("rank %d collective %d: op %u, want %u", rank, i, got[i]->op, ops[i]);
-      if (state(got[i]) != want[i])
-        FAILF("rank %d collective %d: state %u, want %u", rank, i, state(got[i]), want[i]);
+    for (size_t i = 0; i < n; ++i) {
+      const auto& [id, r] = calls[i];
+      const bool p2p = (flags(r) & LST_F_P2P) != 0;
+      if (r->op != want[i].op || p2p != want[i].p2p)
+        FAILF("rank %d call %zu: op %u%s, want %u%s", rank, i, r->op, p2p ? " p2p" : "", want[i].op,
+              want[i].p2p ? " p2p" : "");
+      if (state(r) != want[i].state)
+        FAILF("rank %d call %zu: state %u, want %u", rank, i, state(r), want[i].state);
+      const int want_markers = want[i].state == LST_STATE_FAILED ? 1 : 0;
+      if (markers[id] != want_markers)
+        FAILF("rank %d call %zu (op %u): %d MPI_ERROR markers, want %d", rank, i, r->op, markers[id],
+              want_markers);
     }
   }
-  if (g_errors == 0) std::printf("trace_check: failed calls recorded as FAILED\n");
+  if (g_errors == 0)
+    std::printf("trace_check: failed calls recorded as FAILED, each with its MPI_ERROR marker\n");
   return g_errors ? 1 : 0;
 }
 
@@ -323,7 +359,7 @@ int comms(const std::string& traces, const std::string& expected_dir, int nranks
     if (set.size() != 1) FAILF("%s has %zu different ids across ranks", label.c_str(), set.size());
     for (uint64_t id : set) {
       auto [it, fresh] = owner.emplace(id, label);
-      if (!fresh) FAILF("%s and %s share id %llx", it->second.c_str(), label.c_str(), (unsigned long long)id);
+      if (!fresh) FAILF("%s and %s share id %llx", it->second.c_str(), label.c_str(), static_cast<unsigned long long>(id));
     }
   }
   if (g_errors == 0)

@@ -25,6 +25,7 @@
 namespace lockstep::trace::mpi {
 
 Predefined g_predefined;
+__attribute__((tls_model("initial-exec"))) thread_local bool t_in_mpi_abort = false;
 std::atomic<int> g_mpi_state{0};
 RequestTable g_requests;
 bool g_trace_p2p = env::on(env::Var::kTraceP2p);
@@ -426,10 +427,7 @@ int creating(uint8_t comm_op, const CommEntry* parent, int32_t color, uint64_t c
   if (id != UINT64_MAX) st.inside = id + 1;
   int rc = call();
   st.inside = saved;
-  if (id != UINT64_MAX) {
-    marker_return(id, rc == MPI_SUCCESS);
-    if (rc != MPI_SUCCESS) record_error(id, rc);
-  }
+  marker_returned(id, rc);
   return rc;
 }
 
@@ -588,16 +586,12 @@ __attribute__((always_inline)) inline int traced_wait(uint8_t op, int count, MPI
   track(t, count, reqs);
   if (t.n == 0) return call();
   Pending p = wait_enter(op, t.first(), static_cast<uint32_t>(count), caller);
-  const uint64_t id = p.id;
-  const bool recorded = p.rec != nullptr;
   int rc;
   {
     InsideCall in(p);
     rc = call();
   }
-  uint32_t done = settle(t, reqs);
-  wait_return(p, done, rc == MPI_SUCCESS);
-  if (__builtin_expect(rc != MPI_SUCCESS, 0) && recorded) record_error(id, rc);
+  wait_returned(p, settle(t, reqs), rc);
   return rc;
 }
 
@@ -614,10 +608,7 @@ __attribute__((always_inline)) inline int traced_test(uint8_t op, int count, MPI
   if (done > 0 || rc != MPI_SUCCESS) {
     // Entered at t0, before the call, so the duration is measured from t0.
     Pending p = wait_enter(op, t.first(), static_cast<uint32_t>(count), caller, t0, ticks0);
-    const uint64_t id = p.id;
-    const bool recorded = p.rec != nullptr;
-    wait_return(p, done, rc == MPI_SUCCESS);
-    if (rc != MPI_SUCCESS && recorded) record_error(id, rc);
+    wait_returned(p, done, rc);
   }
   return rc;
 }
@@ -808,15 +799,46 @@ WRAP_EXPORT int MPI_Init_thread(int* argc, char*** argv, int required, int* prov
 
 WRAP_EXPORT int MPI_Finalize(void) {
   PASSTHROUGH(MPI_Finalize);
-  uint64_t id = marker_ex(LST_MARK_MPI_FINALIZE, 0, 0, 0, nullptr, caller, LST_STATE_ENTERED);
+  const uint64_t id = marker_ex(LST_MARK_MPI_FINALIZE, 0, 0, 0, nullptr, caller, LST_STATE_ENTERED);
   int rc = FORWARD();
-  marker_return(id);
+  marker_returned(id, rc);
   return rc;
 }
 
 WRAP_EXPORT int MPI_Abort(MPI_Comm comm, int errorcode) {
+  t_in_mpi_abort = true;  // its code is the application's, not an MPI error (see ompi_mpi_abort below)
   PASSTHROUGH(MPI_Abort, comm, errorcode);
   marker(LST_MARK_MPI_ABORT, static_cast<uint64_t>(static_cast<int64_t>(errorcode)), nullptr, caller);
   set_end_state(LST_END_ABORT);
   return FORWARD(comm, errorcode);
+}
+
+// ---- MPI's fatal error handler --------------------------------------------------------------------------
+// MPI_ERRORS_ARE_FATAL and MPI_ERRORS_ABORT end the process from inside the failing call through Open
+// MPI's ompi_mpi_abort(comm, error code), which libmpi calls through its PLT, so this definition is the
+// one it reaches. It notes the code on the call this thread is inside (an MPI_ERROR marker, as for a
+// code the call returns) and hands on to libmpi's own with the same arguments: the handler's message,
+// the abort of the other ranks and the exit status stay Open MPI's. Before anything is noted the
+// process has not yet told a peer to stop, so the note is in the trace of every rank that reached it.
+// A library without this function never calls it; a code above MPI_ERR_LASTCODE (one the
+// application added) is not looked up, since MPI_Error_class could call the fatal handler again.
+namespace {
+__attribute__((noinline, cold)) void note_fatal_error(int errcode) noexcept {
+  if (t_in_mpi_abort || errcode <= MPI_SUCCESS || errcode > MPI_ERR_LASTCODE) return;
+  if (g_mpi_state.load(std::memory_order_acquire) != 1 || writer() == nullptr) return;
+  const uint64_t inside = thread_state().inside;
+  if (inside == 0) return;  // not inside a traced call: nothing to name
+  static std::atomic<bool> noted{false};
+  if (noted.exchange(true)) return;
+  record_error(inside - 1, errcode);
+}
+}  // namespace
+
+struct ompi_communicator_t;
+WRAP_EXPORT int ompi_mpi_abort(ompi_communicator_t* comm, int errcode) {
+  using Fn = int (*)(ompi_communicator_t*, int);
+  static const Fn real = reinterpret_cast<Fn>(lookup_pmpi("ompi_mpi_abort"));
+  note_fatal_error(errcode);
+  if (real) return real(comm, errcode);
+  _exit(errcode == 0 ? 1 : errcode);  // what Open MPI's own does when it cannot reach the other ranks
 }

@@ -103,18 +103,39 @@ struct InsideCall {
   uint64_t saved;
 };
 
+// The one way a call's record ends (collectives, point-to-point, probes; Wait/Test and communicator
+// creations end their own kind of record the same way): RETURNED, or FAILED and followed by the
+// MPI_ERROR marker of the code the call returned.
+__attribute__((always_inline)) inline void returned(Pending& p, int rc) noexcept {
+  const uint64_t id = p.id;
+  const bool recorded = p.rec != nullptr;  // collective_return() clears p.rec
+  collective_return(p, rc == MPI_SUCCESS);
+  if (__builtin_expect(rc != MPI_SUCCESS, 0) && recorded) record_error(id, rc);
+}
+
+// The same for a Wait/Test record (`done`: the nonblocking calls it completed) and for a marker entered
+// before its call (communicator creations, MPI_Finalize).
+__attribute__((always_inline)) inline void wait_returned(Pending& p, uint32_t done, int rc) noexcept {
+  const uint64_t id = p.id;
+  const bool recorded = p.rec != nullptr;
+  wait_return(p, done, rc == MPI_SUCCESS);
+  if (__builtin_expect(rc != MPI_SUCCESS, 0) && recorded) record_error(id, rc);
+}
+inline void marker_returned(uint64_t id, int rc) noexcept {
+  if (id == UINT64_MAX) return;  // not recorded
+  marker_return(id, rc == MPI_SUCCESS);
+  if (rc != MPI_SUCCESS) record_error(id, rc);
+}
+
 template <typename Call>
 __attribute__((always_inline)) inline int blocking(const CollectiveArgs& a, uint64_t caller, Call&& call) {
   Pending p = collective_enter(a, caller);
-  const uint64_t id = p.id;
-  const bool recorded = p.rec != nullptr;
   int rc;
   {
     InsideCall in(p);
     rc = call();
   }
-  collective_return(p, rc == MPI_SUCCESS);
-  if (__builtin_expect(rc != MPI_SUCCESS, 0) && recorded) record_error(id, rc);
+  returned(p, rc);
   return rc;
 }
 
@@ -124,16 +145,15 @@ __attribute__((always_inline)) inline int nonblocking(CollectiveArgs a, uint64_t
                                                       Call&& call) {
   a.flags |= LST_F_NONBLOCKING;
   Pending p = collective_enter(a, caller);
-  uint64_t id = p.id;
-  bool recorded = p.rec != nullptr;
+  const uint64_t id = p.id;
+  const bool recorded = p.rec != nullptr;
   int rc;
   {
     InsideCall in(p);
     rc = call();
   }
-  collective_return(p, rc == MPI_SUCCESS);
+  returned(p, rc);
   if (recorded && rc == MPI_SUCCESS && req && *req != MPI_REQUEST_NULL) g_requests.insert(key_of(*req), id);
-  if (__builtin_expect(rc != MPI_SUCCESS, 0) && recorded) record_error(id, rc);
   return rc;
 }
 

@@ -29,14 +29,20 @@ CollectiveArgs p2p_args(uint8_t op, int count, MPI_Datatype dt, int peer, int ta
   return a;
 }
 
-// MPI_Sendrecv: a SEND and a RECV record, both entered before the call and returned after it.
+// MPI_Sendrecv: a SEND and a RECV record, both entered before the call and returned after it. MPI says
+// not which half an error code is about, so both records fail with it; a process that ends inside
+// the call names the RECV record, the half it waits in longest.
 template <typename Call>
 int send_and_receive(const CollectiveArgs& send, const CollectiveArgs& recv, uint64_t caller, Call&& call) {
   Pending ps = collective_enter(send, caller);
   Pending pr = collective_enter(recv, caller);
-  int rc = call();
-  collective_return(ps, rc == MPI_SUCCESS);
-  collective_return(pr, rc == MPI_SUCCESS);
+  int rc;
+  {
+    InsideCall in(pr);
+    rc = call();
+  }
+  returned(ps, rc);
+  returned(pr, rc);
   return rc;
 }
 
@@ -76,6 +82,15 @@ void polled(int source, int tag, MPI_Comm comm, bool found, uint64_t caller) noe
   t_poll.comm = comm;
   t_poll.source = source;
   t_poll.tag = tag;
+}
+
+// A poll that MPI failed (a bad communicator, source or tag): it ends the polling loop, and is a PROBE
+// record of its own, FAILED with its error, since a poll that finds nothing is not recorded.
+__attribute__((noinline, cold)) void failed_poll(int source, int tag, MPI_Comm comm, int rc,
+                                                 uint64_t caller) noexcept {
+  end_polling();
+  Pending p = collective_enter(p2p_args(LST_OP_PROBE, 0, nullptr, source, tag, comm), caller);
+  returned(p, rc);
 }
 
 // MPI_Mrecv names a message, not a peer: the peer and tag come from the Mprobe that matched it.
@@ -185,7 +200,10 @@ WRAP_EXPORT int MPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_St
   PASSTHROUGH(MPI_Iprobe, source, tag, comm, flag, st);
   if (!recording_p2p()) return FORWARD(source, tag, comm, flag, st);
   int rc = FORWARD(source, tag, comm, flag, st);
-  if (rc == MPI_SUCCESS && flag) polled(source, tag, comm, *flag != 0, caller);
+  if (__builtin_expect(rc != MPI_SUCCESS, 0))
+    failed_poll(source, tag, comm, rc, caller);
+  else if (flag)
+    polled(source, tag, comm, *flag != 0, caller);
   return rc;
 }
 
@@ -202,7 +220,9 @@ WRAP_EXPORT int MPI_Improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_M
   PASSTHROUGH(MPI_Improbe, source, tag, comm, flag, msg, st);
   if (!recording_p2p()) return FORWARD(source, tag, comm, flag, msg, st);
   int rc = FORWARD(source, tag, comm, flag, msg, st);
-  if (rc == MPI_SUCCESS && flag) {
+  if (__builtin_expect(rc != MPI_SUCCESS, 0)) {
+    failed_poll(source, tag, comm, rc, caller);
+  } else if (flag) {
     polled(source, tag, comm, *flag != 0, caller);
     if (*flag && msg) remember_match(*msg, comm, source, tag, st == MPI_STATUS_IGNORE ? nullptr : st);
   }
