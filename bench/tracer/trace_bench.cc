@@ -17,38 +17,33 @@
 
 namespace {
 
-void BM_PMPI_Allreduce(benchmark::State& state) {
+// Each benchmark below is one body for both sides: kTraced calls MPI_* (through the tracer), otherwise
+// the PMPI_* twin directly; the same loop, so the difference is the tracer's.
+template <bool kTraced>
+void BM_Allreduce(benchmark::State& state) {
   int x = 1, y = 0;
   for (auto _ : state) {
-    PMPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_SELF);
-    benchmark::DoNotOptimize(y);
-  }
-}
-
-void BM_MPI_Allreduce(benchmark::State& state) {
-  int x = 1, y = 0;
-  for (auto _ : state) {
-    MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_SELF);
+    if (kTraced)
+      MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_SELF);
+    else
+      PMPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_SELF);
     benchmark::DoNotOptimize(y);
   }
 }
 
 // A nonblocking collective and its wait: two intercepted calls and the request map.
-void BM_PMPI_Iallreduce_Wait(benchmark::State& state) {
+template <bool kTraced>
+void BM_Iallreduce_Wait(benchmark::State& state) {
   int x = 1, y = 0;
   for (auto _ : state) {
     MPI_Request r;
-    PMPI_Iallreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_SELF, &r);
-    PMPI_Wait(&r, MPI_STATUS_IGNORE);
-  }
-}
-
-void BM_MPI_Iallreduce_Wait(benchmark::State& state) {
-  int x = 1, y = 0;
-  for (auto _ : state) {
-    MPI_Request r;
-    MPI_Iallreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_SELF, &r);
-    MPI_Wait(&r, MPI_STATUS_IGNORE);
+    if (kTraced) {
+      MPI_Iallreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_SELF, &r);
+      MPI_Wait(&r, MPI_STATUS_IGNORE);
+    } else {
+      PMPI_Iallreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_SELF, &r);
+      PMPI_Wait(&r, MPI_STATUS_IGNORE);
+    }
   }
 }
 
@@ -111,36 +106,24 @@ void BM_Deep(benchmark::State& state) {
 // Fixed iterations keep the trace file bounded (64 bytes per record).
 constexpr int kIterations = 300000;
 
+// One benchmark's two sides, registered as PMPI_<name>/<mode> and MPI_<name>/<mode>.
+void register_pair(const std::string& name, const char* mode, void (*untraced)(benchmark::State&),
+                   void (*traced)(benchmark::State&)) {
+  for (auto* b : {benchmark::RegisterBenchmark(("PMPI_" + name + "/" + mode).c_str(), untraced),
+                  benchmark::RegisterBenchmark(("MPI_" + name + "/" + mode).c_str(), traced)})
+    b->Iterations(kIterations)->Repetitions(7)->ReportAggregatesOnly(true);
+}
+
 int child(int argc, char** argv, const char* mode) {
   MPI_Init(&argc, &argv);
   benchmark::AddCustomContext("tracer", mode);
-  for (auto* b :
-       {benchmark::RegisterBenchmark((std::string("PMPI_Allreduce/") + mode).c_str(), BM_PMPI_Allreduce),
-        benchmark::RegisterBenchmark((std::string("MPI_Allreduce/") + mode).c_str(), BM_MPI_Allreduce),
-        benchmark::RegisterBenchmark((std::string("PMPI_Iallreduce_Wait/") + mode).c_str(),
-                                     BM_PMPI_Iallreduce_Wait),
-        benchmark::RegisterBenchmark((std::string("MPI_Iallreduce_Wait/") + mode).c_str(),
-                                     BM_MPI_Iallreduce_Wait)})
-    b->Iterations(kIterations)->Repetitions(7)->ReportAggregatesOnly(true);
-  for (auto* b :
-       {benchmark::RegisterBenchmark((std::string("PMPI_Send_Recv/") + mode).c_str(), BM_Send_Recv<false>),
-        benchmark::RegisterBenchmark((std::string("MPI_Send_Recv/") + mode).c_str(), BM_Send_Recv<true>),
-        benchmark::RegisterBenchmark((std::string("PMPI_Sendrecv/") + mode).c_str(), BM_Sendrecv<false>),
-        benchmark::RegisterBenchmark((std::string("MPI_Sendrecv/") + mode).c_str(), BM_Sendrecv<true>),
-        benchmark::RegisterBenchmark((std::string("PMPI_Isend_Irecv_Waitall/") + mode).c_str(),
-                                     BM_Isend_Irecv_Waitall<false>),
-        benchmark::RegisterBenchmark((std::string("MPI_Isend_Irecv_Waitall/") + mode).c_str(),
-                                     BM_Isend_Irecv_Waitall<true>)})
-    b->Iterations(kIterations)->Repetitions(7)->ReportAggregatesOnly(true);
-  for (auto* b : {benchmark::RegisterBenchmark((std::string("PMPI_Allreduce_8deep_fp/") + mode).c_str(),
-                                               BM_Deep<fp_allreduce, false>),
-                  benchmark::RegisterBenchmark((std::string("MPI_Allreduce_8deep_fp/") + mode).c_str(),
-                                               BM_Deep<fp_allreduce, true>),
-                  benchmark::RegisterBenchmark((std::string("PMPI_Allreduce_8deep_nofp/") + mode).c_str(),
-                                               BM_Deep<nofp_allreduce, false>),
-                  benchmark::RegisterBenchmark((std::string("MPI_Allreduce_8deep_nofp/") + mode).c_str(),
-                                               BM_Deep<nofp_allreduce, true>)})
-    b->Iterations(kIterations)->Repetitions(7)->ReportAggregatesOnly(true);
+  register_pair("Allreduce", mode, BM_Allreduce<false>, BM_Allreduce<true>);
+  register_pair("Iallreduce_Wait", mode, BM_Iallreduce_Wait<false>, BM_Iallreduce_Wait<true>);
+  register_pair("Send_Recv", mode, BM_Send_Recv<false>, BM_Send_Recv<true>);
+  register_pair("Sendrecv", mode, BM_Sendrecv<false>, BM_Sendrecv<true>);
+  register_pair("Isend_Irecv_Waitall", mode, BM_Isend_Irecv_Waitall<false>, BM_Isend_Irecv_Waitall<true>);
+  register_pair("Allreduce_8deep_fp", mode, BM_Deep<fp_allreduce, false>, BM_Deep<fp_allreduce, true>);
+  register_pair("Allreduce_8deep_nofp", mode, BM_Deep<nofp_allreduce, false>, BM_Deep<nofp_allreduce, true>);
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

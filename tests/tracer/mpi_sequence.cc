@@ -217,6 +217,18 @@ void nonblocking_step() {
 
 // Point-to-point on one communicator, in a ring: every kind of send, receive and probe the tracer
 // records. Even ranks send first, odd ranks receive first, so blocking pairs never deadlock.
+// A blocking exchange around the ring without deadlock: the ranks that send first, then receive, and
+// the others the other way round.
+template <typename Send, typename Recv>
+void in_order(bool send_first, Send&& send, Recv&& recv) {
+  for (int pass = 0; pass < 2; ++pass) {
+    if ((pass == 0) == send_first)
+      send();
+    else
+      recv();
+  }
+}
+
 void p2p_step() {
   const int ci = static_cast<int>(next() % 3);
   MPI_Comm c = g_comm[ci];
@@ -235,22 +247,14 @@ void p2p_step() {
   const bool send_first = first && !(n % 2 == 1 && me == 0);
   switch (kind) {
     case 0:
-      for (int pass = 0; pass < 2; ++pass) {
-        if ((pass == 0) == send_first) {
-          P2P(LST_OP_SEND, 0, ci, count, LST_DT_INT32, 4, right, tag); MPI_Send(sb, count, MPI_INT, right, tag, c);
-        } else {
-          P2P(LST_OP_RECV, 0, ci, count, LST_DT_INT32, 4, left, tag); MPI_Recv(rb, count, MPI_INT, left, tag, c, &st);
-        }
-      }
+      in_order(send_first,
+               [&] { P2P(LST_OP_SEND, 0, ci, count, LST_DT_INT32, 4, right, tag); MPI_Send(sb, count, MPI_INT, right, tag, c); },
+               [&] { P2P(LST_OP_RECV, 0, ci, count, LST_DT_INT32, 4, left, tag); MPI_Recv(rb, count, MPI_INT, left, tag, c, &st); });
       break;
     case 1:
-      for (int pass = 0; pass < 2; ++pass) {
-        if ((pass == 0) == send_first) {
-          P2P(LST_OP_SEND, 0, ci, count, LST_DT_FLOAT64, 8, right, tag); MPI_Ssend(sbuf, count, MPI_DOUBLE, right, tag, c);
-        } else {
-          P2P(LST_OP_RECV, 0, ci, count, LST_DT_FLOAT64, 8, LST_ANY_SOURCE, LST_ANY_TAG); MPI_Recv(rbuf, count, MPI_DOUBLE, MPI_ANY_SOURCE, MPI_ANY_TAG, c, &st);
-        }
-      }
+      in_order(send_first,
+               [&] { P2P(LST_OP_SEND, 0, ci, count, LST_DT_FLOAT64, 8, right, tag); MPI_Ssend(sbuf, count, MPI_DOUBLE, right, tag, c); },
+               [&] { P2P(LST_OP_RECV, 0, ci, count, LST_DT_FLOAT64, 8, LST_ANY_SOURCE, LST_ANY_TAG); MPI_Recv(rbuf, count, MPI_DOUBLE, MPI_ANY_SOURCE, MPI_ANY_TAG, c, &st); });
       break;
     case 2:
       // One call, two records (SEND then RECV), both at the call's line.

@@ -20,29 +20,21 @@ LEVEL int inner_level(int x) {
   return y;
 }
 
-LEVEL int middle_level(int x) {
-  int y = inner_level(x + 1);
-  __asm__ volatile("" : "+r"(y));
-  return y - 1;
-}
-
-LEVEL int outer_level(int x) {
-  int y = middle_level(x * 2);
-  __asm__ volatile("" : "+r"(y));
-  return y + 3;
-}
-
-LEVEL int middle_twin(int x) {
-  int y = inner_level(x + 1);
-  __asm__ volatile("" : "+r"(y));
-  return y - 1;
-}
-
-LEVEL int outer_twin(int x) {
-  int y = middle_twin(x * 2);
-  __asm__ volatile("" : "+r"(y));
-  return y + 3;
-}
+/* The first chain and its twin, from one definition: the twin's frames are the same sizes by
+ * construction. */
+#define CHAIN(OUTER, MIDDLE)        \
+  LEVEL int MIDDLE(int x) {         \
+    int y = inner_level(x + 1);     \
+    __asm__ volatile("" : "+r"(y)); \
+    return y - 1;                   \
+  }                                 \
+  LEVEL int OUTER(int x) {          \
+    int y = MIDDLE(x * 2);          \
+    __asm__ volatile("" : "+r"(y)); \
+    return y + 3;                   \
+  }
+CHAIN(outer_level, middle_level)
+CHAIN(outer_twin, middle_twin)
 
 LEVEL int other_path(int x) {
   int y = inner_level(x - 1);
