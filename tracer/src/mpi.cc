@@ -130,7 +130,9 @@ struct TypeEntry {
   uint8_t dtype;
   uint32_t size;
 };
-// Most frequent first: the lookup is a linear scan on the hot path.
+// One row per predefined datatype (a table: its rows are alike by nature). Looked up through
+// g_type_index below, not scanned; a handle with two names (MPI_LONG_LONG_INT, MPI_INT64_T) keeps
+// the row that comes first.
 constexpr TypeEntry kTypes[] = {
     {"ompi_mpi_float", LST_DT_FLOAT32, 4},
     {"ompi_mpi_double", LST_DT_FLOAT64, 8},
