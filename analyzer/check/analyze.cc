@@ -1697,10 +1697,12 @@ class Analyzer {
         }
         if (!all || open.empty()) continue;
         // The launcher stopped these ranks inside the call when MPI ended another rank elsewhere (its
-        // error handler): that rank's finding says why; this call is no finding of its own.
-        if (dead.empty() && torn_down() && std::all_of(open.begin(), open.end(), [&](int32_t w) {
-              return job_.rank(w)->end == EndState::kKilled;
-            }))
+        // error handler): that rank's finding says why; this call is no finding of its own. Their end
+        // markers may name the call (a stop signal inside it): that is no death of their own either.
+        if (torn_down() &&
+            std::none_of(dead.begin(), dead.end(), [&](int32_t w) { return died(*job_.rank(w)); }) &&
+            std::all_of(open.begin(), open.end(),
+                        [&](int32_t w) { return job_.rank(w)->end == EndState::kKilled; }))
           continue;
         // A finished job whose nonblocking calls were never waited for is not a hang.
         if (!res_.hung) continue;

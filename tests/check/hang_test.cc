@@ -426,6 +426,70 @@ TEST(InvalidArgument, RootMinusOneIsARootAndTheEndMarkerNamesTheRankThatDiedInIt
   EXPECT_EQ(find(r, Kind::kHang), nullptr) << dump(r);  // torn down by MPI, not hung
 }
 
+// The same job under load: rank 3 was still on its way out of the allreduce that the others had
+// returned from when the launcher stopped it (its SIGNAL marker names that call). Rank 1's error
+// handler noted the code it ended the process on. The job was torn down by MPI: rank 3's open call is
+// no unfinished of its own, and the error is said as the handler's, not as a code returned.
+TEST(InvalidArgument, ARankStoppedOnItsWayOutOfTheCallBeforeIsNoFindingOfItsOwn) {
+  auto b = ranks(4);
+  Call bad{.op = LST_OP_BCAST, .redop = 0, .root = -1, .state = LST_STATE_ENTERED};
+  Call leaving = allreduce();
+  leaving.state = LST_STATE_ENTERED;
+  std::vector<EndState> ends(4, EndState::kKilled);
+  for (int i = 0; i < 4; ++i) {
+    b[i].call(kWorld, allreduce());
+    if (i == 3) {
+      b[i].call(kWorld, leaving).marker_ref(LST_MARK_SIGNAL, b[i].last_id(), 15);
+      continue;
+    }
+    b[i].call(kWorld, allreduce()).call(kWorld, bad);
+    const uint64_t in = b[i].last_id();
+    if (i == 1) {
+      b[i].marker_ref(LST_MARK_MPI_ERROR, in, 8, "MPI_ERR_ROOT: invalid root");
+      b[i].marker_ref(LST_MARK_PROCESS_END, in, 8);
+      ends[i] = EndState::kExited;
+    } else {
+      b[i].marker_ref(LST_MARK_SIGNAL, in, 15);
+    }
+  }
+  Result r = run(b, ends);
+  ASSERT_EQ(r.findings.size(), 1u) << dump(r);
+  const Finding& f = r.findings.front();
+  EXPECT_EQ(f.kind, Kind::kInvalidArgument);
+  EXPECT_EQ(f.seq, 2);
+  EXPECT_EQ(f.culprits, (V{0, 1, 2}));
+  EXPECT_EQ(f.explanation.find("rank 1 died inside MPI_Bcast (root -1 is not a rank of MPI_COMM_WORLD"), 0u)
+      << dump(r);
+  EXPECT_EQ(f.notes,
+            (std::vector<std::string>{"MPI's error handler ended the process on MPI_ERR_ROOT: invalid root"}))
+      << dump(r);
+}
+
+// Point-to-point with a peer that is no rank of the communicator: an argument MPI rejects, not a
+// wrong peer; the calls MPI failed pair with nothing.
+TEST(InvalidArgument, APeerOutsideTheCommunicatorIsAnInvalidArgument) {
+  auto b = ranks(4);
+  for (int i = 0; i < 4; ++i) {
+    b[i].call(kWorld, allreduce());
+    b[i].p2p(kWorld, LST_OP_SEND, 7, 5, LST_STATE_FAILED);
+    b[i].marker_ref(LST_MARK_MPI_ERROR, b[i].last_id(), 6, "MPI_ERR_RANK: invalid rank");
+    b[i].p2p(kWorld, LST_OP_RECV, (i + 3) % 4, 5, LST_STATE_FAILED);
+    b[i].marker_ref(LST_MARK_MPI_ERROR, b[i].last_id(), 6, "MPI_ERR_RANK: invalid rank");
+    b[i].call(kWorld, allreduce()).finalize();
+  }
+  Result r = run(b);
+  ASSERT_EQ(r.findings.size(), 1u) << dump(r);
+  const Finding& f = r.findings.front();
+  EXPECT_EQ(f.kind, Kind::kInvalidArgument);
+  EXPECT_EQ(f.seq, 5);
+  EXPECT_EQ(f.culprits, (V{0, 1, 2, 3}));
+  EXPECT_EQ(
+      f.explanation,
+      "every rank called MPI_Send on MPI_COMM_WORLD with an argument MPI rejects: destination 7 is not a "
+      "rank of MPI_COMM_WORLD (size 4)");
+  EXPECT_EQ(f.notes, (std::vector<std::string>{"MPI returned MPI_ERR_RANK: invalid rank"}));
+}
+
 TEST(InvalidArgument, ReturnedErrorIsANoteAndNullHandlesAreInvalid) {
   auto b = ranks(3);
   Call null_type{.op = LST_OP_ALLREDUCE, .dtype = LST_DT_NONE, .dtype_size = 0, .state = LST_STATE_FAILED};
