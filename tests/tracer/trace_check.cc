@@ -281,7 +281,8 @@ int errors(const std::string& traces, int nranks) {
       if (kind(r) == LST_KIND_MARKER && r->op == LST_MARK_MPI_ERROR) {
         ++markers[r->u.marker.ref];
         if (r->u.marker.value == 0 || r->aux == 0)
-          FAILF("rank %d: MPI_ERROR marker %llu without a class or its text", rank, static_cast<unsigned long long>(id));
+          FAILF("rank %d: MPI_ERROR marker %llu without a class or its text", rank,
+                static_cast<unsigned long long>(id));
       }
     }
     if (calls.size() != n) {
@@ -359,7 +360,7 @@ int comms(const std::string& traces, const std::string& expected_dir, int nranks
     if (set.size() != 1) FAILF("%s has %zu different ids across ranks", label.c_str(), set.size());
     for (uint64_t id : set) {
       auto [it, fresh] = owner.emplace(id, label);
-      if (!fresh) FAILF("%s and %s share id %llx", it->second.c_str(), label.c_str(), static_cast<unsigned long long>(id));
+      if (!fresh) FAILF("%s and %s share id %llx", it->second.c_str(), label.c_str(), (unsigned long long)id);
     }
   }
   if (g_errors == 0)
