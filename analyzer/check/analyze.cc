@@ -1049,8 +1049,8 @@ class Analyzer {
       for (const Rank* r : c.ranks)
         for (auto& p : r->p2p) {
           if (p.comm != id) continue;
-          if (p.peer != LST_NONE && p.peer != LST_ANY_SOURCE && p.peer != LST_PROC_NULL &&
-              (p.peer < 0 || size_t(p.peer) >= c.members.size())) {
+          if ((p.flags & LST_F_P2P) && p.peer != LST_NONE && p.peer != LST_ANY_SOURCE &&
+              p.peer != LST_PROC_NULL && (p.peer < 0 || size_t(p.peer) >= c.members.size())) {
             invalid.push_back({r, &p});
             continue;
           }
@@ -1109,9 +1109,9 @@ class Analyzer {
     }
   }
 
-  // A destination or source that is no rank of the communicator (MPI_ERR_RANK): an argument MPI rejects
-  // whatever the peer does, so an invalid_argument, not a wrong peer. One finding per communicator, at
-  // each rank's first such call.
+  // An MPI destination or source that is no rank of the communicator (MPI_ERR_RANK): an argument MPI
+  // rejects whatever the peer does, so an invalid_argument, not a wrong peer. One finding per
+  // communicator, at each rank's first such call.
   void invalid_peer(const Comm& c, const std::vector<std::pair<const Rank*, const P2P*>>& calls) {
     Finding f;
     f.kind = Kind::kInvalidArgument;
