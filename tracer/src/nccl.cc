@@ -56,7 +56,8 @@ struct WrapApi {
 };
 #define REAL_TYPE(fn) fn##_fn
 #define REAL_NAME(fn) #fn
-#define NCCL_SYMBOL(fn, ret, params) using fn##_fn = ret(*) params;
+// `params` is a parenthesised parameter list: wrapping it again would make it an expression.
+#define NCCL_SYMBOL(fn, ret, params) using fn##_fn = ret(*) params;  // NOLINT(bugprone-macro-parentheses)
 
 NCCL_SYMBOL(ncclCommInitRank, int, (Comm*, int, UniqueId, int))
 NCCL_SYMBOL(ncclCommInitRankConfig, int, (Comm*, int, UniqueId, int, Config*))
