@@ -36,7 +36,13 @@ def main():
     wrapped = set()
     for path in glob.glob(os.path.join(root, "tracer", "src", "**", "*.cc"), recursive=True):
         with open(path) as f:
-            wrapped |= set(re.findall(r"WRAP_EXPORT\s+[\w\s\*]*?\b((?:MPI|nccl)\w+)\s*\(", f.read()))
+            text = f.read()
+        wrapped |= set(re.findall(r"WRAP_EXPORT\s+[\w\s\*]*?\b((?:MPI|nccl)\w+)\s*\(", text))
+        # Wrappers of one shape are defined by a macro (SEND_MODE(MPI_Send, MPI_Isend)): the names given
+        # to a macro whose body holds WRAP_EXPORT are wrapped too.
+        for macro in re.findall(r"^#define\s+(\w+)\((?:[^\n]*\\\n)*?[^\n]*WRAP_EXPORT", text, re.M):
+            for args in re.findall(r"^" + macro + r"\(([^)]*)\)", text, re.M):
+                wrapped |= set(re.findall(r"\b((?:MPI_|nccl)[A-Z]\w*)", args))
     if len(wrapped) < 40:
         sys.exit(f"only {len(wrapped)} WRAP_EXPORT definitions found: has the tracer's wrapper macro changed?")
 
