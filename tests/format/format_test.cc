@@ -38,6 +38,7 @@ using test::read_all;
 using test::TempDir;
 using test::write_all;
 
+using test::open_error;
 using test::small_config;
 
 __attribute__((noinline)) void call_site_anchor() { asm volatile(""); }
@@ -46,11 +47,10 @@ uint64_t anchor() { return reinterpret_cast<uint64_t>(&call_site_anchor) + 4; }
 // Writes the sample trace and returns its path.
 std::string sample_file(const std::string& dir, uint64_t ring = 0) {
   Writer w;
-  char err[256];
   WriterConfig c = small_config(dir);
   c.rank_hint = 2;
   c.ring_records = ring;
-  EXPECT_TRUE(w.open(c, err, sizeof err)) << err;
+  EXPECT_EQ(open_error(w, c), "");
   w.set_world(2, 4);
   test::write_sample(w, anchor());
   w.set_end_state(LST_END_EXIT);
@@ -149,9 +149,8 @@ TEST(RoundTrip, OpNamesUseTheApisSpelling) {
 TEST(Metadata, StringsAreInternedAndBounded) {
   TempDir d;
   Writer w;
-  char err[256];
   WriterConfig c = small_config(d.path());
-  ASSERT_TRUE(w.open(c, err, sizeof err)) << err;
+  ASSERT_EQ(open_error(w, c), "");
   const uint32_t a = w.intern("alpha", 5);
   EXPECT_EQ(w.intern("alpha", 5), a);
   EXPECT_NE(w.intern("alpha", 5, LST_STR_BUILD_ID), a);
@@ -219,9 +218,8 @@ TEST(Metadata, ModuleTableCoversTheCallSite) {
 TEST(Growth, EightThreadsAcrossManyChunksLoseNothing) {
   TempDir d;
   Writer w;
-  char err[256];
   WriterConfig c = small_config(d.path());
-  ASSERT_TRUE(w.open(c, err, sizeof err)) << err;
+  ASSERT_EQ(open_error(w, c), "");
   constexpr int kThreads = 8, kPer = 4000;
   std::atomic<bool> go{false};
   std::vector<std::thread> threads;
@@ -283,10 +281,9 @@ TEST(Growth, EightThreadsAcrossManyChunksLoseNothing) {
 TEST(Growth, LimitDropsAndCounts) {
   TempDir d;
   Writer w;
-  char err[256];
   WriterConfig c = small_config(d.path());
   c.max_records = 128;
-  ASSERT_TRUE(w.open(c, err, sizeof err)) << err;
+  ASSERT_EQ(open_error(w, c), "");
   int written = 0;
   for (int i = 0; i < 200; ++i) {
     uint64_t id;
@@ -307,10 +304,9 @@ TEST(Growth, LimitDropsAndCounts) {
 TEST(Ring, KeepsTheLastRecordsAndForgetsOlderOnes) {
   TempDir d;
   Writer w;
-  char err[256];
   WriterConfig c = small_config(d.path());
   c.ring_records = 100;
-  ASSERT_TRUE(w.open(c, err, sizeof err)) << err;
+  ASSERT_EQ(open_error(w, c), "");
   for (uint64_t i = 0; i < 250; ++i) {
     uint64_t id;
     lst_record* r = w.reserve(&id);
@@ -363,10 +359,9 @@ TEST(CommitProtocol, SignalHandlerWritesBetweenRecordsOfItsOwnThread) {
   // The record path has no lock, so a handler that interrupts a thread mid-record can still write.
   TempDir d;
   Writer w;
-  char err[256];
   WriterConfig c = small_config(d.path());
   c.chunk_records = 4096;
-  ASSERT_TRUE(w.open(c, err, sizeof err)) << err;
+  ASSERT_EQ(open_error(w, c), "");
   g_signal_writer = &w;
   g_signals = 0;
   struct sigaction sa{}, old{};
@@ -424,9 +419,8 @@ TEST(CommitProtocol, SignalHandlerWritesBetweenRecordsOfItsOwnThread) {
 TEST(CommitProtocol, ReservedButUnpublishedSlotIsCountedAndSkipped) {
   TempDir d;
   Writer w;
-  char err[256];
   WriterConfig c = small_config(d.path());
-  ASSERT_TRUE(w.open(c, err, sizeof err)) << err;
+  ASSERT_EQ(open_error(w, c), "");
   for (int i = 0; i < 3; ++i) {
     uint64_t id;
     lst_record* r = w.reserve(&id);
@@ -569,9 +563,8 @@ TEST(Reader, TargetedCorruptionNamesTheByte) {
 // leaves it: the new duration (and a wait's count) written, the ENTERED word not yet replaced.
 std::string torn_file(const std::string& dir, uint64_t* coll, uint64_t* wait, uint64_t* fin) {
   Writer w;
-  char err[256];
   WriterConfig c = small_config(dir);
-  EXPECT_TRUE(w.open(c, err, sizeof err)) << err;
+  EXPECT_EQ(open_error(w, c), "");
   auto entered = [&](uint8_t kind, uint8_t op) {
     uint64_t id;
     lst_record* r = w.reserve(&id);
@@ -632,9 +625,8 @@ TEST(RecordCheck, TornReturnReadsAsEnteredNotDamage) {
 TEST(RecordCheck, UpdatesRacingOnOneRecordEachCountOnce) {
   TempDir d;
   Writer w;
-  char err[256];
   WriterConfig c = small_config(d.path());
-  ASSERT_TRUE(w.open(c, err, sizeof err)) << err;
+  ASSERT_EQ(open_error(w, c), "");
   uint64_t id;
   lst_record* r = w.reserve(&id);
   r->op = LST_OP_ALLREDUCE;
@@ -801,9 +793,8 @@ TEST(Reader, FileBeingWrittenAlwaysLoads) {
   // What `lockstep run --stall` does: read traces while their processes keep appending and growing.
   TempDir d;
   Writer w;
-  char err[256];
   WriterConfig c = small_config(d.path());
-  ASSERT_TRUE(w.open(c, err, sizeof err)) << err;
+  ASSERT_EQ(open_error(w, c), "");
   const std::string p = w.path();
   std::atomic<bool> done{false};
   std::thread writer([&] {
