@@ -158,7 +158,7 @@ void Background::create_set(RequestState& st) {
   complete(st, std::move(s));
 }
 
-void Background::complete(RequestState& st, Status status) {
+void Background::complete(RequestState& st, const Status& status) {
   RequestState* one = &st;
   complete_all(&one, 1, status);
 }
