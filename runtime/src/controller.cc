@@ -185,8 +185,9 @@ std::string Coordinator::mismatch(const Key& key, const Entry& e) const {
   // The common case, every rank agreeing, without building any description.
   const bool same =
       std::all_of(e.by_rank.begin() + 1, e.by_rank.end(), [&](const std::optional<RequestInfo>& r) {
-        return r && r->op == r0.op && r->dtype == r0.dtype && (r0.op != Op::allreduce || r->reduce == r0.reduce) &&
-               r->count == r0.count && (r0.op != Op::broadcast || r->root == r0.root) &&
+        return r && r->op == r0.op && r->dtype == r0.dtype &&
+               (r0.op != Op::allreduce || r->reduce == r0.reduce) && r->count == r0.count &&
+               (r0.op != Op::broadcast || r->root == r0.root) &&
                (r0.op != Op::create_set || r->members == r0.members);
       });
   if (same) return {};

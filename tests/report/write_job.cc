@@ -1,8 +1,8 @@
 // Writes a clean synthetic job with the real Writer for the report tests: RANKS ranks, COLLECTIVES
 // calls each over three communicators (world, a duplicate, a split in halves).
 #include <cstdio>
-#include <exception>
 #include <cstdlib>
+#include <exception>
 #include <string>
 
 #include "trace_writer.h"
