@@ -155,7 +155,7 @@ void Background::create_set(RequestState& st) {
     st.new_set = sc->id;
     inbox_.add_set(std::move(sc));
   }
-  complete(st, std::move(s));
+  complete(st, s);
 }
 
 void Background::complete(RequestState& st, const Status& status) {
