@@ -1090,22 +1090,19 @@ class Analyzer {
       // A receive from a rank that did send to this one before (and a send to a rank that did receive
       // from this one) names the right peer: that peer stopped or has not got there yet, which the
       // alignment and the hang analysis say. Only a peer never paired with is a wrong one.
-      for (auto& [rcv, p] : ur) {
-        int32_t d = rcv->world_rank, sp = world(p->peer);
-        if (matched[{sp, d}] > 0) continue;
-        const std::pair<const Rank*, const P2P*>* other = nullptr;
-        for (auto& s : us)
-          if (world(s.second->peer) == d && s.first->world_rank != sp) other = &s;
-        if (other) peer_finding(c, *rcv, *p, d, *other->first, *other->second, true);
-      }
-      for (auto& [snd, p] : us) {
-        int32_t s = snd->world_rank, dp = world(p->peer);
-        if (matched[{s, dp}] > 0) continue;
-        const std::pair<const Rank*, const P2P*>* other = nullptr;
-        for (auto& r : ur)
-          if (world(r.second->peer) == s && r.first->world_rank != dp) other = &r;
-        if (other) peer_finding(c, *snd, *p, s, *other->first, *other->second, false);
-      }
+      // The same test both ways: `mine` are receives (or sends) never paired, `theirs` the other side's.
+      auto wrong_peers = [&](const auto& mine, const auto& theirs, bool receiver) {
+        for (auto& [who, p] : mine) {
+          int32_t self = who->world_rank, peer = world(p->peer);
+          if (matched[receiver ? std::pair{peer, self} : std::pair{self, peer}] > 0) continue;
+          const std::pair<const Rank*, const P2P*>* other = nullptr;
+          for (auto& o : theirs)
+            if (world(o.second->peer) == self && o.first->world_rank != peer) other = &o;
+          if (other) peer_finding(c, *who, *p, self, *other->first, *other->second, receiver);
+        }
+      };
+      wrong_peers(ur, us, true);
+      wrong_peers(us, ur, false);
     }
   }
 

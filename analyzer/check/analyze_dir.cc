@@ -42,12 +42,7 @@ SiteKeys make_site_keys(const std::shared_ptr<symbolize::Symbolizer>& sym) {
 
 Analysis analyze_dir(const std::vector<std::string>& inputs, const DirOptions& options) {
   Analysis a;
-  LoadOptions lo;
-  lo.jobs = options.jobs;
-  lo.validate = options.validate;
-  lo.this_host = options.this_host;
-  lo.skipped = options.skipped;
-  lo.materialize = options.materialize;
+  LoadOptions lo = options;  // the loader's part, as given
   std::shared_ptr<symbolize::Symbolizer> sym;
   if (options.symbolize) {
     sym = std::make_shared<symbolize::Symbolizer>();

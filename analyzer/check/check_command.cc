@@ -117,10 +117,7 @@ LOCKSTEP_COMMAND(check, [](CLI::App& app) {
          "together hold one job (node-local directories of a multi-node run)")
       ->required();
   lockstep::cli::add_output_options(sub, o->format, o->output, {"text", "json", "sarif", "junit", "html"});
-  sub->add_option("-j,--jobs", o->jobs, "threads loading trace files (default: one per core)")
-      ->check(CLI::NonNegativeNumber);
-  sub->add_flag("--no-symbolize", o->no_symbolize,
-                "report call sites as module+offset (no llvm-symbolizer run)");
+  lockstep::cli::add_load_options(sub, o->jobs, o->no_symbolize);
   sub->add_flag(
       "--allow-callsite-differences", o->allow_callsite,
       "a rank making a collective from another line than its own pattern is a warning, not a finding");

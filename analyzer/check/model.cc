@@ -20,11 +20,9 @@ namespace lockstep::check {
 using recordsig::done;
 using recordsig::mix;
 using recordsig::reducing;
-using recordsig::rooted;
 using recordsig::semantic;
 using recordsig::v_variant;
 
-bool is_rooted(uint8_t op) { return rooted(op); }
 bool is_reducing(uint8_t op) { return reducing(op); }
 bool is_v_variant(uint8_t op, uint8_t flags) { return v_variant(op, flags); }
 bool is_done(const lst_record& r) { return done(r); }

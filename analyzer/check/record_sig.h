@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "lockstep/check/model.h"
+#include "lockstep/check/op_semantics.h"
 #include "lockstep/format/fnv.h"
 #include "lockstep/format/layout.h"
 #include "lockstep/format/record_check.h"
@@ -25,20 +26,6 @@ inline uint64_t mix(uint64_t x) {
 
 // Multiplier that spreads a site key over the signature's bits before it is folded in.
 inline constexpr uint64_t kSiteSpread = 0x9e3779b97f4a7c15ull;
-
-inline bool rooted(uint8_t op) {
-  switch (op) {
-    case LST_OP_BCAST:
-    case LST_OP_REDUCE:
-    case LST_OP_GATHER:
-    case LST_OP_GATHERV:
-    case LST_OP_SCATTER:
-    case LST_OP_SCATTERV:
-      return true;
-    default:
-      return false;
-  }
-}
 
 inline bool reducing(uint8_t op) {
   switch (op) {
@@ -140,7 +127,7 @@ inline __attribute__((always_inline)) uint64_t semantic(const lst_record& r, std
       mix(uint64_t(r.api) << 16 | uint64_t(r.op) << 8 | (flags & (LST_F_NONBLOCKING | LST_F_CONTROL)));
   if (!v_variant(r.op, flags)) h = mix(h ^ (r.u.coll.count * uint64_t(r.u.coll.dtype_size)));
   if (!(flags & LST_F_DERIVED) && r.dtype != LST_DT_DERIVED) h = mix(h ^ (uint64_t(r.dtype) << 40));
-  if (rooted(r.op)) h = mix(h ^ (uint64_t(uint32_t(r.u.coll.root_or_peer)) << 8));
+  if (is_rooted(r.op)) h = mix(h ^ (uint64_t(uint32_t(r.u.coll.root_or_peer)) << 8));
   if (reducing(r.op)) h = mix(h ^ (uint64_t(r.redop) << 48));
   if (!name.empty()) h = mix(h ^ format::fnv1a(name));
   return h;

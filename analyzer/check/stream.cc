@@ -198,7 +198,7 @@ void ingest_stream(Rank& rank, std::shared_ptr<const RecordSource> source) {
       Sequence& s = rank.seqs[sl.seq];
       if (flags & LST_F_CONTROL) s.has_control = true;
       // Roots as given (-1 included) and null datatypes: what invalid_arguments() looks for.
-      if (recordsig::rooted(r->op) && r->api == LST_API_MPI) {
+      if (is_rooted(r->op) && r->api == LST_API_MPI) {
         s.root_min = std::min(s.root_min, sl.root);
         s.root_max = std::max(s.root_max, sl.root);
       }

@@ -22,10 +22,9 @@ bool register_command(const char* name, Setup setup) {
 }
 void set_exit_code(int code) { g_exit_code = code; }
 
-}  // namespace lockstep::cli
+namespace {
 
-int main(int argc, char** argv) {
-  using namespace lockstep::cli;
+int run(int argc, char** argv) {
   CLI::App app{
       "lockstep: find collective-order bugs in distributed jobs.\n"
       "Trace every rank (run), check the traces (check, diff, show), lint the sources (lint)."};
@@ -51,4 +50,19 @@ int main(int argc, char** argv) {
     return kBadInput;
   }
   return g_exit_code;
+}
+
+}  // namespace
+}  // namespace lockstep::cli
+
+int main(int argc, char** argv) {
+  // What run() does not catch (building the parser, printing help) must not end in std::terminate.
+  try {
+    return lockstep::cli::run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "lockstep: error: %s\n", e.what());
+  } catch (...) {
+    std::fprintf(stderr, "lockstep: error: unknown exception\n");
+  }
+  return lockstep::cli::kBadInput;
 }

@@ -1,4 +1,4 @@
-// The shared --format/-o options and report writer (output.h).
+// The shared --format/-o and loading options and the report writer (output.h).
 #include "cli/output.h"
 
 #include <cerrno>
@@ -24,6 +24,13 @@ void add_output_options(CLI::App* sub, std::string& format, std::string& path,
                         const std::vector<std::string>& formats) {
   add_format_option(sub, format, formats);
   sub->add_option("-o,--output", path, "write the report to FILE instead of standard output");
+}
+
+void add_load_options(CLI::App* sub, int& jobs, bool& no_symbolize) {
+  sub->add_option("-j,--jobs", jobs, "threads loading trace files (default: one per core)")
+      ->check(CLI::NonNegativeNumber);
+  sub->add_flag("--no-symbolize", no_symbolize,
+                "report call sites as module+offset (no llvm-symbolizer run)");
 }
 
 void write_output(const std::string& text, const std::string& path) {

@@ -150,10 +150,7 @@ LOCKSTEP_COMMAND(export, [](CLI::App& app) {
   sub->add_option("DIR", o->dir, "trace directory (every *.lstrace file in it, one job)")->required();
   sub->add_option("--format", o->format, "perfetto (default) or chrome: the same trace-event JSON");
   sub->add_option("-o,--output", o->output, "write to FILE instead of standard output");
-  sub->add_option("-j,--jobs", o->jobs, "threads loading trace files (default: one per core)")
-      ->check(CLI::NonNegativeNumber);
-  sub->add_flag("--no-symbolize", o->no_symbolize,
-                "report call sites as module+offset (no llvm-symbolizer run)");
+  lockstep::cli::add_load_options(sub, o->jobs, o->no_symbolize);
   sub->add_flag("--no-flows", o->no_flows, "leave out the flow arrows joining a collective across ranks");
   sub->add_option("--seq", o->seq,
                   "only positions FROM:TO (TO excluded) of each communicator: a window of a large job");
@@ -166,10 +163,7 @@ LOCKSTEP_COMMAND(report, [](CLI::App& app) {
       "report", "Write one self-contained HTML page: swimlanes, hang view, findings with source lines");
   sub->add_option("DIR", o->dir, "trace directory (every *.lstrace file in it, one job)")->required();
   sub->add_option("-o,--output", o->output, "write the page to FILE (default: standard output)");
-  sub->add_option("-j,--jobs", o->jobs, "threads loading trace files (default: one per core)")
-      ->check(CLI::NonNegativeNumber);
-  sub->add_flag("--no-symbolize", o->no_symbolize,
-                "report call sites as module+offset (no llvm-symbolizer run)");
+  lockstep::cli::add_load_options(sub, o->jobs, o->no_symbolize);
   auto lint = std::make_shared<lockstep::join::LintRequest>();
   CLI::Option* lint_opt = lockstep::join::add_lint_options(sub, *lint);
   sub->callback([o, lint, lint_opt, sub] {

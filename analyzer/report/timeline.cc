@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "lockstep/check/op_semantics.h"
 #include "lockstep/format/reader.h"
 
 namespace lockstep::report {
@@ -61,24 +62,6 @@ int64_t Timeline::time_of(const Rank& r, uint64_t t_ns) const {
   if (!r.start_wall_ns || !job_.min_wall_ns) return int64_t(t_ns);
   return int64_t(r.start_wall_ns) + (int64_t(t_ns) - int64_t(r.start_mono_ns)) - int64_t(job_.min_wall_ns);
 }
-
-namespace {
-
-bool rooted(uint8_t op) {
-  switch (op) {
-    case LST_OP_BCAST:
-    case LST_OP_REDUCE:
-    case LST_OP_GATHER:
-    case LST_OP_GATHERV:
-    case LST_OP_SCATTER:
-    case LST_OP_SCATTERV:
-      return true;
-    default:
-      return false;
-  }
-}
-
-}  // namespace
 
 std::vector<Lane> Timeline::lanes(const Rank& r) {
   // Call sites: each distinct address once per rank, shared across ranks by module and offset.
@@ -149,7 +132,7 @@ std::vector<Lane> Timeline::lanes(const Rank& r) {
         k.flags = uint8_t(LST_WORD_FLAGS(rec->word));
         k.count = rec->u.coll.count;
         k.dtype_size = rec->u.coll.dtype_size;
-        if (rooted(rec->op)) k.root = rec->u.coll.root_or_peer;
+        if (check::is_rooted(rec->op)) k.root = rec->u.coll.root_or_peer;
         if (rec->op == LST_OP_SEND || rec->op == LST_OP_RECV) k.peer = rec->u.coll.root_or_peer;
         k.tensor = r.rt.empty() && rec->api != LST_API_RT ? std::string() : tensor_at(*rec);
         k.site = site(rec->caller);

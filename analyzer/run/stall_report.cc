@@ -66,7 +66,8 @@ void report_file(const std::string& path, std::FILE* out, std::map<int32_t, bool
       if (kind == LST_KIND_COMM && r->aux) {
         try {
           names[r->comm] = std::string(f.string(r->aux));
-        } catch (const format::FormatError&) {
+        } catch (const format::FormatError&) {  // NOLINT(bugprone-empty-catch)
+          // A damaged name: the communicator is reported by its id.
         }
       } else if (kind == LST_KIND_COLLECTIVE) {
         last = r;

@@ -17,6 +17,7 @@
 
 #include "cli/command.h"
 #include "cli/output.h"
+#include "lockstep/check/op_semantics.h"
 #include "lockstep/format/escape.h"
 #include "lockstep/format/reader.h"
 #include "symbolize/symbolize.h"
@@ -54,11 +55,6 @@ struct Row {
   std::string time, kind, op, comm, seq, count, dtype, bytes, root, redop, state, us, name;
   std::vector<symbolize::Location> sites;  // caller first, then extra frames (STACK records)
 };
-
-bool is_rooted_op(uint8_t op) {
-  return op == LST_OP_BCAST || op == LST_OP_REDUCE || op == LST_OP_GATHER || op == LST_OP_GATHERV ||
-         op == LST_OP_SCATTER || op == LST_OP_SCATTERV;
-}
 
 std::string comm_text(uint64_t id, const std::map<uint64_t, std::string>& names) {
   if (id == 0) return "";
@@ -99,7 +95,7 @@ std::vector<Row> decode(const TraceFile& t, symbolize::Symbolizer* sym) {
         row.dtype = format::dtype_text(*r);
         row.bytes = std::to_string(r->u.coll.count * r->u.coll.dtype_size);
         // A rooted MPI collective's root as given, -1 included (format 2.0); elsewhere only a real rank.
-        if (r->api == LST_API_MPI && is_rooted_op(r->op) && !(flags & LST_F_P2P))
+        if (r->api == LST_API_MPI && check::is_rooted(r->op) && !(flags & LST_F_P2P))
           row.root = format::root_text(r->u.coll.root_or_peer);
         else
           row.root = r->u.coll.root_or_peer < 0 ? "" : std::to_string(r->u.coll.root_or_peer);

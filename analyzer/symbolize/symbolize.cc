@@ -172,7 +172,7 @@ std::string read_build_id(const std::string& path) {
   return "";
 }
 
-Symbolizer::Symbolizer(Options options) : check_build_id_(options.check_build_id) {
+Symbolizer::Symbolizer(const Options& options) : check_build_id_(options.check_build_id) {
   std::vector<std::string> candidates;
   if (!options.tool.empty()) {
     candidates.push_back(options.tool);
@@ -227,7 +227,8 @@ void Symbolizer::run_tool(const std::vector<std::pair<std::string, uint64_t>>& q
       ++i;
       continue;
     }
-    std::string fn = lines[i], fl = i + 1 < lines.size() ? lines[i + 1] : "";
+    const std::string& fn = lines[i];
+    const std::string fl = i + 1 < lines.size() ? lines[i + 1] : "";
     store(queries[q], fn, fl);
     while (i < lines.size() && !lines[i].empty()) ++i;  // skip outer inline frames
     ++q;

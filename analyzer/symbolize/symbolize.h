@@ -36,7 +36,7 @@ struct Options {
 
 class Symbolizer {
  public:
-  explicit Symbolizer(Options options = {});
+  explicit Symbolizer(const Options& options = {});
 
   // Location of the call whose return address is `return_address` (looks up return_address - 1, the
   // call instruction itself). Results are cached; a batch runs one tool process per module set.

@@ -14,6 +14,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <exception>
 #include <filesystem>
 #include <string>
 #include <thread>
@@ -191,7 +192,7 @@ int run(const std::string& dir, int jobs) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int main(int argc, char** argv) try {
   std::vector<std::string> a(argv + 1, argv + argc);
   if (a.size() >= 4 && a[0] == "gen")
     return gen(a[1], std::stoi(a[2]), std::stoull(a[3]), a.size() > 4 ? std::stoi(a[4]) : 3,
@@ -200,5 +201,8 @@ int main(int argc, char** argv) {
   std::fprintf(
       stderr,
       "usage: check_bench gen DIR RANKS COLLECTIVES [COMMS [RING]] | check_bench run DIR [THREADS]\n");
+  return 2;
+} catch (const std::exception& e) {  // a number that does not parse, a directory that cannot be written
+  std::fprintf(stderr, "check_bench: %s\n", e.what());
   return 2;
 }

@@ -36,34 +36,52 @@ void fill(lst_record* r, uint64_t id) {
 Writer* g_writer = nullptr;
 std::string g_dir;
 
-void BM_WriterReservePublish(benchmark::State& state) {
-  if (state.thread_index() == 0) {
-    char tmpl[] = "/tmp/lockstep-bench-XXXXXX";
-    g_dir = mkdtemp(tmpl);
-    g_writer = new Writer;
-    WriterConfig c;
-    c.dir = g_dir.c_str();
-    c.ring_records = uint64_t(state.range(0));
-    char err[256];
-    if (!g_writer->open(c, err, sizeof err)) state.SkipWithError(err);
+// Opens `w` in a fresh directory `dir` under /tmp (a ring of `ring` records; 0: a growing file); a writer
+// that cannot open skips the benchmark.
+void open_in_tmp(Writer& w, std::string& dir, uint64_t ring, benchmark::State& state) {
+  char tmpl[] = "/tmp/lockstep-bench-XXXXXX";
+  dir = mkdtemp(tmpl);
+  WriterConfig c;
+  c.dir = dir.c_str();
+  c.ring_records = ring;
+  char err[256];
+  if (!w.open(c, err, sizeof err)) state.SkipWithError(err);
+}
+
+// The shared writer, opened by thread 0 before the run (range(0): its ring) and removed after it.
+void open_shared(benchmark::State& state) {
+  g_writer = new Writer;
+  open_in_tmp(*g_writer, g_dir, uint64_t(state.range(0)), state);
+}
+
+void close_shared() {
+  g_writer->close();
+  delete g_writer;
+  std::system(("rm -rf '" + g_dir + "'").c_str());
+}
+
+// The shared writer's next record, filled; nullptr (and the run marked skipped) when it was dropped.
+lst_record* reserve_filled(benchmark::State& state, uint64_t* id) {
+  lst_record* r = g_writer->reserve(id);
+  if (!r) {
+    state.SkipWithError("record dropped");
+    return nullptr;
   }
+  fill(r, *id);
+  return r;
+}
+
+void BM_WriterReservePublish(benchmark::State& state) {
+  if (state.thread_index() == 0) open_shared(state);
   for (auto _ : state) {
     uint64_t id;
-    lst_record* r = g_writer->reserve(&id);
-    if (!r) {
-      state.SkipWithError("record dropped");
-      break;
-    }
-    fill(r, id);
+    lst_record* r = reserve_filled(state, &id);
+    if (!r) break;
     Writer::publish(r, LST_WORD(LST_KIND_COLLECTIVE, LST_STATE_ENTERED, 0));
     benchmark::DoNotOptimize(r);
   }
   state.SetItemsProcessed(state.iterations());
-  if (state.thread_index() == 0) {
-    g_writer->close();
-    delete g_writer;
-    std::system(("rm -rf '" + g_dir + "'").c_str());
-  }
+  if (state.thread_index() == 0) close_shared();
 }
 // Arg: 0 = growing file (grows in 4 MiB chunks as the benchmark runs), N = ring of N records.
 BENCHMARK(BM_WriterReservePublish)->Arg(0)->Arg(64)->Arg(1 << 16)->Threads(1)->Threads(2)->UseRealTime();
@@ -71,24 +89,11 @@ BENCHMARK(BM_WriterReservePublish)->Arg(0)->Arg(64)->Arg(1 << 16)->Threads(1)->T
 // One collective's record as the MPI interposer writes it: fill, publish ENTERED, then the return's
 // duration and RETURNED (format 2.0: the ENTERED check from the values stored, the return's by update).
 void BM_WriterEnterReturn(benchmark::State& state) {
-  if (state.thread_index() == 0) {
-    char tmpl[] = "/tmp/lockstep-bench-XXXXXX";
-    g_dir = mkdtemp(tmpl);
-    g_writer = new Writer;
-    WriterConfig c;
-    c.dir = g_dir.c_str();
-    c.ring_records = uint64_t(state.range(0));
-    char err[256];
-    if (!g_writer->open(c, err, sizeof err)) state.SkipWithError(err);
-  }
+  if (state.thread_index() == 0) open_shared(state);
   for (auto _ : state) {
     uint64_t id;
-    lst_record* r = g_writer->reserve(&id);
-    if (!r) {
-      state.SkipWithError("record dropped");
-      break;
-    }
-    fill(r, id);
+    lst_record* r = reserve_filled(state, &id);
+    if (!r) break;
     const uint32_t word = LST_WORD(LST_KIND_COLLECTIVE, LST_STATE_ENTERED, 0);
     Writer::publish_sealed(
         r, lockstep::format::seal_words(
@@ -100,11 +105,7 @@ void BM_WriterEnterReturn(benchmark::State& state) {
     Writer::finish(r, LST_STATE_RETURNED, 3);
   }
   state.SetItemsProcessed(state.iterations());
-  if (state.thread_index() == 0) {
-    g_writer->close();
-    delete g_writer;
-    std::system(("rm -rf '" + g_dir + "'").c_str());
-  }
+  if (state.thread_index() == 0) close_shared();
 }
 BENCHMARK(BM_WriterEnterReturn)->Arg(64)->Arg(1 << 16)->Threads(1)->UseRealTime();
 
@@ -129,13 +130,9 @@ void BM_BaselineArrayStore(benchmark::State& state) {
 BENCHMARK(BM_BaselineArrayStore)->Threads(1)->Threads(2)->UseRealTime();
 
 void BM_InternHit(benchmark::State& state) {
-  char tmpl[] = "/tmp/lockstep-bench-XXXXXX";
-  std::string dir = mkdtemp(tmpl);
   Writer w;
-  WriterConfig c;
-  c.dir = dir.c_str();
-  char err[256];
-  if (!w.open(c, err, sizeof err)) state.SkipWithError(err);
+  std::string dir;
+  open_in_tmp(w, dir, 0, state);
   const char name[] = "model/layer_12/attention/dense/kernel:0";
   for (auto _ : state) benchmark::DoNotOptimize(w.intern(name, sizeof name - 1));
   w.close();

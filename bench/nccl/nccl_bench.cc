@@ -9,13 +9,11 @@
 #include <mpi.h>
 #include <nccl.h>
 #include <stdlib.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <cstdio>
-#include <cstring>
-#include <filesystem>
 #include <string>
+
+#include "../common/tracer_modes.h"
 
 namespace {
 
@@ -71,26 +69,5 @@ int child(int argc, char** argv, const char* mode) {
 int main(int argc, char** argv) {
   if (const char* mode = getenv("LOCKSTEP_BENCH_MODE")) return child(argc, argv, mode);
   char tmpl[] = "/tmp/lockstep-bench-nccl-XXXXXX";
-  if (!mkdtemp(tmpl)) {
-    std::perror("mkdtemp");
-    return 1;
-  }
-  int rc = 0;
-  for (const char* mode : {"off", "traced", "traced+stack8"}) {
-    pid_t pid = fork();
-    if (pid == 0) {
-      setenv("LOCKSTEP_BENCH_MODE", mode, 1);
-      setenv("OMPI_MCA_btl", "self", 0);
-      if (std::strcmp(mode, "off") != 0) setenv("LOCKSTEP_TRACE_DIR", tmpl, 1);
-      if (std::strcmp(mode, "traced+stack8") == 0) setenv("LOCKSTEP_TRACE_STACK", "8", 1);
-      execv("/proc/self/exe", argv);
-      _exit(127);
-    }
-    int status = 0;
-    waitpid(pid, &status, 0);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) rc = 1;
-  }
-  std::error_code ec;
-  std::filesystem::remove_all(tmpl, ec);
-  return rc;
+  return lockstep::bench::run_modes(argv, {"off", "traced", "traced+stack8"}, tmpl);
 }

@@ -70,8 +70,8 @@ void check(const rt::Status& s) {
 int main(int argc, char** argv) {
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-  const int small_steps = argc > 1 ? std::atoi(argv[1]) : 30;
-  const int large_reps = argc > 2 ? std::atoi(argv[2]) : 7;
+  const int small_steps = argc > 1 ? static_cast<int>(std::strtol(argv[1], nullptr, 10)) : 30;
+  const int large_reps = argc > 2 ? static_cast<int>(std::strtol(argv[2], nullptr, 10)) : 7;
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);

@@ -6,7 +6,7 @@
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
-  long n = argc > 1 ? atol(argv[1]) : 100000;
+  long n = argc > 1 ? strtol(argv[1], NULL, 10) : 100000;
   int rank, x = 1, y = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Barrier(MPI_COMM_WORLD);

@@ -93,7 +93,7 @@ int main(int argc, char** argv) {
     fprintf(stderr, "usage: path_loop PATH N\n");
     return 2;
   }
-  const long n = atol(argv[2]);
+  const long n = strtol(argv[2], NULL, 10);
   MPI_Init(&argc, &argv);
   if (lockstep_rt_process_set) {
     const int32_t me = 0;

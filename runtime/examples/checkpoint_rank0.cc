@@ -51,7 +51,7 @@ int main(int argc, char** argv) {
     // Tells a traced run which step each rank was in (no cost without the tracer).
     const std::string marker = "step " + std::to_string(step);
     LOCKSTEP_ANNOTATE(marker.c_str());
-    for (size_t i = 0; i < w.size(); ++i) grad[i] = w[i] - 1.0f + 0.01f * rank;
+    for (size_t i = 0; i < w.size(); ++i) grad[i] = w[i] - 1.0f + 0.01f * static_cast<float>(rank);
     rt::Status s =
         rt::allreduce("grad/w", grad.data(), grad.data(), grad.size(), rt::DType::f32, rt::ReduceOp::average)
             .wait();

@@ -40,8 +40,8 @@ bool train_epoch(int rank, int epoch, std::vector<float>& w, std::vector<float>&
 // Validation on this rank's own shard: ranks with easier shards see a lower loss sooner.
 float validation_loss(const std::vector<float>& w, int rank) {
   float loss = 0;
-  for (float x : w) loss += (x - kTarget) * (x - kTarget) / w.size();
-  return loss * (1.0f + 0.5f * rank);
+  for (float x : w) loss += (x - kTarget) * (x - kTarget) / static_cast<float>(w.size());
+  return loss * (1.0f + 0.5f * static_cast<float>(rank));
 }
 
 // --variant=buggy: each rank stops on ITS OWN validation loss.

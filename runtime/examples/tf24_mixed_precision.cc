@@ -92,7 +92,7 @@ int main(int argc, char** argv) {
     m.weights[l].assign(kWidth, 0.0f);
     m.target[l].resize(kWidth);
     m.grads[l].resize(kWidth);
-    for (size_t i = 0; i < kWidth; ++i) m.target[l][i] = 0.01f * static_cast<float>((i * 7 + l * 13) % 17);
+    for (size_t i = 0; i < kWidth; ++i) m.target[l][i] = 0.01f * static_cast<float>((i * 7 + l * 13L) % 17);
   }
   float loss_scale = 32768.0f;  // Keras' initial dynamic loss scale (2^15)
   int good_steps = 0, skipped = 0;

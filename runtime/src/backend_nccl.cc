@@ -216,7 +216,7 @@ std::unique_ptr<Backend> make_nccl_backend(std::string* why_not) {
   if (c.get_device_count && c.set_device && c.stream_create && c.stream_synchronize && c.malloc && c.free &&
       c.memcpy_async && c.error_string && c.get_device_count(&devices) == cudaSuccess && devices > 0) {
     const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_RANK");
-    const int local_rank = local ? std::atoi(local) : 0;
+    const int local_rank = local ? static_cast<int>(std::strtol(local, nullptr, 10)) : 0;
     if (c.set_device(local_rank % devices) != cudaSuccess || c.stream_create(&b->stream) != cudaSuccess) {
       *why_not = "could not select a CUDA device or create a stream";
       return nullptr;

@@ -155,10 +155,10 @@ void Background::create_set(RequestState& st) {
     st.new_set = sc->id;
     inbox_.add_set(std::move(sc));
   }
-  complete(st, std::move(s));
+  complete(st, s);
 }
 
-void Background::complete(RequestState& st, Status status) {
+void Background::complete(RequestState& st, const Status& status) {
   RequestState* one = &st;
   complete_all(&one, 1, status);
 }

@@ -63,7 +63,7 @@ class Background final : public DataPlaneWait {
   void run_response(const Response& r, std::vector<std::shared_ptr<RequestState>>& states);
   Status run_collective(SetComm& set, Op op, std::vector<std::shared_ptr<RequestState>>& states);
   void create_set(RequestState& st);
-  void complete(RequestState& st, Status status);
+  void complete(RequestState& st, const Status& status);
   void complete_all(std::vector<std::shared_ptr<RequestState>>& states, const Status& status);
   void complete_all(RequestState* const* states, size_t n, const Status& status);
 

@@ -178,12 +178,16 @@ void Coordinator::add(int world_rank, const Readiness& r, Clock::time_point now)
 // Names the ranks on each side of the first field that differs, e.g.
 // "mismatched dtype for allreduce 'w': f32 on ranks 0,2-3, f64 on rank 1".
 std::string Coordinator::mismatch(const Key& key, const Entry& e) const {
+  // Called once every rank's request arrived, so no slot is empty; an empty one would compare unequal.
+  const std::optional<RequestInfo>& slot0 = e.by_rank[0];
+  if (!slot0) return {};
+  const RequestInfo& r0 = *slot0;
   // The common case, every rank agreeing, without building any description.
-  const RequestInfo& r0 = *e.by_rank[0];
   const bool same =
       std::all_of(e.by_rank.begin() + 1, e.by_rank.end(), [&](const std::optional<RequestInfo>& r) {
-        return r->op == r0.op && r->dtype == r0.dtype && (r0.op != Op::allreduce || r->reduce == r0.reduce) &&
-               r->count == r0.count && (r0.op != Op::broadcast || r->root == r0.root) &&
+        return r && r->op == r0.op && r->dtype == r0.dtype &&
+               (r0.op != Op::allreduce || r->reduce == r0.reduce) && r->count == r0.count &&
+               (r0.op != Op::broadcast || r->root == r0.root) &&
                (r0.op != Op::create_set || r->members == r0.members);
       });
   if (same) return {};
@@ -205,14 +209,16 @@ std::string Coordinator::mismatch(const Key& key, const Entry& e) const {
   };
   static const char* kField[] = {"operation", "dtype", "reduction", "shape", "root", "members"};
   const std::vector<int>& members = sets_.at(key.first).members;
-  const RequestInfo& first = *e.by_rank[0];
+  const RequestInfo& first = r0;
   for (int field = 0; field < 6; ++field) {
     if (field == 2 && first.op != Op::allreduce) continue;
     if (field == 4 && first.op != Op::broadcast) continue;
     if (field == 5 && first.op != Op::create_set) continue;
     std::vector<std::pair<std::string, std::vector<int>>> groups;
     for (size_t r = 0; r < e.by_rank.size(); ++r) {
-      const std::string d = describe(*e.by_rank[r], field);
+      const std::optional<RequestInfo>& slot = e.by_rank[r];
+      if (!slot) continue;
+      const std::string d = describe(*slot, field);
       auto g = std::find_if(groups.begin(), groups.end(), [&](const auto& x) { return x.first == d; });
       if (g == groups.end()) {
         groups.push_back({d, {}});
@@ -245,7 +251,9 @@ Plan Coordinator::plan(Clock::time_point now) {
   for (const auto& key : ready_) {
     auto it = table_.find(key);
     const Entry& e = it->second;
-    const RequestInfo& q = *e.by_rank[0];
+    const std::optional<RequestInfo>& slot0 = e.by_rank[0];
+    if (!slot0) continue;  // never: a key is ready once every member's request has arrived
+    const RequestInfo& q = *slot0;
     std::string err = mismatch(key, e);
     if (!err.empty()) {
       plan.responses.push_back({key.first, Response::kError, q.op, {key.second}, err});

@@ -184,12 +184,14 @@ void divide(void* buf, size_t count, DType dtype, int divisor) {
   switch (dtype) {
     case DType::f16: {
       auto* p = static_cast<uint16_t*>(buf);
-      for (size_t i = 0; i < count; ++i) p[i] = float_to_half(half_to_float(p[i]) / divisor);
+      for (size_t i = 0; i < count; ++i)
+        p[i] = float_to_half(half_to_float(p[i]) / static_cast<float>(divisor));
       break;
     }
     case DType::bf16: {
       auto* p = static_cast<uint16_t*>(buf);
-      for (size_t i = 0; i < count; ++i) p[i] = float_to_bf16(bf16_to_float(p[i]) / divisor);
+      for (size_t i = 0; i < count; ++i)
+        p[i] = float_to_bf16(bf16_to_float(p[i]) / static_cast<float>(divisor));
       break;
     }
     case DType::f32: {

@@ -38,7 +38,7 @@ void Watchdog::watch() {
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
     const int64_t since = since_ns_.load();
     if (since == 0) continue;
-    const double age = (now_ns() - since) / 1e9;
+    const double age = static_cast<double>(now_ns() - since) / 1e9;
     std::string what;
     {
       std::lock_guard<std::mutex> lock(what_mu_);

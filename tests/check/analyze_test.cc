@@ -14,21 +14,6 @@ namespace {
 
 using V = std::vector<int32_t>;
 
-// n identical ranks of `per` allreduces, finalized; `edit` changes one rank before it is built.
-std::vector<RankBuilder> ranks(int n) {
-  std::vector<RankBuilder> v;
-  for (int i = 0; i < n; ++i) v.emplace_back(i, n);
-  return v;
-}
-
-Result run(std::vector<RankBuilder>& b, std::vector<EndState> ends = {}) {
-  std::vector<Rank> rs;
-  for (size_t i = 0; i < b.size(); ++i)
-    rs.push_back(b[i].build(i < ends.size() ? ends[i] : EndState::kExited));
-  Job job = make_job(std::move(rs));
-  return analyze(job);
-}
-
 // The one finding that says what went wrong; a job that hung also ends with its `hang` finding, which
 // is checked apart (hung()).
 const Finding& only(const Result& r) {

@@ -1,5 +1,5 @@
 // Test helper: builds ranks record by record, as the tracer would write them, into the checker's
-// in-memory model (MemorySource + ingest), so analysis tests need no files and no MPI.
+// in-memory model (MemorySource + ingest), and analyzes them, so analysis tests need no files and no MPI.
 #pragma once
 
 #include <cstdlib>
@@ -206,6 +206,25 @@ inline Job make_job(std::vector<Rank> ranks) {
   for (auto& r : ranks) j.ranks.push_back(std::move(r));
   finish_job(j);
   return j;
+}
+
+// n ranks of an n-rank job, nothing recorded yet.
+inline std::vector<RankBuilder> ranks(int n) {
+  std::vector<RankBuilder> v;
+  for (int i = 0; i < n; ++i) v.emplace_back(i, n);
+  return v;
+}
+
+// Builds the ranks into one job and analyzes it: rank i ends as ends[i] (exited where ends is shorter);
+// `stopped` is what `lockstep run` says it did to the job (empty: nothing).
+inline Result run(std::vector<RankBuilder>& b, const std::vector<EndState>& ends = {},
+                  const std::string& stopped = "") {
+  std::vector<Rank> rs;
+  for (size_t i = 0; i < b.size(); ++i)
+    rs.push_back(b[i].build(i < ends.size() ? ends[i] : EndState::kExited));
+  Job job = make_job(std::move(rs));
+  job.stopped_by_run = stopped;
+  return analyze(job);
 }
 
 }  // namespace lockstep::check::test

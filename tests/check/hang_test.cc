@@ -12,21 +12,6 @@ namespace {
 
 using V = std::vector<int32_t>;
 
-std::vector<RankBuilder> ranks(int n) {
-  std::vector<RankBuilder> v;
-  for (int i = 0; i < n; ++i) v.emplace_back(i, n);
-  return v;
-}
-
-Result run(std::vector<RankBuilder>& b, std::vector<EndState> ends = {}, std::string stopped = "") {
-  std::vector<Rank> rs;
-  for (size_t i = 0; i < b.size(); ++i)
-    rs.push_back(b[i].build(i < ends.size() ? ends[i] : EndState::kExited));
-  Job job = make_job(std::move(rs));
-  job.stopped_by_run = std::move(stopped);
-  return analyze(job);
-}
-
 const Finding* find(const Result& r, Kind k) {
   for (auto& f : r.findings)
     if (f.kind == k) return &f;

@@ -2,11 +2,12 @@
 // (rank 2 skips one collective on the duplicate communicator, rank 3 reduces twice the data once), or
 // `hang` (rank 1 skips the last allreduce and blocks in a receive: a cycle through a message).
 #include <cstdio>
+#include <exception>
 #include <string>
 
 #include "trace_writer.h"
 
-int main(int argc, char** argv) {
+int main(int argc, char** argv) try {
   if (argc != 3 && argc != 4) {
     std::fprintf(stderr, "usage: check_write_job DIR clean|bad [JOB_ID]\n");
     return 2;
@@ -33,4 +34,7 @@ int main(int argc, char** argv) {
     lockstep::check::gen::write_rank(s);
   }
   return 0;
+} catch (const std::exception& e) {
+  std::fprintf(stderr, "check_write_job: %s\n", e.what());
+  return 2;
 }

@@ -41,6 +41,17 @@ run_pair() {
   last_rc=$rc0
 }
 
+# expect_full NAME COUNTER: after run_pair NAME into a full file system, one "no space" line on stderr,
+# a trace that loads, marked full (LST_HDR_NOSPACE), with COUNTER (what did not fit) above 0.
+expect_full() {
+  local name=$1 counter=$2 n
+  n=$(grep -c "lockstep: no space left for the trace" "$work/$name.traced.err")
+  [[ $n == 1 ]] || fail "$name: $n 'no space' lines on stderr, want 1"
+  "$inspect" "$work"/fs/traces/*.lstrace >"$work/$name.inspect" || fail "$name: the trace does not load"
+  grep -q "nospace=1" "$work/$name.inspect" || fail "$name: no LST_HDR_NOSPACE: $(cat "$work/$name.inspect")"
+  if grep -q "$counter=0 " "$work/$name.inspect"; then fail "$name: nothing dropped: $(cat "$work/$name.inspect")"; fi
+}
+
 rm -rf "$work"
 mkdir -p "$work"
 case "$mode" in
@@ -53,18 +64,10 @@ case "$mode" in
     grep -q "nospace=0" "$work/short.inspect" || fail "short: a 264 KiB trace should fit: $(cat "$work/short.inspect")"
     # Strings that cannot fit: the metadata region runs into the full disk.
     run_pair meta "$program" 100 65536 0
-    n=$(grep -c "lockstep: no space left for the trace" "$work/meta.traced.err")
-    [[ $n == 1 ]] || fail "meta: $n 'no space' lines on stderr, want 1"
-    "$inspect" "$work"/fs/traces/*.lstrace >"$work/meta.inspect" || fail "meta: the trace does not load"
-    grep -q "nospace=1" "$work/meta.inspect" || fail "meta: no LST_HDR_NOSPACE: $(cat "$work/meta.inspect")"
-    grep -q "dropped_meta=0 " "$work/meta.inspect" && fail "meta: nothing dropped: $(cat "$work/meta.inspect")"
+    expect_full meta dropped_meta
     # Records that cannot fit: the records region runs into the full disk.
     run_pair records "$program" 0 16 300000
-    n=$(grep -c "lockstep: no space left for the trace" "$work/records.traced.err")
-    [[ $n == 1 ]] || fail "records: $n 'no space' lines on stderr, want 1"
-    "$inspect" "$work"/fs/traces/*.lstrace >"$work/records.inspect" || fail "records: the trace does not load"
-    grep -q "nospace=1" "$work/records.inspect" || fail "records: no LST_HDR_NOSPACE: $(cat "$work/records.inspect")"
-    grep -q "dropped_records=0 " "$work/records.inspect" && fail "records: nothing dropped: $(cat "$work/records.inspect")"
+    expect_full records dropped_records
     "$lockstep" show "$work/fs/traces" >/dev/null || fail "records: lockstep show rejects the trace"
     cat "$work"/*.inspect
     ;;

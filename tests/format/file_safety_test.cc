@@ -18,6 +18,7 @@ namespace lockstep::format {
 namespace {
 
 using test::disk_bytes;
+using test::open_error;
 using test::read_all;
 using test::small_config;
 using test::TempDir;
@@ -28,11 +29,10 @@ TEST(FileSafety, ModesAndDirectoryCreation) {
   const std::string dir = d.path() + "/a/b";
   const mode_t old = umask(0);
   Writer w;
-  char err[256];
   WriterConfig c = small_config(dir);
-  const bool ok = w.open(c, err, sizeof err);
+  const std::string error = open_error(w, c);
   umask(old);
-  ASSERT_TRUE(ok) << err;
+  ASSERT_EQ(error, "");
   struct stat st;
   ASSERT_EQ(stat(w.path(), &st), 0);
   EXPECT_EQ(st.st_mode & 07777, 0600u);
@@ -48,10 +48,9 @@ TEST(FileSafety, SymlinkAtTheTargetPathIsRefused) {
   std::string target;
   {
     Writer w;
-    char err[256];
     WriterConfig c = small_config(d.path());
     c.rank_hint = 5;
-    ASSERT_TRUE(w.open(c, err, sizeof err)) << err;
+    ASSERT_EQ(open_error(w, c), "");
     target = w.path();
     w.close();
   }
@@ -77,7 +76,7 @@ TEST(FileSafety, ExistingFileIsNeverOverwritten) {
   char err[256];
   WriterConfig c = small_config(d.path());
   c.rank_hint = 1;
-  ASSERT_TRUE(a.open(c, err, sizeof err)) << err;
+  ASSERT_EQ(open_error(a, c), "");
   Writer b;
   EXPECT_FALSE(b.open(c, err, sizeof err));
   EXPECT_FALSE(b.is_open());
@@ -86,9 +85,8 @@ TEST(FileSafety, ExistingFileIsNeverOverwritten) {
 TEST(SetWorld, RenamesARanklessFileButNeverOverAnother) {
   TempDir d;
   Writer w;
-  char err[256];
   WriterConfig c = small_config(d.path());
-  ASSERT_TRUE(w.open(c, err, sizeof err)) << err;
+  ASSERT_EQ(open_error(w, c), "");
   const std::string before = w.path();
   w.set_world(3, 8);
   const std::string after = w.path();
@@ -104,7 +102,7 @@ TEST(SetWorld, RenamesARanklessFileButNeverOverAnother) {
   ASSERT_EQ(rename(after.c_str(), (d.path() + "/moved").c_str()), 0);
   write_all(after, "someone else's file");
   Writer v;
-  ASSERT_TRUE(v.open(c, err, sizeof err)) << err;
+  ASSERT_EQ(open_error(v, c), "");
   v.set_world(3, 8);
   EXPECT_EQ(std::string(v.path()), before);
   EXPECT_EQ(read_all(after), "someone else's file");
@@ -113,9 +111,8 @@ TEST(SetWorld, RenamesARanklessFileButNeverOverAnother) {
 TEST(Fork, AbandonedChildLeavesTheParentsTraceAlone) {
   TempDir d;
   Writer w;
-  char err[256];
   WriterConfig c = small_config(d.path());
-  ASSERT_TRUE(w.open(c, err, sizeof err)) << err;
+  ASSERT_EQ(open_error(w, c), "");
   uint64_t id;
   lst_record* first = w.reserve(&id);
   first->op = LST_MARK_PROCESS_START;
@@ -145,10 +142,9 @@ TEST(Fork, AbandonedChildLeavesTheParentsTraceAlone) {
 TEST(Writer, StartsSmallAndGrowsByDoubling) {
   TempDir d;
   Writer w;
-  char err[256];
   WriterConfig c;
   c.dir = d.path().c_str();
-  ASSERT_TRUE(w.open(c, err, sizeof err)) << err;
+  ASSERT_EQ(open_error(w, c), "");
   EXPECT_EQ(w.header()->record_capacity, 4096u);
   EXPECT_LE(disk_bytes(w.path()), 264u * 1024 + 8192) << "a new trace holds more than 264 KiB of disk";
   EXPECT_TRUE(w.header()->flags & LST_HDR_CHECKED);

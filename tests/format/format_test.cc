@@ -38,6 +38,7 @@ using test::read_all;
 using test::TempDir;
 using test::write_all;
 
+using test::open_error;
 using test::small_config;
 
 __attribute__((noinline)) void call_site_anchor() { asm volatile(""); }
@@ -46,11 +47,10 @@ uint64_t anchor() { return reinterpret_cast<uint64_t>(&call_site_anchor) + 4; }
 // Writes the sample trace and returns its path.
 std::string sample_file(const std::string& dir, uint64_t ring = 0) {
   Writer w;
-  char err[256];
   WriterConfig c = small_config(dir);
   c.rank_hint = 2;
   c.ring_records = ring;
-  EXPECT_TRUE(w.open(c, err, sizeof err)) << err;
+  EXPECT_EQ(open_error(w, c), "");
   w.set_world(2, 4);
   test::write_sample(w, anchor());
   w.set_end_state(LST_END_EXIT);
@@ -149,9 +149,8 @@ TEST(RoundTrip, OpNamesUseTheApisSpelling) {
 TEST(Metadata, StringsAreInternedAndBounded) {
   TempDir d;
   Writer w;
-  char err[256];
   WriterConfig c = small_config(d.path());
-  ASSERT_TRUE(w.open(c, err, sizeof err)) << err;
+  ASSERT_EQ(open_error(w, c), "");
   const uint32_t a = w.intern("alpha", 5);
   EXPECT_EQ(w.intern("alpha", 5), a);
   EXPECT_NE(w.intern("alpha", 5, LST_STR_BUILD_ID), a);
@@ -219,9 +218,8 @@ TEST(Metadata, ModuleTableCoversTheCallSite) {
 TEST(Growth, EightThreadsAcrossManyChunksLoseNothing) {
   TempDir d;
   Writer w;
-  char err[256];
   WriterConfig c = small_config(d.path());
-  ASSERT_TRUE(w.open(c, err, sizeof err)) << err;
+  ASSERT_EQ(open_error(w, c), "");
   constexpr int kThreads = 8, kPer = 4000;
   std::atomic<bool> go{false};
   std::vector<std::thread> threads;
@@ -283,10 +281,9 @@ TEST(Growth, EightThreadsAcrossManyChunksLoseNothing) {
 TEST(Growth, LimitDropsAndCounts) {
   TempDir d;
   Writer w;
-  char err[256];
   WriterConfig c = small_config(d.path());
   c.max_records = 128;
-  ASSERT_TRUE(w.open(c, err, sizeof err)) << err;
+  ASSERT_EQ(open_error(w, c), "");
   int written = 0;
   for (int i = 0; i < 200; ++i) {
     uint64_t id;
@@ -307,10 +304,9 @@ TEST(Growth, LimitDropsAndCounts) {
 TEST(Ring, KeepsTheLastRecordsAndForgetsOlderOnes) {
   TempDir d;
   Writer w;
-  char err[256];
   WriterConfig c = small_config(d.path());
   c.ring_records = 100;
-  ASSERT_TRUE(w.open(c, err, sizeof err)) << err;
+  ASSERT_EQ(open_error(w, c), "");
   for (uint64_t i = 0; i < 250; ++i) {
     uint64_t id;
     lst_record* r = w.reserve(&id);
@@ -363,10 +359,9 @@ TEST(CommitProtocol, SignalHandlerWritesBetweenRecordsOfItsOwnThread) {
   // The record path has no lock, so a handler that interrupts a thread mid-record can still write.
   TempDir d;
   Writer w;
-  char err[256];
   WriterConfig c = small_config(d.path());
   c.chunk_records = 4096;
-  ASSERT_TRUE(w.open(c, err, sizeof err)) << err;
+  ASSERT_EQ(open_error(w, c), "");
   g_signal_writer = &w;
   g_signals = 0;
   struct sigaction sa{}, old{};
@@ -424,9 +419,8 @@ TEST(CommitProtocol, SignalHandlerWritesBetweenRecordsOfItsOwnThread) {
 TEST(CommitProtocol, ReservedButUnpublishedSlotIsCountedAndSkipped) {
   TempDir d;
   Writer w;
-  char err[256];
   WriterConfig c = small_config(d.path());
-  ASSERT_TRUE(w.open(c, err, sizeof err)) << err;
+  ASSERT_EQ(open_error(w, c), "");
   for (int i = 0; i < 3; ++i) {
     uint64_t id;
     lst_record* r = w.reserve(&id);
@@ -486,17 +480,21 @@ TEST(Reader, TargetedCorruptionNamesTheByte) {
   TraceFile t0 = TraceFile::open(p);
   const uint64_t rec = t0.header().records_offset;
   const std::string bad = d.path() + "/bad.lstrace";
-  auto expect_error = [&](size_t at, uint8_t value, uint64_t offset, const std::string& text) {
-    std::string b = good;
-    b[at] = char(value);
-    write_all(bad, b);
+  // Loading `bad` fails at `offset`, saying `text`.
+  auto expect_rejected = [&](const std::string& what, uint64_t offset, const std::string& text) {
     try {
       load(bad);
-      ADD_FAILURE() << "accepted corruption at " << at;
+      ADD_FAILURE() << "accepted " << what;
     } catch (const FormatError& e) {
       EXPECT_EQ(e.offset(), offset) << e.what();
       EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
     }
+  };
+  auto expect_error = [&](size_t at, uint8_t value, uint64_t offset, const std::string& text) {
+    std::string b = good;
+    b[at] = char(value);
+    write_all(bad, b);
+    expect_rejected("corruption at " + std::to_string(at), offset, text);
   };
   expect_error(0, 'X', 0, "bad magic");
   expect_error(8, 3, 8, "format version 3." + std::to_string(LST_VERSION_MINOR));
@@ -511,13 +509,7 @@ TEST(Reader, TargetedCorruptionNamesTheByte) {
     edit(*r);
     r->word = seal_record_word(r, r->word);
     write_all(bad, b);
-    try {
-      load(bad);
-      ADD_FAILURE() << "accepted " << text;
-    } catch (const FormatError& e) {
-      EXPECT_EQ(e.offset(), offset) << e.what();
-      EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
-    }
+    expect_rejected(text, offset, text);
   };
   expect_sealed_error(
       1, [](lst_record& r) { r.word = (r.word & ~0x1F00u) | (29u << 8); }, rec + 64,
@@ -569,9 +561,8 @@ TEST(Reader, TargetedCorruptionNamesTheByte) {
 // leaves it: the new duration (and a wait's count) written, the ENTERED word not yet replaced.
 std::string torn_file(const std::string& dir, uint64_t* coll, uint64_t* wait, uint64_t* fin) {
   Writer w;
-  char err[256];
   WriterConfig c = small_config(dir);
-  EXPECT_TRUE(w.open(c, err, sizeof err)) << err;
+  EXPECT_EQ(open_error(w, c), "");
   auto entered = [&](uint8_t kind, uint8_t op) {
     uint64_t id;
     lst_record* r = w.reserve(&id);
@@ -632,9 +623,8 @@ TEST(RecordCheck, TornReturnReadsAsEnteredNotDamage) {
 TEST(RecordCheck, UpdatesRacingOnOneRecordEachCountOnce) {
   TempDir d;
   Writer w;
-  char err[256];
   WriterConfig c = small_config(d.path());
-  ASSERT_TRUE(w.open(c, err, sizeof err)) << err;
+  ASSERT_EQ(open_error(w, c), "");
   uint64_t id;
   lst_record* r = w.reserve(&id);
   r->op = LST_OP_ALLREDUCE;
@@ -801,9 +791,8 @@ TEST(Reader, FileBeingWrittenAlwaysLoads) {
   // What `lockstep run --stall` does: read traces while their processes keep appending and growing.
   TempDir d;
   Writer w;
-  char err[256];
   WriterConfig c = small_config(d.path());
-  ASSERT_TRUE(w.open(c, err, sizeof err)) << err;
+  ASSERT_EQ(open_error(w, c), "");
   const std::string p = w.path();
   std::atomic<bool> done{false};
   std::thread writer([&] {

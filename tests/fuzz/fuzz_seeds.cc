@@ -4,8 +4,8 @@
 #include <cstring>
 #include <string>
 
-#include "../format/sample_trace.h"
 #include "lockstep/format/writer.h"
+#include "sample_trace.h"
 
 namespace {
 

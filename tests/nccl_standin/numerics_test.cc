@@ -277,7 +277,7 @@ void test_reductions(ncclComm_t comm) {
       NCCL_OK(ncclAllReduce(in.data(), out.data(), n, ty.t, op.op, comm, nullptr));
       check_reduced("allreduce", out.data(), 0, n, ty, op);
 
-      std::vector<uint8_t> inplace(in.begin(), in.begin() + n * ty.size);
+      std::vector<uint8_t> inplace(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(n * ty.size));
       NCCL_OK(ncclAllReduce(inplace.data(), inplace.data(), n, ty.t, op.op, comm, nullptr));
       check_reduced("allreduce in place", inplace.data(), 0, n, ty, op);
 

@@ -51,7 +51,7 @@ int main(int argc, char** argv) {
         ncclResult_t rc =
             i % 2 == 0 ? ncclAllReduce(in.data(), out.data(), count, ncclFloat32, ncclSum, comm, nullptr)
                        : ncclAllGather(in.data(), out.data(), count, ncclFloat32, comm, nullptr);
-        const float want = i % 2 == 0 ? float(size * (size + 1) / 2) : float(size);
+        const float want = i % 2 == 0 ? float(size * (size + 1)) / 2 : float(size);
         const float got = i % 2 == 0 ? out[count - 1] : out.back();  // allgather: the last rank's block
         if (rc != ncclSuccess || got != want) ++failures;
       }

@@ -2,11 +2,12 @@
 // calls each over three communicators (world, a duplicate, a split in halves).
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <string>
 
 #include "trace_writer.h"
 
-int main(int argc, char** argv) {
+int main(int argc, char** argv) try {
   if (argc != 4) {
     std::fprintf(stderr, "usage: report_write_job DIR RANKS COLLECTIVES\n");
     return 2;
@@ -23,4 +24,7 @@ int main(int argc, char** argv) {
     lockstep::check::gen::write_rank(s);
   }
   return 0;
+} catch (const std::exception& e) {
+  std::fprintf(stderr, "report_write_job: %s\n", e.what());
+  return 2;
 }

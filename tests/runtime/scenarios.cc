@@ -130,11 +130,12 @@ void flush() {
   }
   // A single request waited on at once, then one polled with test() and waited on later.
   float x = 1, y = 0;
-  expect(allreduce("flush/single", &x, &y, 1, DType::f32, ReduceOp::sum).wait().ok() && y == size(),
+  expect(allreduce("flush/single", &x, &y, 1, DType::f32, ReduceOp::sum).wait().ok() &&
+             y == static_cast<float>(size()),
          "single request");
   Handle h = allreduce("flush/polled", &x, &y, 1, DType::f32, ReduceOp::sum);
   for (int i = 0; i < 5 && !h.test(); ++i) usleep(1000);
-  expect(h.wait().ok() && y == size(), "polled request");
+  expect(h.wait().ok() && y == static_cast<float>(size()), "polled request");
 }
 
 // Two overlapping process sets used at the same time, plus a non-member's submission.

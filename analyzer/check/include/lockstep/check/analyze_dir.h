@@ -11,15 +11,12 @@
 
 namespace lockstep::check {
 
-struct DirOptions {
-  int jobs = 0;                             // loader threads (0: one per core)
-  bool validate = false;                    // also the reader's full validation pass
+// The loader's options (LoadOptions: jobs, validate, materialize, this_host, skipped) as they are, and
+// what analyze_dir() adds. With `symbolize`, call sites are keyed by file:line instead of site_keys.
+struct DirOptions : LoadOptions {
   bool symbolize = true;                    // call sites as file:line (llvm-symbolizer); false: module+offset
   bool analyze = true;                      // false: load and symbolize only (Analysis::result stays empty)
-  bool materialize = false;                 // LoadOptions::materialize: every call in memory from the start
   bool allow_callsite_differences = false;  // Options::allow_callsite_differences
-  std::string this_host;                    // empty: gethostname()
-  std::vector<std::string>* skipped = nullptr;  // --skip-bad: unreadable files are named here, not fatal
 };
 
 struct Analysis {

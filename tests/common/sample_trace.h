@@ -1,5 +1,5 @@
 // A known sequence of records written through the real Writer, and small writer helpers: shared by the
-// unit tests, the `lockstep show` tests (through make_trace) and the fuzz seed corpus.
+// format unit tests, the `lockstep show` tests and the fuzz seed corpus.
 #pragma once
 
 #include <sys/stat.h>
@@ -134,6 +134,13 @@ inline format::WriterConfig small_config(const std::string& dir) {
   c.job_id = "job-42";
   c.cmdline = "./app --steps 3";
   return c;
+}
+
+// Opens `w` on `c` as a test does it: "" when the writer is open, else why not (what the test prints
+// when it stops there: ASSERT_EQ(open_error(w, c), "")).
+inline std::string open_error(format::Writer& w, const format::WriterConfig& c) {
+  char err[256] = {};
+  return w.open(c, err, sizeof err) ? std::string() : std::string("cannot open a writer: ") + err;
 }
 
 // Blocks a file holds on disk (its apparent size includes the metadata hole).
