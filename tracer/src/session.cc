@@ -787,12 +787,17 @@ __attribute__((tls_model("initial-exec"))) thread_local Interned t_interned[8];
 
 uint32_t intern_text(format::Writer* w, const char* text) noexcept {
   if (!text || !*text) return 0;
-  const size_t len = std::strlen(text);
-  if (len > sizeof(Interned::text)) return w->intern(text, len);
   Interned& c = t_interned[(reinterpret_cast<uintptr_t>(text) >> 3) & 7];
   const uint32_t gen = g_writer_gen.load(std::memory_order_relaxed);
-  // The same address may hold other text by now (a reused buffer): the content decides.
-  if (c.ptr == text && c.len == len && c.gen == gen && std::memcmp(c.text, text, len) == 0) return c.id;
+  // The same address may hold other text by now (a reused buffer): the content decides, compared in
+  // one pass that stops at the first difference (the text's NUL differs from the copy's next byte).
+  if (c.ptr == text && c.gen == gen) {
+    uint32_t i = 0;
+    while (i < c.len && text[i] == c.text[i]) ++i;
+    if (i == c.len && text[i] == '\0') return c.id;
+  }
+  const size_t len = std::strlen(text);
+  if (len > sizeof(Interned::text)) return w->intern(text, len);
   const uint32_t id = w->intern(text, len);
   if (id) {
     c.ptr = text;
