@@ -6,6 +6,7 @@
 //   trace_bench [google benchmark flags]
 #include <benchmark/benchmark.h>
 #include <mpi.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -49,6 +50,47 @@ void BM_MPI_Iallreduce_Wait(benchmark::State& state) {
     MPI_Request r;
     MPI_Iallreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_SELF, &r);
     MPI_Wait(&r, MPI_STATUS_IGNORE);
+  }
+}
+
+// A nonblocking collective completed by MPI_Test (one Test completes it on MPI_COMM_SELF).
+template <bool kTraced>
+void BM_Iallreduce_Test(benchmark::State& state) {
+  int x = 1, y = 0;
+  for (auto _ : state) {
+    MPI_Request r;
+    int flag = 0;
+    if (kTraced) {
+      MPI_Iallreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_SELF, &r);
+      while (!flag) MPI_Test(&r, &flag, MPI_STATUS_IGNORE);
+    } else {
+      PMPI_Iallreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_SELF, &r);
+      while (!flag) PMPI_Test(&r, &flag, MPI_STATUS_IGNORE);
+    }
+  }
+}
+
+// The annotation API and a runtime collective (begin + end, two records' worth of calls): their
+// untraced twin is the empty loop, since nothing else runs in them.
+extern "C" void lockstep_annotate(const char* text);
+extern "C" void lockstep_rt_process_set(uint64_t id, const char* name, const int32_t* members, int32_t size,
+                                        int32_t my_rank);
+extern "C" uint64_t lockstep_rt_collective_begin(uint64_t process_set, int op, const char* name,
+                                                 uint64_t count, int dtype, uint32_t dtype_size, int redop,
+                                                 int root);
+extern "C" void lockstep_rt_collective_end(uint64_t token, int ok);
+template <bool kTraced>
+void BM_Annotate(benchmark::State& state) {
+  for (auto _ : state) {
+    if (kTraced) lockstep_annotate("step");
+    benchmark::ClobberMemory();
+  }
+}
+template <bool kTraced>
+void BM_Rt_Collective(benchmark::State& state) {
+  for (auto _ : state) {
+    if (kTraced) lockstep_rt_collective_end(lockstep_rt_collective_begin(7, 3, nullptr, 1, 0, 4, 1, -1), 1);
+    benchmark::ClobberMemory();
   }
 }
 
@@ -121,6 +163,20 @@ int child(int argc, char** argv, const char* mode) {
                                      BM_PMPI_Iallreduce_Wait),
         benchmark::RegisterBenchmark((std::string("MPI_Iallreduce_Wait/") + mode).c_str(),
                                      BM_MPI_Iallreduce_Wait)})
+    b->Iterations(kIterations)->Repetitions(7)->ReportAggregatesOnly(true);
+  const int32_t me = 0;
+  lockstep_rt_process_set(7, "self", &me, 1, 0);
+  for (auto* b :
+       {benchmark::RegisterBenchmark((std::string("PMPI_Iallreduce_Test/") + mode).c_str(),
+                                     BM_Iallreduce_Test<false>),
+        benchmark::RegisterBenchmark((std::string("MPI_Iallreduce_Test/") + mode).c_str(),
+                                     BM_Iallreduce_Test<true>),
+        benchmark::RegisterBenchmark((std::string("PMPI_Annotate/") + mode).c_str(), BM_Annotate<false>),
+        benchmark::RegisterBenchmark((std::string("MPI_Annotate/") + mode).c_str(), BM_Annotate<true>),
+        benchmark::RegisterBenchmark((std::string("PMPI_Rt_Collective/") + mode).c_str(),
+                                     BM_Rt_Collective<false>),
+        benchmark::RegisterBenchmark((std::string("MPI_Rt_Collective/") + mode).c_str(),
+                                     BM_Rt_Collective<true>)})
     b->Iterations(kIterations)->Repetitions(7)->ReportAggregatesOnly(true);
   for (auto* b :
        {benchmark::RegisterBenchmark((std::string("PMPI_Send_Recv/") + mode).c_str(), BM_Send_Recv<false>),
