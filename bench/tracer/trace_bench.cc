@@ -6,6 +6,7 @@
 //   trace_bench [google benchmark flags]
 #include <benchmark/benchmark.h>
 #include <mpi.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include <cstdio>
@@ -42,6 +43,47 @@ void BM_Iallreduce_Wait(benchmark::State& state) {
       PMPI_Iallreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_SELF, &r);
       PMPI_Wait(&r, MPI_STATUS_IGNORE);
     }
+  }
+}
+
+// A nonblocking collective completed by MPI_Test (one Test completes it on MPI_COMM_SELF).
+template <bool kTraced>
+void BM_Iallreduce_Test(benchmark::State& state) {
+  int x = 1, y = 0;
+  for (auto _ : state) {
+    MPI_Request r;
+    int flag = 0;
+    if (kTraced) {
+      MPI_Iallreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_SELF, &r);
+      while (!flag) MPI_Test(&r, &flag, MPI_STATUS_IGNORE);
+    } else {
+      PMPI_Iallreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_SELF, &r);
+      while (!flag) PMPI_Test(&r, &flag, MPI_STATUS_IGNORE);
+    }
+  }
+}
+
+// The annotation API and a runtime collective (begin + end, two records' worth of calls): their
+// untraced twin is the empty loop, since nothing else runs in them.
+extern "C" void lockstep_annotate(const char* text);
+extern "C" void lockstep_rt_process_set(uint64_t id, const char* name, const int32_t* members, int32_t size,
+                                        int32_t my_rank);
+extern "C" uint64_t lockstep_rt_collective_begin(uint64_t process_set, int op, const char* name,
+                                                 uint64_t count, int dtype, uint32_t dtype_size, int redop,
+                                                 int root);
+extern "C" void lockstep_rt_collective_end(uint64_t token, int ok);
+template <bool kTraced>
+void BM_Annotate(benchmark::State& state) {
+  for (auto _ : state) {
+    if (kTraced) lockstep_annotate("step");
+    benchmark::ClobberMemory();
+  }
+}
+template <bool kTraced>
+void BM_Rt_Collective(benchmark::State& state) {
+  for (auto _ : state) {
+    if (kTraced) lockstep_rt_collective_end(lockstep_rt_collective_begin(7, 3, nullptr, 1, 0, 4, 1, -1), 1);
+    benchmark::ClobberMemory();
   }
 }
 
@@ -117,6 +159,11 @@ int child(int argc, char** argv, const char* mode) {
   benchmark::AddCustomContext("tracer", mode);
   register_pair("Allreduce", mode, BM_Allreduce<false>, BM_Allreduce<true>);
   register_pair("Iallreduce_Wait", mode, BM_Iallreduce_Wait<false>, BM_Iallreduce_Wait<true>);
+  const int32_t me = 0;
+  lockstep_rt_process_set(7, "self", &me, 1, 0);
+  register_pair("Iallreduce_Test", mode, BM_Iallreduce_Test<false>, BM_Iallreduce_Test<true>);
+  register_pair("Annotate", mode, BM_Annotate<false>, BM_Annotate<true>);
+  register_pair("Rt_Collective", mode, BM_Rt_Collective<false>, BM_Rt_Collective<true>);
   register_pair("Send_Recv", mode, BM_Send_Recv<false>, BM_Send_Recv<true>);
   register_pair("Sendrecv", mode, BM_Sendrecv<false>, BM_Sendrecv<true>);
   register_pair("Isend_Irecv_Waitall", mode, BM_Isend_Irecv_Waitall<false>, BM_Isend_Irecv_Waitall<true>);

@@ -301,45 +301,53 @@ TEST(Growth, LimitDropsAndCounts) {
   EXPECT_EQ(t.end_id(), 128u) << "ids reserved past the end are not read";
 }
 
+// A ring whose size is a power of two takes the writer's inline path (slot = id & mask), any other
+// size the general one: both keep the same records.
 TEST(Ring, KeepsTheLastRecordsAndForgetsOlderOnes) {
-  TempDir d;
-  Writer w;
-  WriterConfig c = small_config(d.path());
-  c.ring_records = 100;
-  ASSERT_EQ(open_error(w, c), "");
-  for (uint64_t i = 0; i < 250; ++i) {
-    uint64_t id;
-    lst_record* r = w.reserve(&id);
-    ASSERT_NE(r, nullptr);
-    EXPECT_EQ(id, i);
-    r->op = LST_OP_BARRIER;
-    r->api = LST_API_MPI;
-    r->u.coll.count = id;
+  for (const uint64_t ring : {uint64_t{100}, uint64_t{128}}) {
+    SCOPED_TRACE(ring);
+    const uint64_t n = ring * 5 / 2;
+    TempDir d;
+    Writer w;
+    WriterConfig c = small_config(d.path());
+    c.ring_records = ring;
+    ASSERT_EQ(open_error(w, c), "");
+    for (uint64_t i = 0; i < n; ++i) {
+      uint64_t id;
+      lst_record* r = w.reserve(&id);
+      ASSERT_NE(r, nullptr);
+      EXPECT_EQ(id, i);
+      r->op = LST_OP_BARRIER;
+      r->api = LST_API_MPI;
+      r->u.coll.count = id;
+      Writer::publish(r, LST_WORD(LST_KIND_COLLECTIVE, LST_STATE_RETURNED, 0));
+    }
+    EXPECT_EQ(w.at(10), nullptr) << "slot reused";
+    EXPECT_EQ(w.at(n - ring - 1), nullptr);
+    ASSERT_NE(w.at(n - ring), nullptr);
+    EXPECT_EQ(w.at(n - ring)->u.coll.count, n - ring);
+    EXPECT_EQ(w.at(n), nullptr) << "not reserved yet";
+    // A slot reserved but not yet refilled still holds an older record: the reader must not take it.
+    uint64_t pending;
+    lst_record* r = w.reserve(&pending);
+    EXPECT_EQ(pending, n);
+    r->u.coll.id_lo = uint32_t(pending - ring);  // as if the reserving thread had not reached the slot
     Writer::publish(r, LST_WORD(LST_KIND_COLLECTIVE, LST_STATE_RETURNED, 0));
-  }
-  EXPECT_EQ(w.at(10), nullptr) << "slot reused";
-  EXPECT_EQ(w.at(149), nullptr);
-  ASSERT_NE(w.at(150), nullptr);
-  EXPECT_EQ(w.at(150)->u.coll.count, 150u);
-  // A slot reserved but not yet refilled still holds an older record: the reader must not take it.
-  uint64_t pending;
-  lst_record* r = w.reserve(&pending);
-  r->u.coll.id_lo = uint32_t(pending - 100);  // as if the reserving thread had not reached the slot
-  Writer::publish(r, LST_WORD(LST_KIND_COLLECTIVE, LST_STATE_RETURNED, 0));
-  const std::string p = w.path();
-  w.close();
+    const std::string p = w.path();
+    w.close();
 
-  TraceFile t = TraceFile::open(p);
-  EXPECT_TRUE(t.header().flags & LST_HDR_RING);
-  EXPECT_EQ(t.first_id(), 151u);
-  EXPECT_EQ(t.end_id(), 251u);
-  t.validate();
-  EXPECT_EQ(t.overwritten(), 1u);
-  EXPECT_EQ(t.record(250), nullptr);
-  EXPECT_EQ(t.record(150), nullptr);
-  for (uint64_t id = 151; id < 250; ++id) {
-    ASSERT_NE(t.record(id), nullptr) << id;
-    EXPECT_EQ(t.record(id)->u.coll.count, id);
+    TraceFile t = TraceFile::open(p);
+    EXPECT_TRUE(t.header().flags & LST_HDR_RING);
+    EXPECT_EQ(t.first_id(), n - ring + 1);
+    EXPECT_EQ(t.end_id(), n + 1);
+    t.validate();
+    EXPECT_EQ(t.overwritten(), 1u);
+    EXPECT_EQ(t.record(n), nullptr);
+    EXPECT_EQ(t.record(n - ring), nullptr);
+    for (uint64_t id = n - ring + 1; id < n; ++id) {
+      ASSERT_NE(t.record(id), nullptr) << id;
+      EXPECT_EQ(t.record(id)->u.coll.count, id);
+    }
   }
 }
 
@@ -651,6 +659,65 @@ TEST(RecordCheck, UpdatesRacingOnOneRecordEachCountOnce) {
   const std::string p = w.path();
   w.close();
   EXPECT_NO_THROW(TraceFile::open(p).validate());
+}
+
+// The return a call makes of its own record (finish_own, finish_wait_own: one store) leaves exactly the
+// bytes of the compare-and-swap return (finish, finish_wait), from ENTERED and from a state already
+// further on, so that the single store changes nothing in the file.
+TEST(RecordCheck, OwnReturnWritesWhatTheGeneralReturnWrites) {
+  TempDir d;
+  Writer w;
+  char err[256];
+  WriterConfig c = small_config(d.path());
+  ASSERT_TRUE(w.open(c, err, sizeof err)) << err;
+  struct Case {
+    uint8_t kind, before, state;
+    uint32_t us, done;
+  };
+  const Case cases[] = {
+      {LST_KIND_COLLECTIVE, LST_STATE_ENTERED, LST_STATE_RETURNED, 7, 0},
+      {LST_KIND_COLLECTIVE, LST_STATE_ENTERED, LST_STATE_FAILED, 0xFFFFFFFFu, 0},
+      {LST_KIND_COLLECTIVE, LST_STATE_COMPLETED, LST_STATE_RETURNED, 12, 0},
+      {LST_KIND_WAIT, LST_STATE_ENTERED, LST_STATE_RETURNED, 3, 2},
+      {LST_KIND_WAIT, LST_STATE_ENTERED, LST_STATE_FAILED, 0, 5},
+  };
+  for (const Case& k : cases) {
+    lst_record* r[2];
+    for (lst_record*& x : r) {
+      uint64_t id;
+      x = w.reserve(&id);
+      ASSERT_NE(x, nullptr);
+      std::memset(reinterpret_cast<char*>(x) + 4, 0, sizeof(lst_record) - 4);
+      x->op = k.kind == LST_KIND_WAIT ? uint8_t{LST_WAIT_WAITALL} : uint8_t{LST_OP_ALLREDUCE};
+      x->api = LST_API_MPI;
+      x->comm = 0x1234567890abcdefull;
+      x->u.wait.first_ref = 0x0000000500000003ull;  // a collective's seq and root in the same bytes
+      x->u.wait.nrequests = 4;
+      x->caller = 0x401000;
+      x->t_ns = 1000000;
+      x->aux = 9;
+      Writer::publish(x, LST_WORD(k.kind, LST_STATE_ENTERED, LST_F_NONBLOCKING));
+      if (k.before != LST_STATE_ENTERED) Writer::advance(x, k.before);
+    }
+    if (k.kind == LST_KIND_WAIT) {
+      Writer::finish_wait(r[0], k.state, k.us, k.done);
+      Writer::finish_wait_own(r[1], r[1]->word, k.state, k.us, k.done);
+    } else {
+      Writer::finish(r[0], k.state, k.us);
+      Writer::finish_own(r[1], r[1]->word, k.state, k.us);
+    }
+    EXPECT_EQ(std::memcmp(r[0], r[1], sizeof(lst_record)), 0);
+    for (lst_record* x : r) {
+      EXPECT_EQ(verify_record(x, x->word, LST_VERSION_MAJOR), RecordVerdict::kIntact);
+      EXPECT_EQ(x->word, seal_record_word(x, x->word));
+      EXPECT_EQ(LST_WORD_STATE(x->word), k.before == LST_STATE_ENTERED ? k.state : k.before);
+      EXPECT_EQ(LST_WORD_FLAGS(x->word), LST_F_NONBLOCKING);
+      EXPECT_EQ(x->t_return_us, k.us);
+      if (k.kind == LST_KIND_WAIT) {
+        EXPECT_EQ(x->u.wait.ncompleted, k.done);
+      }
+    }
+  }
 }
 
 TEST(RecordCheck, DamagedRingIdIsDamageNotAnOldRecord) {

@@ -220,18 +220,20 @@ inline Stamp stamp() noexcept {
   return {ns > c.floor ? ns : c.floor, t};
 }
 
-uint32_t elapsed_us(uint64_t t0_ns, uint64_t ticks0) noexcept {
-  const uint64_t q = g_ns_per_tick_q32.load(std::memory_order_relaxed);
-  uint64_t ns;
-  if (q && ticks0) {
-    const uint64_t t = ticks();
-    ns = t > ticks0 ? ticks_to_ns(t - ticks0, q) : 0;
-  } else {
-    const uint64_t now = now_ns();
-    ns = now > t0_ns ? now - t0_ns : 0;
-  }
-  uint64_t us = ns / 1000;
+inline uint32_t saturated_us(uint64_t ns) noexcept {
+  const uint64_t us = ns / 1000;
   return us > UINT32_MAX ? UINT32_MAX : static_cast<uint32_t>(us);
+}
+// Without the TSC: the clock again (out of line, so the common path saves no registers for the call).
+__attribute__((noinline)) uint32_t elapsed_us_clock(uint64_t t0_ns) noexcept {
+  const uint64_t now = now_ns();
+  return saturated_us(now > t0_ns ? now - t0_ns : 0);
+}
+inline uint32_t elapsed_us(uint64_t t0_ns, uint64_t ticks0) noexcept {
+  const uint64_t q = g_ns_per_tick_q32.load(std::memory_order_relaxed);
+  if (__builtin_expect(!q || !ticks0, 0)) return elapsed_us_clock(t0_ns);
+  const uint64_t t = ticks();
+  return saturated_us(t > ticks0 ? ticks_to_ns(t - ticks0, q) : 0);
 }
 
 format::Writer* open_writer() noexcept {
@@ -326,6 +328,30 @@ inline Emitted emit(format::Writer* w, uint32_t word, Fill&& fill) noexcept {
   return e;
 }
 
+// A whole record from its eight little-endian words (v0: bytes 4-7, op to redop, in its high half),
+// stored in eight pieces and published with `word` sealed from the same values: no clearing first and
+// nothing read back (record_check.h). The slot comes from Writer::reserve.
+inline void store_record(lst_record* r, uint32_t word, uint64_t v0, uint64_t v1, uint64_t v2, uint64_t v3,
+                         uint64_t v4, uint64_t v5, uint64_t v6, uint64_t v7) noexcept {
+  auto* b = reinterpret_cast<unsigned char*>(r);
+  const uint32_t head = static_cast<uint32_t>(v0 >> 32);
+  std::memcpy(b + 4, &head, 4);
+  // One store per word, straight from the registers (an array copied in one piece would go through
+  // the stack and stall the store forwarding).
+  std::memcpy(b + 8, &v1, 8);
+  std::memcpy(b + 16, &v2, 8);
+  std::memcpy(b + 24, &v3, 8);
+  std::memcpy(b + 32, &v4, 8);
+  std::memcpy(b + 40, &v5, 8);
+  std::memcpy(b + 48, &v6, 8);
+  std::memcpy(b + 56, &v7, 8);
+  format::Writer::publish_sealed(r, format::seal_words(word, v0, v1, v2, v3, v4, v5, v6, v7));
+}
+// Bytes 4-7 of a record (op, api, dtype, redop) as store_record's v0.
+constexpr uint64_t head_word(uint8_t op, uint8_t api, uint8_t dtype = 0, uint8_t redop = 0) noexcept {
+  return (uint64_t(op) | uint64_t(api) << 8 | uint64_t(dtype) << 16 | uint64_t(redop) << 24) << 32;
+}
+
 // ---- call stacks -------------------------------------------------------------------------------
 
 // STACK records for `frames` (two per record), after the record `ref` they belong to.
@@ -334,13 +360,10 @@ void write_stack(format::Writer* w, uint64_t ref, const uint64_t* frames, int n,
     const uint64_t f0 = frames[i], f1 = i + 1 < n ? frames[i + 1] : 0;
     note(w, f0);
     if (f1) note(w, f1);
-    Emitted e = emit(w, LST_WORD(LST_KIND_STACK, 0, 0), [&](lst_record& r, uint64_t) {
-      r.u.stack.ref = ref;
-      r.u.stack.frames[0] = f0;
-      r.u.stack.frames[1] = f1;
-      r.t_ns = t_ns;
-    });
-    if (!e.rec) return;
+    uint64_t id = 0;
+    lst_record* r = w->reserve(&id);
+    if (!r) return;
+    store_record(r, LST_WORD(LST_KIND_STACK, 0, 0), 0, 0, ref, f0, f1, 0, t_ns, 0);
   }
 }
 
@@ -655,31 +678,14 @@ Pending collective_enter(const CollectiveArgs& a, uint64_t caller) noexcept {
   lst_record* r = w->reserve(&id);
   if (!r) return p;
   const Stamp t0 = stamp();
-  const uint64_t comm = a.comm ? a.comm->id : 0;
-  r->op = a.op;
-  r->api = a.api;
-  r->dtype = a.dtype;
-  r->redop = a.redop;
-  r->comm = comm;
-  r->u.coll.seq = seq;
-  r->u.coll.root_or_peer = a.root_or_peer;
-  r->u.coll.dtype_size = a.dtype_size;
-  r->u.coll.id_lo = static_cast<uint32_t>(id);
-  r->u.coll.count = a.count;
-  r->caller = caller;
-  r->t_ns = t0.ns;
-  r->t_return_us = 0;
-  r->aux = a.name;
   note(w, caller);
-  // The record's check from the values just stored (the same bytes, as the format's eight words), so
-  // that nothing is read back from the slot before the word is published.
-  const uint64_t head =
-      uint64_t(a.op) | uint64_t(a.api) << 8 | uint64_t(a.dtype) << 16 | uint64_t(a.redop) << 24;
-  format::Writer::publish_sealed(
-      r, format::seal_words(LST_WORD(LST_KIND_COLLECTIVE, LST_STATE_ENTERED, flags), head << 32, comm,
-                            uint64_t(seq) | uint64_t(static_cast<uint32_t>(a.root_or_peer)) << 32,
-                            uint64_t(a.dtype_size) | uint64_t(static_cast<uint32_t>(id)) << 32, a.count,
-                            caller, t0.ns, uint64_t(a.name) << 32));
+  // t_return_us stays 0 until the return (verify_record's torn-return rule); id_lo tells a ring reader
+  // the slot's owner.
+  store_record(r, LST_WORD(LST_KIND_COLLECTIVE, LST_STATE_ENTERED, flags),
+               head_word(a.op, a.api, a.dtype, a.redop), a.comm ? a.comm->id : 0,
+               uint64_t(seq) | uint64_t(static_cast<uint32_t>(a.root_or_peer)) << 32,
+               uint64_t(a.dtype_size) | uint64_t(static_cast<uint32_t>(id)) << 32, a.count, caller, t0.ns,
+               uint64_t(a.name) << 32);
   if (npy > 1)
     write_stack(w, id, py + 1, npy - 1, t0.ns);
   else if (g_config.stack_frames > 1 && npy == 0)
@@ -692,40 +698,39 @@ Pending collective_enter(const CollectiveArgs& a, uint64_t caller) noexcept {
 }
 
 namespace {
-// The slot of `id`: the one it was written to (callers check that a ring has not reused it since).
-lst_record* live_slot(format::Writer* w, lst_record* hint, uint64_t id) noexcept {
-  return hint ? hint : w->at(id);
-}
-
 // States only move forward, even when a Wait on another thread races the call's own return.
 void advance(lst_record* r, uint8_t state) noexcept { format::Writer::advance(r, state); }
-}  // namespace
 
-void collective_return(Pending& p, bool ok) noexcept {
-  if (!p.rec) return;
-  format::Writer* w = open_writer_or_null();
-  if (!w) return;
-  lst_record* r = live_slot(w, p.rec, p.id);
-  // In a ring the slot may hold a newer record by now: another kind, or unpublished while it is being
-  // refilled (word 0), or a collective with another id.
-  if (!r ||
-      (g_config.ring && (LST_WORD_KIND(__atomic_load_n(&r->word, __ATOMIC_ACQUIRE)) != LST_KIND_COLLECTIVE ||
-                         r->u.coll.id_lo != static_cast<uint32_t>(p.id))))
+// The return of a collective record this thread entered (Pending from collective_enter): no other
+// thread has updated it yet (Writer::finish_own), so one release store. A ring may have reused the
+// slot meanwhile: another kind, unpublished while it is being refilled (word 0), or a collective with
+// another id; then nothing is written.
+inline void return_own(Pending& p, bool ok) noexcept {
+  lst_record* r = p.rec;
+  if (!r || !open_writer_or_null()) return;
+  const uint32_t word = __atomic_load_n(&r->word, __ATOMIC_ACQUIRE);
+  if (g_config.ring &&
+      (LST_WORD_KIND(word) != LST_KIND_COLLECTIVE || r->u.coll.id_lo != static_cast<uint32_t>(p.id)))
     return;
-  // The duration, then RETURNED or FAILED -- unless another thread (a device completion) moved the
-  // record on first: then it keeps its state and gains the duration.
-  format::Writer::finish(r, ok ? LST_STATE_RETURNED : LST_STATE_FAILED, elapsed_us(p.t0, p.ticks0));
+  format::Writer::finish_own(r, word, ok ? LST_STATE_RETURNED : LST_STATE_FAILED, elapsed_us(p.t0, p.ticks0));
   p.rec = nullptr;
 }
+}  // namespace
 
+void collective_return(Pending& p, bool ok) noexcept { return_own(p, ok); }
+
+// A record known only by its id may be returned from another thread than the one that entered it
+// (runtime tokens): the compare-and-swap of Writer::finish keeps the first return if two race. A
+// device completion that came first keeps its state; the record gains the duration.
 void collective_return_id(uint64_t id, bool ok) noexcept {
   format::Writer* w = open_writer_or_null();
   if (!w) return;
   lst_record* r = w->at(id);
   if (!r || LST_WORD_KIND(r->word) != LST_KIND_COLLECTIVE || r->u.coll.id_lo != static_cast<uint32_t>(id))
     return;
-  Pending p{r, id, r->t_ns};
-  collective_return(p, ok);
+  const uint64_t us = (now_ns() - r->t_ns) / 1000;
+  format::Writer::finish(r, ok ? LST_STATE_RETURNED : LST_STATE_FAILED,
+                         us > UINT32_MAX ? UINT32_MAX : static_cast<uint32_t>(us));
 }
 
 void collective_complete(uint64_t id) noexcept {
@@ -747,33 +752,27 @@ Pending wait_enter(uint8_t wait_op, uint64_t first_ref, uint32_t nrequests, uint
   if (python_frames(w, py, 1) > 0) caller = py[0];
   note(w, caller);
   const Stamp t0 = start_ns ? Stamp{start_ns, start_ticks} : stamp();
-  Emitted e = emit(w, LST_WORD(LST_KIND_WAIT, LST_STATE_ENTERED, 0), [&](lst_record& r, uint64_t id) {
-    r.op = wait_op;
-    r.api = LST_API_MPI;
-    r.u.wait.first_ref = first_ref;
-    r.u.wait.nrequests = nrequests;
-    r.u.wait.id = id;
-    r.caller = caller;
-    r.t_ns = t0.ns;
-  });
-  if (!e.rec) return p;
-  p.rec = e.rec;
-  p.id = e.id;
+  uint64_t id = 0;
+  lst_record* r = w->reserve(&id);
+  if (!r) return p;
+  // ncompleted and t_return_us stay 0 until the return (verify_record's torn-return rule).
+  store_record(r, LST_WORD(LST_KIND_WAIT, LST_STATE_ENTERED, 0), head_word(wait_op, LST_API_MPI), 0,
+               first_ref, nrequests, id, caller, t0.ns, 0);
+  p.rec = r;
+  p.id = id;
   p.t0 = t0.ns;
   p.ticks0 = t0.tsc;
   return p;
 }
 
+// A WAIT record has one writer, the thread of the call: its return is one release store.
 void wait_return(Pending& p, uint32_t ncompleted, bool ok) noexcept {
-  if (!p.rec) return;
-  format::Writer* w = open_writer_or_null();
-  if (!w) return;
-  lst_record* r = live_slot(w, p.rec, p.id);
-  if (!r || (g_config.ring && (LST_WORD_KIND(__atomic_load_n(&r->word, __ATOMIC_ACQUIRE)) != LST_KIND_WAIT ||
-                               r->u.wait.id != p.id)))
-    return;
-  format::Writer::finish_wait(r, ok ? LST_STATE_RETURNED : LST_STATE_FAILED, elapsed_us(p.t0, p.ticks0),
-                              ncompleted);
+  lst_record* r = p.rec;
+  if (!r || !open_writer_or_null()) return;
+  const uint32_t word = __atomic_load_n(&r->word, __ATOMIC_ACQUIRE);
+  if (g_config.ring && (LST_WORD_KIND(word) != LST_KIND_WAIT || r->u.wait.id != p.id)) return;
+  format::Writer::finish_wait_own(r, word, ok ? LST_STATE_RETURNED : LST_STATE_FAILED,
+                                  elapsed_us(p.t0, p.ticks0), ncompleted);
   p.rec = nullptr;
 }
 
@@ -788,12 +787,17 @@ __attribute__((tls_model("initial-exec"))) thread_local Interned t_interned[8];
 
 uint32_t intern_text(format::Writer* w, const char* text) noexcept {
   if (!text || !*text) return 0;
-  const size_t len = std::strlen(text);
-  if (len > sizeof(Interned::text)) return w->intern(text, len);
   Interned& c = t_interned[(reinterpret_cast<uintptr_t>(text) >> 3) & 7];
   const uint32_t gen = g_writer_gen.load(std::memory_order_relaxed);
-  // The same address may hold other text by now (a reused buffer): the content decides.
-  if (c.ptr == text && c.len == len && c.gen == gen && std::memcmp(c.text, text, len) == 0) return c.id;
+  // The same address may hold other text by now (a reused buffer): the content decides, compared in
+  // one pass that stops at the first difference (the text's NUL differs from the copy's next byte).
+  if (c.ptr == text && c.gen == gen) {
+    uint32_t i = 0;
+    while (i < c.len && text[i] == c.text[i]) ++i;
+    if (i == c.len && text[i] == '\0') return c.id;
+  }
+  const size_t len = std::strlen(text);
+  if (len > sizeof(Interned::text)) return w->intern(text, len);
   const uint32_t id = w->intern(text, len);
   if (id) {
     c.ptr = text;
@@ -825,17 +829,12 @@ uint64_t marker_ex(uint8_t op, uint64_t value, uint64_t ref, uint64_t extra, con
   const uint32_t text_id = intern_text(w, text);
   if (caller) note(w, caller);
   const uint64_t t_ns = stamp().ns;
-  Emitted e = emit(w, LST_WORD(LST_KIND_MARKER, state, 0), [&](lst_record& r, uint64_t) {
-    r.op = op;
-    r.comm = comm;
-    r.u.marker.value = value;
-    r.u.marker.ref = ref;
-    r.u.marker.extra = extra;
-    r.caller = caller;
-    r.t_ns = t_ns;
-    r.aux = text_id;
-  });
-  return e.rec ? e.id : UINT64_MAX;
+  uint64_t id = 0;
+  lst_record* r = w->reserve(&id);
+  if (!r) return UINT64_MAX;
+  store_record(r, LST_WORD(LST_KIND_MARKER, state, 0), head_word(op, LST_API_NONE), comm, value, ref, extra,
+               caller, t_ns, uint64_t(text_id) << 32);
+  return id;
 }
 
 void marker_return(uint64_t id, bool ok) noexcept {

@@ -478,14 +478,24 @@ bool Writer::open(const WriterConfig& config, char* err, size_t err_len) {
   im->base = base_;
   im->header = h;
   if (!ring && initial_records < max_records) start_ahead(im);
+  if (!ring || im->ring_mask) {
+    hot_.ring_mask = im->ring_mask;
+    hot_.capacity = &im->capacity;
+    hot_.ahead_mark = &im->ahead_mark;
+    hot_.records = base_ + records_offset;
+  }
   return true;
 }
 
-lst_record* Writer::reserve(uint64_t* id_out) {
+lst_record* Writer::reserve_any(uint64_t* id_out) {
   lst_header* h = header_;
   if (!h) return nullptr;
+  return reserve_slow(__atomic_fetch_add(&h->record_next, 1, __ATOMIC_RELAXED), id_out);
+}
+
+lst_record* Writer::reserve_slow(uint64_t id, uint64_t* id_out) {
+  lst_header* h = header_;
   auto* im = static_cast<Impl*>(impl_);
-  const uint64_t id = __atomic_fetch_add(&h->record_next, 1, __ATOMIC_RELAXED);
   uint8_t* records = base_ + h->records_offset;
   lst_record* r;
   if (im->ring) {
@@ -543,15 +553,15 @@ void Writer::publish(lst_record* r, uint32_t word) {
   __atomic_store_n(&r->word, seal_record_word(r, word), __ATOMIC_RELEASE);
 }
 
-// Every in-place update goes through here: it applies its own change to the check, never a check
-// recomputed from memory, so that updates racing on one record (a device completion and the call's
-// own return) each count once. `returning`: the state moves only from ENTERED (a record returns
-// once); otherwise it moves forward only.
-static void update(lst_record* r, uint8_t state, bool returning, uint64_t d3, uint64_t d7) {
+// A return that may race other updates (finish, finish_wait) goes through here: it applies its own
+// change to the check, never a check recomputed from memory, so that updates racing on one record (a
+// device completion and a return) each count once. The state moves only from ENTERED (a record
+// returns once). advance (writer.h) applies its change the same way.
+static void update(lst_record* r, uint8_t state, uint64_t d3, uint64_t d7) {
   uint32_t old = __atomic_load_n(&r->word, __ATOMIC_ACQUIRE);
   for (;;) {
     const uint8_t cur = uint8_t(LST_WORD_STATE(old));
-    const uint8_t s = returning ? (cur < LST_STATE_RETURNED ? state : cur) : (cur > state ? cur : state);
+    const uint8_t s = cur < LST_STATE_RETURNED ? state : cur;
     const uint32_t fields = LST_WORD(LST_WORD_KIND(old), s, LST_WORD_FLAGS(old)) & ~LST_REC_CHECK_MASK;
     const uint32_t next = fields | updated_check(old, fields, d3, d7);
     if (next == old ||
@@ -560,22 +570,20 @@ static void update(lst_record* r, uint8_t state, bool returning, uint64_t d3, ui
   }
 }
 
-void Writer::advance(lst_record* r, uint8_t state) { update(r, state, false, 0, 0); }
-
 void Writer::finish(lst_record* r, uint8_t state, uint32_t t_return_us) {
   const uint32_t was = r->t_return_us;
   r->t_return_us = t_return_us;
-  update(r, state, true, 0, uint64_t(was ^ t_return_us));
+  update(r, state, 0, uint64_t(was ^ t_return_us));
 }
 
 void Writer::finish_wait(lst_record* r, uint8_t state, uint32_t t_return_us, uint32_t ncompleted) {
   const uint32_t was_t = r->t_return_us, was_n = r->u.wait.ncompleted;
   r->u.wait.ncompleted = ncompleted;
   r->t_return_us = t_return_us;
-  update(r, state, true, uint64_t(was_n ^ ncompleted) << 32, uint64_t(was_t ^ t_return_us));
+  update(r, state, uint64_t(was_n ^ ncompleted) << 32, uint64_t(was_t ^ t_return_us));
 }
 
-lst_record* Writer::at(uint64_t id) {
+lst_record* Writer::at_any(uint64_t id) {
   lst_header* h = header_;
   if (!h) return nullptr;
   auto* im = static_cast<Impl*>(impl_);
@@ -777,6 +785,7 @@ void Writer::abandon() {
     if (im->dirfd >= 0) ::close(im->dirfd);
     munmap(im, sizeof(Impl));
   }
+  hot_ = Hot();
   header_ = nullptr;
   base_ = nullptr;
   fd_ = -1;

@@ -80,9 +80,20 @@ inline uint32_t seal_words(uint32_t word, uint64_t v0, uint64_t v1, uint64_t v2,
 // words 3 and 7 changed by the XOR deltas d3 and d7, from `old_word`'s check alone: the check is
 // linear (rotations, XOR, fold), so nothing is read back. Updates that each apply their own change
 // compose in any order.
-inline uint32_t updated_check(uint32_t old_word, uint32_t new_fields, uint64_t d3, uint64_t d7) {
+LST_CHECK_INLINE uint32_t updated_check(uint32_t old_word, uint32_t new_fields, uint64_t d3, uint64_t d7) {
   const uint64_t d0 = (old_word ^ new_fields) & ~LST_REC_CHECK_MASK;
   return (old_word & LST_REC_CHECK_MASK) ^ detail::check_of(d0, 0, 0, d3, 0, 0, 0, d7);
+}
+
+// The word a record moves to when its call returns (`state`: RETURNED or FAILED), from the word `old`
+// it holds and the XOR delta `d7` of its word 7 (t_return_us and aux), and `d3` of word 3 (a WAIT
+// record's ncompleted): RETURNED or FAILED only from ENTERED (a record returns once), otherwise the
+// state it has, with the check updated for the new fields either way.
+LST_CHECK_INLINE uint32_t returned_word(uint32_t old, uint8_t state, uint64_t d3, uint64_t d7) {
+  const uint32_t cur = LST_WORD_STATE(old);
+  const uint32_t s = cur < LST_STATE_RETURNED ? state : cur;
+  const uint32_t fields = (old & ~(LST_REC_CHECK_MASK | (0x07u << 16))) | s << 16;
+  return fields | updated_check(old, fields, d3, d7);
 }
 
 enum class RecordVerdict {

@@ -4,10 +4,12 @@
 // take a lock; interning is off the per-call path for everything but runtime tensor names).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
 #include "lockstep/format/layout.h"
+#include "lockstep/format/record_check.h"
 
 namespace lockstep::format {
 
@@ -40,7 +42,34 @@ class Writer {
   // drop is counted in the header). The slot's word is zero until publish(); u.coll.id_lo already
   // holds the id's low 32 bits (collective records keep it: it tells a ring reader the slot's owner).
   // Async-signal-safe: no allocation, no lock (growth is a bounded wait on the growing thread).
-  lst_record* reserve(uint64_t* id);
+  // Inline for a power-of-two ring and for a growing file whose next slot is mapped (every record but
+  // a few); the rest in reserve_slow.
+  lst_record* reserve(uint64_t* id) {
+    if (__builtin_expect(hot_.records != nullptr, 1)) {
+      const uint64_t n = __atomic_fetch_add(&header_->record_next, 1, __ATOMIC_RELAXED);
+      lst_record* r;
+      if (hot_.ring_mask) {
+        r = reinterpret_cast<lst_record*>(hot_.records + (n & hot_.ring_mask) * LST_SLOT_SIZE);
+        // The slot was last written a whole ring ago and is likely out of the cache: start fetching the
+        // slot a few records ahead, so that its miss overlaps the calls in between.
+        __builtin_prefetch(hot_.records + ((n + 8) & hot_.ring_mask) * LST_SLOT_SIZE, 1, 3);
+        // Unpublish first, so a reader never pairs the old word with the new fields: the release fence
+        // keeps the stores that refill the slot after the store of 0 (free on x86).
+        __atomic_store_n(&r->word, 0u, __ATOMIC_RELAXED);
+        __atomic_thread_fence(__ATOMIC_RELEASE);
+      } else if (__builtin_expect(n != hot_.ahead_mark->load(std::memory_order_relaxed) &&
+                                      n < hot_.capacity->load(std::memory_order_acquire),
+                                  1)) {
+        r = reinterpret_cast<lst_record*>(hot_.records + n * LST_SLOT_SIZE);
+      } else {
+        return reserve_slow(n, id);
+      }
+      r->u.coll.id_lo = uint32_t(n);
+      *id = n;
+      return r;
+    }
+    return reserve_any(id);
+  }
   // Stores `word` (LST_WORD: kind, state, flags) sealed with the check of the record's fields (format
   // 2.0, record_check.h), with release order: every field written before is visible to a reader that
   // sees the word, and covered by its check. Fields changed later go through advance or finish.
@@ -55,12 +84,53 @@ class Writer {
   // after publish must go through one of them. advance: moves to `state` unless already further.
   // finish: stores the duration, then returns the record (RETURNED or FAILED) unless it has already
   // returned (or completed). finish_wait: the same for a WAIT record and its count.
-  static void advance(lst_record* r, uint8_t state);
+  static void advance(lst_record* r, uint8_t state) {
+    uint32_t old = __atomic_load_n(&r->word, __ATOMIC_ACQUIRE);
+    for (;;) {
+      if (LST_WORD_STATE(old) >= state) return;
+      const uint32_t fields = (old & ~(LST_REC_CHECK_MASK | (0x07u << 16))) | uint32_t(state) << 16;
+      const uint32_t next = fields | updated_check(old, fields, 0, 0);
+      if (__atomic_compare_exchange_n(&r->word, &old, next, true, __ATOMIC_RELEASE, __ATOMIC_ACQUIRE)) return;
+    }
+  }
   static void finish(lst_record* r, uint8_t state, uint32_t t_return_us);
   static void finish_wait(lst_record* r, uint8_t state, uint32_t t_return_us, uint32_t ncompleted);
+  // finish and finish_wait for the thread that wrote the record, while no other thread can update it:
+  // a call's own return, which comes before any completion another thread could record (a Wait finds
+  // the request only after the return; a device completion is handed the record after it). `word` is
+  // the record's word as loaded by the caller. One release store instead of a compare-and-swap loop,
+  // the same fields and check; t_return_us is stored first, so a reader that sees the old word reads
+  // an ENTERED record (verify_record).
+  static void finish_own(lst_record* r, uint32_t word, uint8_t state, uint32_t t_return_us) {
+    const uint32_t was = r->t_return_us;
+    r->t_return_us = t_return_us;
+    __atomic_store_n(&r->word, returned_word(word, state, 0, uint64_t(was ^ t_return_us)), __ATOMIC_RELEASE);
+  }
+  static void finish_wait_own(lst_record* r, uint32_t word, uint8_t state, uint32_t t_return_us,
+                              uint32_t ncompleted) {
+    const uint32_t was_t = r->t_return_us, was_n = r->u.wait.ncompleted;
+    r->u.wait.ncompleted = ncompleted;
+    r->t_return_us = t_return_us;
+    __atomic_store_n(
+        &r->word,
+        returned_word(word, state, uint64_t(was_n ^ ncompleted) << 32, uint64_t(was_t ^ t_return_us)),
+        __ATOMIC_RELEASE);
+  }
   // The slot of a record reserved earlier, for in-place updates; nullptr when a ring has since
   // reused it.
-  lst_record* at(uint64_t id);
+  lst_record* at(uint64_t id) {
+    if (__builtin_expect(hot_.records == nullptr, 0)) return at_any(id);
+    const uint64_t next = __atomic_load_n(&header_->record_next, __ATOMIC_ACQUIRE);
+    if (id >= next) return nullptr;
+    if (hot_.ring_mask) {
+      if (next - id > hot_.ring_mask + 1) return nullptr;
+      auto* r = reinterpret_cast<lst_record*>(hot_.records + (id & hot_.ring_mask) * LST_SLOT_SIZE);
+      const uint32_t w = __atomic_load_n(&r->word, __ATOMIC_ACQUIRE);
+      return LST_WORD_KIND(w) == LST_KIND_COLLECTIVE && r->u.coll.id_lo != uint32_t(id) ? nullptr : r;
+    }
+    if (id >= hot_.capacity->load(std::memory_order_acquire)) return nullptr;
+    return reinterpret_cast<lst_record*>(hot_.records + id * LST_SLOT_SIZE);
+  }
 
   // Interns bytes into the metadata region; returns the string id (0 when the region is full or the
   // file system has no room for its page).
@@ -88,6 +158,18 @@ class Writer {
   int fd_ = -1;
   char path_[4096] = {};
   void* impl_ = nullptr;  // growth lock, module ranges, intern table (writer.cc)
+  // What the inline reserve needs of impl_: records null where it does not apply (closed, or a ring
+  // whose size is not a power of two); ring_mask 0 for a growing file, whose capacity and growth mark
+  // are impl_'s atomics.
+  struct Hot {
+    uint8_t* records = nullptr;
+    uint64_t ring_mask = 0;
+    const std::atomic<uint64_t>* capacity = nullptr;
+    const std::atomic<uint64_t>* ahead_mark = nullptr;
+  } hot_;
+  lst_record* at_any(uint64_t id);
+  lst_record* reserve_any(uint64_t* id);                    // the whole reservation, out of line
+  lst_record* reserve_slow(uint64_t id, uint64_t* id_out);  // after the id is taken: growth, drops
 };
 
 }  // namespace lockstep::format
