@@ -86,17 +86,34 @@ int device_tid(uint32_t comm) { return int(comm) * 2 + 2; }
 
 }  // namespace
 
+std::map<int32_t, std::vector<const check::Finding*>> findings_by_rank(const check::Result& result) {
+  std::map<int32_t, std::vector<const check::Finding*>> out;
+  for (auto& f : result.findings) {
+    const std::vector<int32_t>& who = f.culprits.empty() ? f.ranks : f.culprits;
+    for (int32_t r : who) out[r].push_back(&f);
+  }
+  return out;
+}
+
+int64_t finding_time(const check::Finding& f, int32_t rank, int64_t rank_end) {
+  int64_t ts = rank_end;
+  bool own = false;
+  for (auto& d : f.detail) {
+    if (!d.present) continue;
+    if (d.rank == rank)
+      ts = int64_t(d.time_s * 1e9), own = true;
+    else if (!own && ts == rank_end)
+      ts = int64_t(d.time_s * 1e9);
+  }
+  return ts;
+}
+
 uint64_t write_chrome_trace(const check::Job& job, const check::Result& result, report::Timeline& tl,
                             std::FILE* out, const ChromeOptions& opt) {
   Writer w(out);
   w.raw("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[");
-  // Findings become instant events on the culprits' (else every named rank's) communicator track, at
-  // the time of that rank's call at the finding's position, else at the end of its trace.
-  std::map<int32_t, std::vector<const check::Finding*>> findings_of;
-  for (auto& f : result.findings) {
-    const std::vector<int32_t>& who = f.culprits.empty() ? f.ranks : f.culprits;
-    for (int32_t r : who) findings_of[r].push_back(&f);
-  }
+  // Findings become instant events on the culprits' (else every named rank's) communicator track.
+  const auto findings_of = findings_by_rank(result);
   std::string e;
   for (const check::Rank& r : job.ranks) {
     const int32_t pid = r.world_rank;
@@ -169,16 +186,7 @@ uint64_t write_chrome_trace(const check::Job& job, const check::Result& result, 
     if (fit == findings_of.end()) continue;
     for (const check::Finding* f : fit->second) {
       if (f->seq >= 0 && (f->seq < opt.from || f->seq >= opt.to)) continue;
-      // At this rank's call at the finding's position; a rank with no call there: when the others made it.
-      int64_t ts = rank_end;
-      bool own = false;
-      for (auto& d : f->detail) {
-        if (!d.present) continue;
-        if (d.rank == r.world_rank)
-          ts = int64_t(d.time_s * 1e9), own = true;
-        else if (!own && ts == rank_end)
-          ts = int64_t(d.time_s * 1e9);
-      }
+      const int64_t ts = finding_time(*f, r.world_rank, rank_end);
       int ci = tl.comm_index(f->comm.id);
       e = fmt::format(R"({{"ph":"i","s":"t","pid":{},"tid":{},"ts":{},"cat":"finding","name":{},"args":{{)",
                       pid, ci >= 0 ? host_tid(uint32_t(ci)) : 0, us(ts), quoted(check::kind_name(f->kind)));
