@@ -117,7 +117,14 @@ std::vector<Lane> Timeline::lanes(const Rank& r) {
   };
   // Device times, by the id of the collective record they belong to.
   std::unordered_map<uint64_t, std::pair<uint64_t, uint64_t>> device;
-  if (opt_.device) {
+  // Only the GPU capture of NCCL calls writes them: a rank without an NCCL communicator (or with calls on
+  // one it has no record of) is spared that pass over its whole trace.
+  bool maybe_device = false;
+  for (auto& s : r.seqs) {
+    const check::CommView* v = r.comm(s.comm);
+    maybe_device |= !v || v->api == LST_API_NCCL;
+  }
+  if (opt_.device && maybe_device) {
     const check::RecordSource& src = *r.source;
     const lst_record* slots = src.contiguous();
     for (uint64_t id = src.first_id(); id < src.end_id(); ++id) {

@@ -96,8 +96,14 @@ if [ "$step" = export ]; then
   fi
   python3 "$here/validate_perfetto.py" "$work/trace.perfetto-trace" --ranks $ranks \
     --findings "$findings" --check "$work/check.json" "${raw[@]}" || exit 1
+  # The validator itself rejects a damaged trace: the file cut short inside its last packet.
+  head -c -3 "$work/trace.perfetto-trace" > "$work/trace-cut.perfetto-trace"
+  if python3 "$here/validate_perfetto.py" "$work/trace-cut.perfetto-trace" --ranks $ranks > "$work/cut.log"; then
+    fail "validate_perfetto.py accepted a truncated trace"
+  fi
+  grep -q "^FAIL:" "$work/cut.log" || fail "validate_perfetto.py did not say why: $(cat "$work/cut.log")"
   echo "sizes: perfetto $(stat -c %s "$work/trace.perfetto-trace") bytes, chrome $(stat -c %s "$work/trace.json") bytes"
-  rm -f "$work/trace.decode_raw.txt"
+  rm -f "$work/trace.decode_raw.txt" "$work/trace-cut.perfetto-trace"
   exit 0
 fi
 
