@@ -189,7 +189,8 @@ std::vector<Lane> Timeline::lanes(const Rank& r) {
       key.kind = kind_id;
       slot = key;
     }
-    Call c;
+    // Filled in place: a Call built on the stack and copied in stalled on store forwarding.
+    Call& c = out[si].calls.emplace_back();
     c.kind = kind_id;
     c.state = uint8_t(LST_WORD_STATE(rec.word));
     c.t0_ns = time_of(r, rec.t_ns);
@@ -205,7 +206,6 @@ std::vector<Lane> Timeline::lanes(const Rank& r) {
         c.dev1_ns = time_of(r, d->second.second);
       }
     }
-    out[si].calls.push_back(c);
   });
   // The lanes hold what the page and the export need: let the rank's mapped records go, so that a
   // 1,024-rank job is read once rank by rank rather than kept resident (a hint; reading again works).
