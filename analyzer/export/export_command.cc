@@ -61,6 +61,7 @@ void parse_window(const std::string& text, ChromeOptions& co) {
     try {
       v = std::stoll(part, &used);
     } catch (const std::exception&) {
+      used = 0;  // not a number: the error below
     }
     if (used != part.size() || v < 0)
       throw cli::BadInput(fmt::format("export: --seq '{}': want FROM:TO, two positions (0 or more)", text));

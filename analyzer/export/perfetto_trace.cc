@@ -146,8 +146,8 @@ class PerfettoWriter {
     char* o = room(1 + 10 + p.b.size());
     *o++ = char(kTracePacket << 3 | 2);
     o = put_varint(o, p.b.size());
-    std::memcpy(o, p.b.data(), p.b.size());
-    len_ = size_t(o + p.b.size() - buf_.data());
+    o = std::copy(p.b.begin(), p.b.end(), o);
+    len_ = size_t(o - buf_.data());
     ++stats.packets;
   }
   void flush() {
