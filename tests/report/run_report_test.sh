@@ -62,6 +62,12 @@ if [ "$step" = export ]; then
     fail "export to stdout failed"
   cmp -s "$work/trace.perfetto-trace" "$work/trace-default.perfetto-trace" ||
     fail "the default format is not --format perfetto"
+  # The binary trace is refused on a terminal (a pseudo-terminal from script(1), when installed).
+  if command -v script > /dev/null; then
+    tty_out=$(script -qec "'$lockstep' export '$traces'; echo rc=\$?" /dev/null | tr -d '\r')
+    grep -q "writes a binary trace: give -o FILE" <<< "$tty_out" && grep -q "^rc=2$" <<< "$tty_out" ||
+      fail "export to a terminal: $tty_out"
+  fi
   "$lockstep" export "$traces" --format chrome -o "$work/trace.json"
   rc=$?
   [ "$rc" = "$want" ] || fail "export --format chrome exited $rc, want $want"
