@@ -308,6 +308,20 @@ void Rank::materialize() const {
   materialized = true;
 }
 
+void Rank::for_each_call(
+    const std::function<void(uint32_t, uint32_t, const lst_record&, RecordRef)>& fn) const {
+  if (!streamed || materialized) {
+    for (uint32_t si = 0; si < seqs.size(); ++si)
+      for (uint32_t i = 0; i < seqs[si].ref.size(); ++i)
+        if (const lst_record* r = record(seqs[si].ref[i])) fn(si, i, *r, seqs[si].ref[i]);
+    return;
+  }
+  walk(*this, [&](uint32_t si, uint32_t pos, const lst_record& r, RecordRef ref) {
+    const Sequence& s = seqs[si];
+    if (pos >= s.skip && pos - s.skip < s.count) fn(si, pos - s.skip, r, ref);
+  });
+}
+
 void Rank::release() const {
   if (!streamed) return;
   for (auto& s : seqs) {

@@ -1,5 +1,6 @@
-// `lockstep report DIR -o report.html` and `lockstep export DIR --format perfetto|chrome -o trace.json`:
-// the check's findings and the job's collectives, drawn (HTML) or handed to a trace viewer (JSON).
+// `lockstep report DIR -o report.html` and `lockstep export DIR --format perfetto|chrome -o FILE`: the
+// check's findings and the job's collectives, drawn (HTML) or handed to a trace viewer (Perfetto's
+// protobuf trace, or Chrome trace-event JSON).
 #include <fmt/format.h>
 
 #include <unistd.h>
@@ -14,6 +15,7 @@
 #include "lockstep/check/analyze_dir.h"
 #include "lockstep/report/html.h"
 #include "lockstep/version.h"
+#include "perfetto_trace.h"
 #include "report_cli.h"
 #include "run/stall_report.h"
 
@@ -59,6 +61,7 @@ void parse_window(const std::string& text, ChromeOptions& co) {
     try {
       v = std::stoll(part, &used);
     } catch (const std::exception&) {
+      used = 0;  // not a number: the error below
     }
     if (used != part.size() || v < 0)
       throw cli::BadInput(fmt::format("export: --seq '{}': want FROM:TO, two positions (0 or more)", text));
@@ -83,10 +86,17 @@ int run_export(const ExportOptions& o) {
   to.names = &c.result.comms;
   report::Timeline tl(c.job, to);
   const bool to_stdout = o.output.empty() || o.output == "-";
+  const bool binary = o.format == "perfetto";
+  if (binary && to_stdout && isatty(STDOUT_FILENO))
+    throw cli::BadInput(
+        "export: --format perfetto writes a binary trace: give -o FILE or redirect the output");
   std::FILE* f = to_stdout ? stdout : std::fopen(o.output.c_str(), "w");
   if (!f) throw cli::BadInput(fmt::format("{}: cannot write: {}", o.output, std::strerror(errno)));
   try {
-    write_chrome_trace(c.job, c.result, tl, f, co);
+    if (binary)
+      write_perfetto_trace(c.job, c.result, tl, f, co);
+    else
+      write_chrome_trace(c.job, c.result, tl, f, co);
   } catch (const std::exception& e) {
     if (!to_stdout) std::fclose(f);
     throw cli::BadInput(fmt::format("{}: {}", o.output.empty() ? "-" : o.output, e.what()));
@@ -146,9 +156,11 @@ LOCKSTEP_COMMAND(export, [](CLI::App& app) {
   auto o = std::make_shared<lockstep::exporter::ExportOptions>();
   CLI::App* sub = app.add_subcommand(
       "export",
-      "Write a job's collectives as Chrome trace-event JSON for ui.perfetto.dev or chrome://tracing");
+      "Write a job's collectives as a trace for ui.perfetto.dev (Perfetto's protobuf format) or "
+      "chrome://tracing (trace-event JSON)");
   sub->add_option("DIR", o->dir, "trace directory (every *.lstrace file in it, one job)")->required();
-  sub->add_option("--format", o->format, "perfetto (default) or chrome: the same trace-event JSON");
+  sub->add_option("--format", o->format,
+                  "perfetto (default): Perfetto's protobuf trace; chrome: trace-event JSON");
   sub->add_option("-o,--output", o->output, "write to FILE instead of standard output");
   lockstep::cli::add_load_options(sub, o->jobs, o->no_symbolize);
   sub->add_flag("--no-flows", o->no_flows, "leave out the flow arrows joining a collective across ranks");

@@ -287,21 +287,26 @@ function drawSeqLane(c, l, g, lg, y, cell) {
     if (k < 0) continue;
     const open = g.openSet.has(own);
     const cls = 'call' + (open ? ' open' : '') + (extras[p] ? ' extra' : '');
-    const r = sv('rect', {
-      class: cls,
-      x: x,
-      y: y,
-      width: Math.max(cell - 1, 1),
-      height: LANE_H - 2,
-      fill: opColor(D.kinds[k].op),
-      'data-seq': own,
-      'data-op': D.kinds[k].name
-    });
-    r.addEventListener('click', function() {
-      showCall(c, l, own, k, open);
-    });
-    lg.appendChild(r);
+    callBox(c, l, lg, cls, x, y, Math.max(cell - 1, 1), own, k, open);
   }
+}
+
+// One call's box on a lane (sequence or time axis); a click shows the call.
+function callBox(c, l, lg, cls, x, y, width, pos, k, open) {
+  const r = sv('rect', {
+    class: cls,
+    x: x,
+    y: y,
+    width: width,
+    height: LANE_H - 2,
+    fill: opColor(D.kinds[k].op),
+    'data-seq': pos,
+    'data-op': D.kinds[k].name
+  });
+  r.addEventListener('click', function() {
+    showCall(c, l, pos, k, open);
+  });
+  lg.appendChild(r);
 }
 
 function drawTimeLane(c, l, g, lg, y) {
@@ -328,20 +333,7 @@ function drawTimeLane(c, l, g, lg, y) {
     if (Math.floor(x) === lastX && w < 2) continue;  // one box per pixel is all the eye can see
     lastX = Math.floor(x);
     const k = kindAt(g, i), open = l.d[i] < 0;
-    const r = sv('rect', {
-      class: 'call' + (open ? ' open' : ''),
-      x: x,
-      y: y,
-      width: w,
-      height: LANE_H - 2,
-      fill: opColor(D.kinds[k].op),
-      'data-seq': i,
-      'data-op': D.kinds[k].name
-    });
-    r.addEventListener('click', function() {
-      showCall(c, l, i, k, open);
-    });
-    lg.appendChild(r);
+    callBox(c, l, lg, 'call' + (open ? ' open' : ''), x, y, w, i, k, open);
     drawn++;
   }
 }

@@ -86,88 +86,112 @@ std::vector<Lane> Timeline::lanes(const Rank& r) {
     site_of[caller] = kit->second;
     return kit->second;
   };
-  // Runtime spans name the tensor of the MPI/NCCL calls they enclose; they are few, sorted by start.
-  auto tensor_at = [&](const lst_record& rec) -> std::string {
-    if (rec.api == LST_API_RT) return rec.aux ? std::string(r.source->string(rec.aux)) : "";
-    const check::RtSpan* best = nullptr;
-    for (auto& s : r.rt)
-      if (s.t0 <= rec.t_ns && rec.t_ns <= s.t1 && (!best || s.t0 > best->t0)) best = &s;
-    return best ? std::string(r.source->string(best->name)) : "";
+  // Runtime spans name the tensor of the MPI/NCCL calls they enclose (the latest-starting one that
+  // encloses the call); they are sorted by start, and only the few before the call are looked at.
+  auto tensor_id = [&](const lst_record& rec) -> uint32_t {
+    if (rec.api == LST_API_RT) return rec.aux;
+    auto it = std::upper_bound(r.rt.begin(), r.rt.end(), rec.t_ns,
+                               [](uint64_t t, const check::RtSpan& s) { return t < s.t0; });
+    for (int n = 0; n < 64 && it != r.rt.begin(); ++n) {
+      --it;
+      if (it->t0 <= rec.t_ns && rec.t_ns <= it->t1) return it->name;
+    }
+    return 0;
   };
   // Device times, by the id of the collective record they belong to.
   std::unordered_map<uint64_t, std::pair<uint64_t, uint64_t>> device;
-  if (opt_.device) {
+  // Only the GPU capture of NCCL calls writes them: a rank without an NCCL communicator (or with calls on
+  // one it has no record of) is spared that pass over its whole trace.
+  bool maybe_device = false;
+  for (auto& s : r.seqs) {
+    const check::CommView* v = r.comm(s.comm);
+    maybe_device |= !v || v->api == LST_API_NCCL;
+  }
+  if (opt_.device && maybe_device) {
     const check::RecordSource& src = *r.source;
+    const lst_record* slots = src.contiguous();
     for (uint64_t id = src.first_id(); id < src.end_id(); ++id) {
-      const lst_record* rec = src.record(id);
-      if (rec && LST_WORD_KIND(rec->word) == LST_KIND_DEVICE)
+      const lst_record* rec = slots ? slots + (id - src.first_id()) : src.record(id);
+      if (!rec) continue;
+      const uint32_t word = __atomic_load_n(&rec->word, __ATOMIC_ACQUIRE);
+      if (word && LST_WORD_KIND(word) == LST_KIND_DEVICE)
         device[rec->u.device.ref] = {rec->u.device.start_ns, rec->u.device.end_ns};
     }
   }
-  std::vector<Lane> out;
-  std::unordered_map<uint64_t, uint32_t> kind_of;
-  r.materialize();  // a streamed rank: its calls in order, read again from its trace
-  for (auto& s : r.seqs) {
-    Lane lane;
-    lane.rank = r.world_rank;
-    lane.comm = uint32_t(comm_index(s.comm));
-    lane.calls.reserve(s.ref.size());
-    for (size_t i = 0; i < s.ref.size(); ++i) {
-      const check::RecordRef ref = s.ref[i];
-      const lst_record* rec = r.record(ref);
-      if (!rec) continue;
-      // The alignment signature already folds the arguments, the name and the call site together:
-      // it keys a per-rank cache so that the full description is built once per distinct call.
-      uint64_t fast = s.sig[i] ^ (uint64_t(rec->word >> 24) << 56) ^ rec->caller;
-      auto cached = kind_of.find(fast);
-      uint32_t kind_id;
-      if (cached != kind_of.end()) {
-        kind_id = cached->second;
-      } else {
-        CallKind k;
-        k.api = rec->api;
-        k.op = rec->op;
-        k.dtype = rec->dtype;
-        k.redop = rec->redop;
-        k.flags = uint8_t(LST_WORD_FLAGS(rec->word));
-        k.count = rec->u.coll.count;
-        k.dtype_size = rec->u.coll.dtype_size;
-        if (check::is_rooted(rec->op)) k.root = rec->u.coll.root_or_peer;
-        if (rec->op == LST_OP_SEND || rec->op == LST_OP_RECV) k.peer = rec->u.coll.root_or_peer;
-        k.tensor = r.rt.empty() && rec->api != LST_API_RT ? std::string() : tensor_at(*rec);
-        k.site = site(rec->caller);
-        k.operation = format::op_name(*rec);
-        std::string key = fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|", k.api, k.op, k.dtype, k.redop,
-                                      k.flags, k.count, k.dtype_size, k.root, k.peer, k.site, k.operation);
-        key += k.tensor;
-        auto [it, fresh] = kind_index_.try_emplace(key, uint32_t(kinds.size()));
-        if (fresh) kinds.push_back(std::move(k));
-        kind_id = it->second;
-        kind_of.emplace(fast, kind_id);
-      }
-      Call c;
-      c.kind = kind_id;
-      c.state = uint8_t(LST_WORD_STATE(rec->word));
-      c.t0_ns = time_of(r, rec->t_ns);
-      if (c.state >= LST_STATE_RETURNED) {  // FAILED calls returned too, with an error
-        c.returned = true;
-        c.t1_ns = c.t0_ns + int64_t(rec->t_return_us) * 1000;
-      }
-      if (!device.empty()) {
-        auto d = device.find(r.source->first_id() + ref);
-        if (d != device.end() && d->second.second) {
-          c.device = true;
-          c.dev0_ns = time_of(r, d->second.first);
-          c.dev1_ns = time_of(r, d->second.second);
-        }
-      }
-      lane.calls.push_back(c);
-    }
-    out.push_back(std::move(lane));
+  // What makes two calls the same kind, straight from the record; a small direct-mapped cache of them
+  // (a rank repeats a handful of kinds) spares building the full description per call.
+  struct KindKey {
+    uint64_t a = ~0ull, count = 0, caller = 0;
+    uint32_t tensor = 0, kind = 0;
+  };
+  std::vector<KindKey> cache(256);
+  std::vector<Lane> out(r.seqs.size());
+  for (size_t si = 0; si < r.seqs.size(); ++si) {
+    out[si].rank = r.world_rank;
+    out[si].comm = uint32_t(comm_index(r.seqs[si].comm));
+    out[si].calls.reserve(r.seqs[si].size());
   }
+  const bool has_rt = !r.rt.empty();
+  r.for_each_call([&](uint32_t si, uint32_t, const lst_record& rec, check::RecordRef ref) {
+    const bool with_root = check::is_rooted(rec.op), with_peer = rec.op == LST_OP_SEND || rec.op == LST_OP_RECV;
+    KindKey key;
+    key.a = uint64_t(rec.api) | uint64_t(rec.op) << 8 | uint64_t(rec.dtype) << 16 |
+            uint64_t(rec.redop) << 24 | uint64_t(LST_WORD_FLAGS(rec.word)) << 32 |
+            uint64_t(with_root || with_peer ? uint16_t(rec.u.coll.root_or_peer) : 0) << 48;
+    key.count = rec.u.coll.count ^ uint64_t(rec.u.coll.dtype_size) << 48 ^
+                (with_root || with_peer ? uint64_t(uint32_t(rec.u.coll.root_or_peer)) << 16 : 0);
+    key.caller = rec.caller;
+    key.tensor = has_rt || rec.api == LST_API_RT ? tensor_id(rec) : 0;
+    KindKey& slot =
+        cache[(key.a ^ key.count * 0x9e3779b97f4a7c15ull ^ key.caller ^ key.tensor) * 0x2545f4914f6cdd1dull >>
+              56];
+    uint32_t kind_id;
+    if (slot.a == key.a && slot.count == key.count && slot.caller == key.caller &&
+        slot.tensor == key.tensor) {
+      kind_id = slot.kind;
+    } else {
+      CallKind k;
+      k.api = rec.api;
+      k.op = rec.op;
+      k.dtype = rec.dtype;
+      k.redop = rec.redop;
+      k.flags = uint8_t(LST_WORD_FLAGS(rec.word));
+      k.count = rec.u.coll.count;
+      k.dtype_size = rec.u.coll.dtype_size;
+      if (with_root) k.root = rec.u.coll.root_or_peer;
+      if (with_peer) k.peer = rec.u.coll.root_or_peer;
+      k.tensor = key.tensor ? std::string(r.source->string(key.tensor)) : std::string();
+      k.site = site(rec.caller);
+      k.operation = format::op_name(rec);
+      std::string full = fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|", k.api, k.op, k.dtype, k.redop,
+                                     k.flags, k.count, k.dtype_size, k.root, k.peer, k.site, k.operation);
+      full += k.tensor;
+      auto [it, fresh] = kind_index_.try_emplace(full, uint32_t(kinds.size()));
+      if (fresh) kinds.push_back(std::move(k));
+      kind_id = it->second;
+      key.kind = kind_id;
+      slot = key;
+    }
+    // Filled in place: a Call built on the stack and copied in stalled on store forwarding.
+    Call& c = out[si].calls.emplace_back();
+    c.kind = kind_id;
+    c.state = uint8_t(LST_WORD_STATE(rec.word));
+    c.t0_ns = time_of(r, rec.t_ns);
+    if (c.state >= LST_STATE_RETURNED) {  // FAILED calls returned too, with an error
+      c.returned = true;
+      c.t1_ns = c.t0_ns + int64_t(rec.t_return_us) * 1000;
+    }
+    if (!device.empty()) {
+      auto d = device.find(r.source->first_id() + ref);
+      if (d != device.end() && d->second.second) {
+        c.device = true;
+        c.dev0_ns = time_of(r, d->second.first);
+        c.dev1_ns = time_of(r, d->second.second);
+      }
+    }
+  });
   // The lanes hold what the page and the export need: let the rank's mapped records go, so that a
   // 1,024-rank job is read once rank by rank rather than kept resident (a hint; reading again works).
-  r.release();
   r.source->release(r.source->first_id(), r.source->end_id());
   return out;
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One report test: traces (a real mpirun job under `lockstep run`, or a synthetic job), then
-#   export: `lockstep export` validated by structure (validate_trace.py);
+#   export: `lockstep export` validated by structure (validate_perfetto.py for the protobuf trace, with
+#           protoc --decode_raw when installed; validate_trace.py for the JSON);
 #   html:   `lockstep report` (and `check --format html`, the same page) rendered in headless Chromium,
 #           the DOM checked (check_dom.py) and a screenshot kept next to the traces. Exit 77 (skipped)
 #           when /usr/bin/chromium is absent.
@@ -52,14 +53,24 @@ findings=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["
   "$work/check.json")
 
 if [ "$step" = export ]; then
-  "$lockstep" export "$traces" --format perfetto -o "$work/trace.json"
-  rc=$?
   want=1
   [ "$findings" = 0 ] && want=0
-  [ "$rc" = "$want" ] || fail "export exited $rc, want $want"
-  "$lockstep" export "$traces" --format chrome > "$work/trace-chrome.json" || [ $? = 1 ] ||
+  "$lockstep" export "$traces" --format perfetto -o "$work/trace.perfetto-trace"
+  rc=$?
+  [ "$rc" = "$want" ] || fail "export --format perfetto exited $rc, want $want"
+  "$lockstep" export "$traces" > "$work/trace-default.perfetto-trace" || [ $? = 1 ] ||
     fail "export to stdout failed"
-  cmp -s "$work/trace.json" "$work/trace-chrome.json" || fail "--format chrome and perfetto differ"
+  cmp -s "$work/trace.perfetto-trace" "$work/trace-default.perfetto-trace" ||
+    fail "the default format is not --format perfetto"
+  # The binary trace is refused on a terminal (a pseudo-terminal from script(1), when installed).
+  if command -v script > /dev/null; then
+    tty_out=$(script -qec "'$lockstep' export '$traces'; echo rc=\$?" /dev/null | tr -d '\r')
+    grep -q "writes a binary trace: give -o FILE" <<< "$tty_out" && grep -q "^rc=2$" <<< "$tty_out" ||
+      fail "export to a terminal: $tty_out"
+  fi
+  "$lockstep" export "$traces" --format chrome -o "$work/trace.json"
+  rc=$?
+  [ "$rc" = "$want" ] || fail "export --format chrome exited $rc, want $want"
   # Bad input: one line naming the problem, exit 2.
   "$lockstep" export "$work/no-such-dir" -o "$work/x.json" 2> "$work/bad.err"
   [ $? = 2 ] && grep -q "no-such-dir" "$work/bad.err" ||
@@ -67,15 +78,39 @@ if [ "$step" = export ]; then
   "$lockstep" export "$traces" --format svg 2> "$work/bad.err"
   [ $? = 2 ] && grep -q "unknown --format 'svg'" "$work/bad.err" ||
     fail "export --format svg: $(cat "$work/bad.err")"
-  # A window of positions: still well formed, and nothing outside it.
-  "$lockstep" export "$traces" --seq 1:3 -o "$work/trace-window.json"
-  [ $? -le 1 ] || fail "export --seq 1:3 failed"
-  python3 "$here/validate_trace.py" "$work/trace-window.json" --ranks $ranks --seq 1:3 || exit 1
   "$lockstep" export "$traces" --seq 3:1 2> "$work/bad.err"
   [ $? = 2 ] && grep -q "TO must be above FROM" "$work/bad.err" ||
     fail "export --seq 3:1: $(cat "$work/bad.err")"
-  exec python3 "$here/validate_trace.py" "$work/trace.json" --ranks $ranks --findings "$findings" \
-    --check "$work/check.json"
+  # A window of positions: still well formed, and nothing outside it, in both formats.
+  "$lockstep" export "$traces" --format chrome --seq 1:3 -o "$work/trace-window.json"
+  [ $? -le 1 ] || fail "export --format chrome --seq 1:3 failed"
+  python3 "$here/validate_trace.py" "$work/trace-window.json" --ranks $ranks --seq 1:3 || exit 1
+  "$lockstep" export "$traces" --seq 1:3 -o "$work/trace-window.perfetto-trace"
+  [ $? -le 1 ] || fail "export --seq 1:3 failed"
+  python3 "$here/validate_perfetto.py" "$work/trace-window.perfetto-trace" --ranks $ranks --seq 1:3 ||
+    exit 1
+  python3 "$here/validate_trace.py" "$work/trace.json" --ranks $ranks --findings "$findings" \
+    --check "$work/check.json" || exit 1
+  # The binary trace read by an independent decoder too (protoc, installed by scripts/setup) when present.
+  raw=()
+  if command -v protoc > /dev/null; then
+    protoc --decode_raw < "$work/trace.perfetto-trace" > "$work/trace.decode_raw.txt" ||
+      fail "protoc --decode_raw cannot read the Perfetto trace"
+    raw=(--raw "$work/trace.decode_raw.txt")
+  else
+    echo "note: protoc not installed, the Perfetto trace is read by validate_perfetto.py alone"
+  fi
+  python3 "$here/validate_perfetto.py" "$work/trace.perfetto-trace" --ranks $ranks \
+    --findings "$findings" --check "$work/check.json" "${raw[@]}" || exit 1
+  # The validator itself rejects a damaged trace: the file cut short inside its last packet.
+  head -c -3 "$work/trace.perfetto-trace" > "$work/trace-cut.perfetto-trace"
+  if python3 "$here/validate_perfetto.py" "$work/trace-cut.perfetto-trace" --ranks $ranks > "$work/cut.log"; then
+    fail "validate_perfetto.py accepted a truncated trace"
+  fi
+  grep -q "^FAIL:" "$work/cut.log" || fail "validate_perfetto.py did not say why: $(cat "$work/cut.log")"
+  echo "sizes: perfetto $(stat -c %s "$work/trace.perfetto-trace") bytes, chrome $(stat -c %s "$work/trace.json") bytes"
+  rm -f "$work/trace.decode_raw.txt" "$work/trace-cut.perfetto-trace"
+  exit 0
 fi
 
 [ "$step" = html ] || fail "unknown step $step"

@@ -181,6 +181,10 @@ struct Rank {
   // was streamed; nothing otherwise. `release()` gives that memory back (a streamed rank only).
   void materialize() const;
   void release() const;
+  // Every kept collective once, without materializing: fn(sequence index, position among the sequence's
+  // kept calls, record, its RecordRef). A streamed rank walks its trace in record order (one pass, pages
+  // released behind it); a materialized one goes through its sequences' refs.
+  void for_each_call(const std::function<void(uint32_t, uint32_t, const lst_record&, RecordRef)>& fn) const;
 
   const Sequence* sequence(uint64_t comm) const {
     auto it = seq_index.find(comm);

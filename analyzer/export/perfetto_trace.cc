@@ -1,0 +1,495 @@
+// Perfetto protobuf trace writer: a minimal encoder of the few TracePacket fields the export needs,
+// written from the field numbers of Perfetto's public trace protos. Times are nanoseconds from the job's
+// time origin, the earliest rank's trace start, so every rank shares one clock.
+#include "perfetto_trace.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "lockstep/format/reader.h"
+#include "lockstep/report/report.h"
+
+namespace lockstep::exporter {
+
+namespace {
+
+// Field numbers (protos/perfetto/trace/...): only those written here.
+constexpr uint32_t kTracePacket = 1;  // Trace.packet
+// TracePacket; defaults: TracePacketDefaults { track_event_defaults = 11 { track_uuid = 11 } }
+constexpr uint32_t kTimestamp = 8, kSequenceId = 10 /* trusted_packet_sequence_id */, kTrackEvent = 11,
+                   kInternedData = 12, kSequenceFlags = 13, kPacketDefaults = 59, kTrackDescriptor = 60;
+// TrackEvent (flow_ids: fixed64)
+constexpr uint32_t kEvAnnotation = 4, kEvType = 9, kEvNameIid = 10, kEvTrackUuid = 11, kEvName = 23,
+                   kEvSourceLocationIid = 34, kEvFlowIds = 47;
+// DebugAnnotation
+constexpr uint32_t kDaNameIid = 1, kDaUint = 3, kDaInt = 4, kDaString = 6, kDaStringIid = 17;
+// InternedData; each entry is { iid = 1, name/str/file_name = 2, function_name = 3, line_number = 4 }
+constexpr uint32_t kInEventNames = 2, kInAnnotationNames = 3, kInSourceLocations = 4,
+                   kInStrings = 29 /* debug_annotation_string_values */;
+// TrackDescriptor; process: ProcessDescriptor { pid = 1, process_name = 6 }
+constexpr uint32_t kTdUuid = 1, kTdName = 2, kTdProcess = 3, kTdParent = 5, kTdChildOrdering = 11,
+                   kTdSiblingRank = 12, kTdProcessOrdering = 19;
+enum : uint64_t { kSeqCleared = 1, kSeqNeedsState = 2 };
+enum : uint64_t { kSliceBegin = 1, kSliceEnd = 2, kInstant = 3 };
+enum : uint64_t { kChildOrderingExplicit = 3, kProcessOrderingExplicit = 1 };
+
+// Debug annotation names, interned on every sequence (iid = value).
+enum Arg : uint64_t {
+  kArgSeq = 1,
+  kArgCount,
+  kArgDtype,
+  kArgBytes,
+  kArgOp,
+  kArgRoot,
+  kArgPeer,
+  kArgTensor,
+  kArgState,
+  kArgSummary,
+  kArgExplanation,
+  kArgCommunicator,
+  kArgEnd
+};
+constexpr const char* kArgNames[] = {"",        "seq",         "count",       "dtype",  "bytes",
+                                     "op",      "root",        "peer",        "tensor", "state",
+                                     "summary", "explanation", "communicator"};
+static_assert(sizeof kArgNames / sizeof *kArgNames == kArgEnd);
+
+// A protobuf message under construction.
+struct Proto {
+  std::string b;
+  void varint(uint64_t v) {
+    char tmp[10];
+    int n = 0;
+    while (v >= 0x80) {
+      tmp[n++] = char(v | 0x80);
+      v >>= 7;
+    }
+    tmp[n++] = char(v);
+    b.append(tmp, size_t(n));
+  }
+  void tag(uint32_t field, int wire) { varint((uint64_t(field) << 3) | uint64_t(wire)); }
+  void u(uint32_t field, uint64_t v) {
+    tag(field, 0);
+    varint(v);
+  }
+  void i(uint32_t field, int64_t v) { u(field, uint64_t(v)); }  // int64: two's complement, 10 bytes if < 0
+  void bytes(uint32_t field, std::string_view s) {
+    tag(field, 2);
+    varint(s.size());
+    b.append(s);
+  }
+  void msg(uint32_t field, const Proto& m) { bytes(field, m.b); }
+  void fixed64(uint32_t field, uint64_t v) {
+    tag(field, 1);
+    char x[8];
+    for (int k = 0; k < 8; ++k) x[k] = char(v >> (8 * k));
+    b.append(x, 8);
+  }
+  void clear() { b.clear(); }
+};
+
+// Interned values: one iid per distinct value for the whole file; each packet sequence defines the iids
+// it uses the first time it uses them (Perfetto keeps interned data per sequence).
+class Table {
+ public:
+  uint64_t iid(const std::string& s) {
+    auto [it, fresh] = index_.try_emplace(s, values_.size() + 1);
+    if (fresh) values_.push_back(s);
+    return it->second;
+  }
+  const std::string& value(uint64_t iid) const { return values_[iid - 1]; }
+  // True once per sequence for each iid.
+  bool first_use(uint64_t iid, uint32_t sequence) {
+    if (seen_.size() <= iid) seen_.resize(iid + 1, 0);
+    if (seen_[iid] == sequence) return false;
+    seen_[iid] = sequence;
+    return true;
+  }
+
+ private:
+  std::unordered_map<std::string, uint64_t> index_;
+  std::vector<std::string> values_;
+  std::vector<uint32_t> seen_;
+};
+
+// What every call of one kind carries: name, call site and arguments, encoded once.
+struct KindBlock {
+  bool built = false;
+  std::string fields;  // TrackEvent fields: name_iid, source_location_iid, argument annotations
+  uint64_t name = 0, site = 0;
+  std::vector<uint64_t> strings;
+};
+
+inline size_t varint_size(uint64_t v) { return v < 0x80 ? 1 : size_t(64 - __builtin_clzll(v) + 6) / 7; }
+inline char* put_varint(char* p, uint64_t v) {
+  while (v >= 0x80) {
+    *p++ = char(v | 0x80);
+    v >>= 7;
+  }
+  *p++ = char(v);
+  return p;
+}
+
+class PerfettoWriter {
+ public:
+  PerfettoWriter(std::FILE* f, report::Timeline& tl) : f_(f), tl_(tl), buf_(kFlushAt + (1 << 16)) {}
+
+  void packet(const Proto& p) {
+    char* o = room(1 + 10 + p.b.size());
+    *o++ = char(kTracePacket << 3 | 2);
+    o = put_varint(o, p.b.size());
+    o = std::copy(p.b.begin(), p.b.end(), o);
+    len_ = size_t(o - buf_.data());
+    ++stats.packets;
+  }
+  void flush() {
+    if (len_ && std::fwrite(buf_.data(), 1, len_, f_) != len_) throw std::runtime_error("write failed");
+    len_ = 0;
+  }
+
+  uint32_t new_sequence() { return ++sequences_; }
+
+  // A slice on `seq`'s track: a begin packet carrying the TrackEvent fields `ev` (its type included)
+  // and the interned data `in` they need, then an end packet. Framed straight into the output buffer:
+  // this runs once per call.
+  void slice(uint32_t seq, int64_t begin, int64_t end, std::string_view in, const char* ev, size_t ev_len) {
+    const uint64_t t0 = begin < 0 ? 0 : uint64_t(begin), t1 = end < 0 ? 0 : uint64_t(end);
+    const size_t head = 1 + varint_size(seq) + 2;  // sequence id and flags, shared by both packets
+    const size_t body0 = 1 + varint_size(t0) + head +
+                         (in.empty() ? 0 : 1 + varint_size(in.size()) + in.size()) + 1 + varint_size(ev_len) +
+                         ev_len;
+    const size_t body1 = 1 + varint_size(t1) + head + 4;
+    char* o = room(2 + 20 + body0 + body1);
+    *o++ = char(kTracePacket << 3 | 2);
+    o = put_varint(o, body0);
+    o = sequence_head(o, t0, seq);
+    if (!in.empty()) {
+      *o++ = char(kInternedData << 3 | 2);
+      o = put_varint(o, in.size());
+      std::memcpy(o, in.data(), in.size());
+      o += in.size();
+    }
+    *o++ = char(kTrackEvent << 3 | 2);
+    o = put_varint(o, ev_len);
+    std::memcpy(o, ev, ev_len);
+    o += ev_len;
+    *o++ = char(kTracePacket << 3 | 2);
+    o = put_varint(o, body1);
+    o = sequence_head(o, t1, seq);
+    *o++ = char(kTrackEvent << 3 | 2);
+    *o++ = 2;
+    *o++ = char(kEvType << 3);
+    *o++ = char(kSliceEnd);
+    len_ = size_t(o - buf_.data());
+    stats.packets += 2;
+    ++stats.slices;
+  }
+  void event(uint32_t seq, int64_t ts, const Proto& ev) {
+    Proto p;
+    p.u(kTimestamp, ts < 0 ? 0 : uint64_t(ts));  // the time origin is the earliest rank's start
+    p.u(kSequenceId, seq);
+    p.u(kSequenceFlags, kSeqNeedsState);
+    p.msg(kTrackEvent, ev);
+    packet(p);
+  }
+
+  // A track: `process` names a process track (pid = the rank), else a child track of `parent`.
+  void track(uint64_t uuid, uint64_t parent, const std::string& name, int64_t order, int32_t pid = -1) {
+    Proto d, p;
+    d.u(kTdUuid, uuid);
+    if (pid >= 0) {
+      Proto pd;
+      pd.u(1, uint64_t(uint32_t(pid)));
+      pd.bytes(6, name);
+      d.msg(kTdProcess, pd);
+      d.u(kTdChildOrdering, kChildOrderingExplicit);
+    } else {
+      d.u(kTdParent, parent);
+      d.bytes(kTdName, name);
+    }
+    d.i(kTdSiblingRank, order);
+    p.msg(kTrackDescriptor, d);
+    packet(p);
+  }
+  void root_ordering() {
+    Proto d, p;
+    d.u(kTdUuid, 0);
+    d.u(kTdProcessOrdering, kProcessOrderingExplicit);
+    p.msg(kTrackDescriptor, d);
+    packet(p);
+  }
+
+  // Starts a sequence whose events land on `track` unless they say otherwise.
+  void start_sequence(uint32_t seq, uint64_t track) {
+    Proto p, defaults, ted, in, e;
+    p.u(kSequenceId, seq);
+    p.u(kSequenceFlags, kSeqCleared | kSeqNeedsState);
+    ted.u(11, track);
+    defaults.msg(11, ted);
+    p.msg(kPacketDefaults, defaults);
+    for (uint64_t a = 1; a < kArgEnd; ++a) {
+      e.clear();
+      e.u(1, a);
+      e.bytes(2, kArgNames[a]);
+      in.msg(kInAnnotationNames, e);
+    }
+    p.msg(kInternedData, in);
+    packet(p);
+  }
+
+  const KindBlock& kind(uint32_t k) {
+    if (blocks_.size() <= k) blocks_.resize(k + 1);
+    KindBlock& b = blocks_[k];
+    if (b.built) return b;
+    const report::CallKind& ck = tl_.kinds[k];
+    Proto f, a;
+    b.name = names_.iid(ck.operation);
+    f.u(kEvNameIid, b.name);
+    const check::Site& site = tl_.sites[ck.site];
+    if (!site.text().empty()) {
+      b.site = ck.site + 1;
+      f.u(kEvSourceLocationIid, b.site);
+    }
+    auto str = [&](Arg name, const std::string& v) {
+      uint64_t iid = strings_.iid(v);
+      b.strings.push_back(iid);
+      a.clear();
+      a.u(kDaNameIid, name);
+      a.u(kDaStringIid, iid);
+      f.msg(kEvAnnotation, a);
+    };
+    auto num = [&](Arg name, int64_t v) {
+      a.clear();
+      a.u(kDaNameIid, name);
+      if (v >= 0)
+        a.u(kDaUint, uint64_t(v));
+      else
+        a.i(kDaInt, v);
+      f.msg(kEvAnnotation, a);
+    };
+    if (ck.dtype != LST_DT_NONE || ck.count) {
+      num(kArgCount, int64_t(ck.count));
+      str(kArgDtype, format::dtype_name(ck.dtype));
+      num(kArgBytes, int64_t(ck.count * ck.dtype_size));
+    }
+    if (ck.redop) str(kArgOp, format::redop_name(ck.redop));
+    if (ck.root != LST_NONE) num(kArgRoot, ck.root);
+    if (ck.peer != LST_NONE) num(kArgPeer, ck.peer);
+    if (!ck.tensor.empty()) str(kArgTensor, ck.tensor);
+    b.fields = std::move(f.b);
+    b.built = true;
+    return b;
+  }
+
+  // The interned data a packet on `seq` must carry before it can use kind `k` (empty when defined already).
+  void define(uint32_t k, uint32_t seq, Proto& in) {
+    if (kind_seen_.size() <= k) kind_seen_.resize(k + 1, 0);
+    if (kind_seen_[k] == seq) return;
+    kind_seen_[k] = seq;
+    const KindBlock& b = blocks_[k];
+    Proto e;
+    if (names_.first_use(b.name, seq)) {
+      e.u(1, b.name);
+      e.bytes(2, names_.value(b.name));
+      in.msg(kInEventNames, e);
+    }
+    for (uint64_t s : b.strings) define_string(s, seq, in);
+    if (b.site && site_first_use(b.site, seq)) {
+      const check::Site& site = tl_.sites[b.site - 1];
+      e.clear();
+      e.u(1, b.site);
+      e.bytes(2, site.file.empty() ? site.text() : site.file);
+      if (!site.function.empty()) e.bytes(3, site.function);
+      if (site.line > 0) e.u(4, uint64_t(site.line));
+      in.msg(kInSourceLocations, e);
+    }
+  }
+  void define_string(uint64_t s, uint32_t seq, Proto& in) {
+    if (!strings_.first_use(s, seq)) return;
+    Proto e;
+    e.u(1, s);
+    e.bytes(2, strings_.value(s));
+    in.msg(kInStrings, e);
+  }
+  uint64_t string_iid(const std::string& s) { return strings_.iid(s); }
+
+  PerfettoStats stats;
+
+ private:
+  bool site_first_use(uint64_t iid, uint32_t seq) {
+    if (sites_.size() <= iid) sites_.resize(iid + 1, 0);
+    if (sites_[iid] == seq) return false;
+    sites_[iid] = seq;
+    return true;
+  }
+
+  static constexpr size_t kFlushAt = 1 << 20;  // one write per megabyte
+
+  // Space for `n` more bytes at the end of the buffer, flushing it first once it holds a megabyte.
+  char* room(size_t n) {
+    if (len_ >= kFlushAt) flush();
+    if (len_ + n > buf_.size()) buf_.resize(len_ + n);
+    return buf_.data() + len_;
+  }
+  static char* sequence_head(char* o, uint64_t ts, uint32_t seq) {
+    *o++ = char(kTimestamp << 3);
+    o = put_varint(o, ts);
+    *o++ = char(kSequenceId << 3);
+    o = put_varint(o, seq);
+    *o++ = char(kSequenceFlags << 3);
+    *o++ = char(kSeqNeedsState);
+    return o;
+  }
+
+  std::FILE* f_;
+  report::Timeline& tl_;
+  std::vector<char> buf_;
+  size_t len_ = 0;
+  uint32_t sequences_ = 0;
+  Table names_, strings_;
+  std::vector<uint32_t> sites_;
+  std::vector<KindBlock> blocks_;
+  std::vector<uint32_t> kind_seen_;  // the last sequence each kind was defined on
+};
+
+// A DebugAnnotation with an unsigned or an interned string value, framed as TrackEvent field 4.
+char* uint_arg(char* o, Arg name, uint64_t v) {
+  *o++ = char(kEvAnnotation << 3 | 2);
+  *o++ = char(2 + 1 + varint_size(v));
+  *o++ = char(kDaNameIid << 3);
+  *o++ = char(name);
+  *o++ = char(kDaUint << 3);
+  return put_varint(o, v);
+}
+char* string_arg(char* o, Arg name, uint64_t iid) {
+  *o++ = char(kEvAnnotation << 3 | 2);
+  *o++ = char(2 + 2 + varint_size(iid));
+  *o++ = char(kDaNameIid << 3);
+  *o++ = char(name);
+  o = put_varint(o, kDaStringIid << 3);
+  return put_varint(o, iid);
+}
+
+// Track ids: the rank's process track, then two per communicator (host calls, device times).
+uint64_t process_uuid(int32_t rank) { return (uint64_t(uint32_t(rank)) + 1) << 24; }
+uint64_t host_uuid(int32_t rank, uint32_t comm) { return process_uuid(rank) + 2 * uint64_t(comm) + 1; }
+uint64_t device_uuid(int32_t rank, uint32_t comm) { return process_uuid(rank) + 2 * uint64_t(comm) + 2; }
+
+}  // namespace
+
+PerfettoStats write_perfetto_trace(const check::Job& job, const check::Result& result, report::Timeline& tl,
+                                   std::FILE* out, const ChromeOptions& opt) {
+  PerfettoWriter w(out, tl);
+  w.root_ordering();
+  const auto findings_of = findings_by_rank(result);
+  Proto ev, a, in;
+  for (const check::Rank& r : job.ranks) {
+    const int32_t rank = r.world_rank;
+    w.track(process_uuid(rank), 0, fmt::format("rank {} ({} pid {})", rank, r.host, r.pid), rank, rank);
+    std::vector<report::Lane> lanes = tl.lanes(r);
+    const int64_t rank_end = tl.time_of(r, r.last_t_ns);
+    for (const report::Lane& lane : lanes) {
+      const report::TimelineComm& comm = tl.comms[lane.comm];
+      const uint64_t track = host_uuid(rank, lane.comm);
+      w.track(track, process_uuid(rank), comm.ref.name, 2 * int64_t(lane.comm));
+      const bool flows = opt.flows && comm.ranks.size() > 1;
+      const size_t first = size_t(std::max<int64_t>(opt.from, 0));
+      const size_t last = std::min<size_t>(lane.calls.size(), size_t(std::max<int64_t>(opt.to, 0)));
+      const uint32_t seq = w.new_sequence();
+      w.start_sequence(seq, track);
+      bool any_device = false;
+      char e[1024];
+      for (size_t i = first; i < last; ++i) {
+        const report::Call& c = lane.calls[i];
+        const KindBlock& kb = w.kind(c.kind);
+        in.clear();
+        w.define(c.kind, seq, in);
+        char* o = e;
+        *o++ = char(kEvType << 3);
+        *o++ = char(kSliceBegin);
+        std::memcpy(o, kb.fields.data(), kb.fields.size());
+        o += kb.fields.size();
+        o = uint_arg(o, kArgSeq, i);
+        if (!c.returned || c.state == LST_STATE_FAILED) {
+          uint64_t s = w.string_iid(c.returned ? format::state_name(c.state) : "ENTERED (never returned)");
+          w.define_string(s, seq, in);
+          o = string_arg(o, kArgState, s);
+        }
+        // One flow per position every rank of the communicator reached (MPI pairs calls by it); Perfetto
+        // chains the slices that share a flow id by time.
+        if (flows && i < comm.min_length) {
+          const uint64_t id = ((uint64_t(lane.comm) + 1) << 40) + i;
+          o = put_varint(o, kEvFlowIds << 3 | 1);
+          for (int k = 0; k < 8; ++k) *o++ = char(id >> (8 * k));
+          ++w.stats.flows;
+        }
+        const int64_t t1 = c.returned ? c.t1_ns : std::max(rank_end, c.t0_ns);
+        w.slice(seq, c.t0_ns, std::max(t1, c.t0_ns), in.b, e, size_t(o - e));
+        any_device |= c.device && c.dev1_ns >= c.dev0_ns;
+      }
+      if (!any_device) continue;
+      // Device times on their own track: they overlap the host calls that enqueued them.
+      const uint64_t dtrack = device_uuid(rank, lane.comm);
+      w.track(dtrack, process_uuid(rank), comm.ref.name + " (device)", 2 * int64_t(lane.comm) + 1);
+      const uint32_t dseq = w.new_sequence();
+      w.start_sequence(dseq, dtrack);
+      for (size_t i = first; i < last; ++i) {
+        const report::Call& c = lane.calls[i];
+        if (!c.device || c.dev1_ns < c.dev0_ns) continue;
+        const KindBlock& kb = w.kind(c.kind);
+        in.clear();
+        w.define(c.kind, dseq, in);
+        char* o = e;
+        *o++ = char(kEvType << 3);
+        *o++ = char(kSliceBegin);
+        o = put_varint(o, kEvNameIid << 3);
+        o = put_varint(o, kb.name);
+        o = uint_arg(o, kArgSeq, i);
+        w.slice(dseq, c.dev0_ns, c.dev1_ns, in.b, e, size_t(o - e));
+      }
+    }
+    auto fit = findings_of.find(rank);
+    if (fit == findings_of.end()) continue;
+    const uint32_t fseq = w.new_sequence();
+    w.start_sequence(fseq, process_uuid(rank));
+    for (const check::Finding* f : fit->second) {
+      if (f->seq >= 0 && (f->seq < opt.from || f->seq >= opt.to)) continue;
+      const int ci = tl.comm_index(f->comm.id);
+      ev.clear();
+      ev.u(kEvType, kInstant);
+      // On the communicator's track when this rank has one, else on the rank's process track.
+      bool has_lane = false;
+      for (auto& l : lanes) has_lane |= ci >= 0 && l.comm == uint32_t(ci);
+      if (has_lane) ev.u(kEvTrackUuid, host_uuid(rank, uint32_t(ci)));
+      ev.bytes(kEvName, check::kind_name(f->kind));
+      auto text = [&](Arg name, const std::string& v) {
+        a.clear();
+        a.u(kDaNameIid, name);
+        a.bytes(kDaString, v);
+        ev.msg(kEvAnnotation, a);
+      };
+      text(kArgSummary, report::headline(*f));
+      text(kArgExplanation, f->explanation);
+      a.clear();
+      a.u(kDaNameIid, kArgSeq);
+      a.i(kDaInt, f->seq);
+      ev.msg(kEvAnnotation, a);
+      text(kArgCommunicator, f->comm.name);
+      if (!f->tensor.empty()) text(kArgTensor, f->tensor);
+      w.event(fseq, finding_time(*f, rank, rank_end), ev);
+      ++w.stats.instants;
+    }
+  }
+  w.flush();
+  return w.stats;
+}
+
+}  // namespace lockstep::exporter
