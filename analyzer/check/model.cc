@@ -201,10 +201,6 @@ void ingest(Rank& rank, std::shared_ptr<const RecordSource> source, bool defer_s
   walk::ingest_records(
       rank, std::move(source), [&](const lst_record& rec, uint32_t word, RecordRef ref) LOCKSTEP_INLINE {
         const lst_record* r = &rec;
-        if (LST_WORD_KIND(word) != LST_KIND_COLLECTIVE || recordsig::is_message(*r, word)) {
-          recordsig::ingest_event(rank, src, *r, word, ref);
-          return;
-        }
         if (r->comm != last_comm) {
           CommSlot& cs = comm_cache[(r->comm ^ (r->comm >> 17)) & 15];
           if (cs.comm != r->comm) {
@@ -321,6 +317,35 @@ void classify_end(Rank& rank, const std::string& this_host) {
 }
 
 namespace {
+// Keeps positions [lo, hi) of a sequence (a ring's trimmed start, a cut trace's end): its calls, its
+// open ones renumbered from lo, and a materialized rank's hash. A streamed rank's hash follows in
+// rehash_stream(), once per rank.
+void keep_window(Sequence& s, bool streamed, size_t lo, size_t hi) {
+  if (streamed) {
+    s.skip += uint32_t(lo);
+  } else {
+    s.sig.resize(hi);
+    s.ref.resize(hi);
+    s.sig.erase(s.sig.begin(), s.sig.begin() + long(lo));
+    s.ref.erase(s.ref.begin(), s.ref.begin() + long(lo));
+  }
+  if (s.site.size() > hi) s.site.resize(hi);
+  s.count = uint32_t(hi - lo);
+  std::vector<uint32_t> open;
+  std::vector<RecordRef> open_ref;
+  for (size_t i = 0; i < s.open.size(); ++i)
+    if (s.open[i] >= lo && s.open[i] < hi) {
+      open.push_back(uint32_t(s.open[i] - lo));
+      open_ref.push_back(s.open_ref[i]);
+    }
+  s.open.swap(open);
+  s.open_ref.swap(open_ref);
+  if (streamed) return;
+  uint64_t h = mix(s.sig.size());
+  for (uint64_t v : s.sig) h = mix(h ^ v) + 0x632be59bd9b4e019ull;
+  s.hash = h;
+}
+
 // With ring-mode files, ranks may have lost different amounts of history: compare only the window
 // every rank still has. Only sequences numbered densely by the tracer (no point-to-point calls in
 // between) can be trimmed by number.
@@ -339,29 +364,9 @@ void trim_ring_starts(Job& job) {
     for (auto& s : r.seqs) {
       auto it = base.find(s.comm);
       if (it == base.end() || !dense(s) || s.first_seq >= it->second) continue;
-      size_t drop = std::min<size_t>(it->second - s.first_seq, s.size());
-      if (r.streamed) {
-        s.skip += uint32_t(drop);
-      } else {
-        s.sig.erase(s.sig.begin(), s.sig.begin() + long(drop));
-        s.ref.erase(s.ref.begin(), s.ref.begin() + long(drop));
-      }
-      s.count -= uint32_t(drop);
-      std::vector<uint32_t> open;
-      std::vector<RecordRef> open_ref;
-      for (size_t i = 0; i < s.open.size(); ++i)
-        if (s.open[i] >= drop) {
-          open.push_back(uint32_t(s.open[i] - drop));
-          open_ref.push_back(s.open_ref[i]);
-        }
-      s.open.swap(open);
-      s.open_ref.swap(open_ref);
+      keep_window(s, r.streamed, std::min<size_t>(it->second - s.first_seq, s.size()), s.size());
       s.first_seq = it->second;
       trimmed = true;
-      if (r.streamed) continue;
-      uint64_t h = mix(s.sig.size());
-      for (uint64_t v : s.sig) h = mix(h ^ v) + 0x632be59bd9b4e019ull;
-      s.hash = h;
     }
     if (trimmed && r.streamed) rehash_stream(r);
   }
@@ -402,27 +407,9 @@ void trim_cut_ends(Job& job) {
       if (it == window.end() || s.size() <= it->second) continue;
       const size_t keep = it->second;
       skipped += s.size() - keep;
-      s.count = uint32_t(keep);
-      if (!r.streamed) {
-        s.sig.resize(keep);
-        s.ref.resize(keep);
-      }
-      if (s.site.size() > keep) s.site.resize(keep);
-      std::vector<uint32_t> open;
-      std::vector<RecordRef> open_ref;
-      for (size_t i = 0; i < s.open.size(); ++i)
-        if (s.open[i] < keep) {
-          open.push_back(s.open[i]);
-          open_ref.push_back(s.open_ref[i]);
-        }
-      s.open.swap(open);
-      s.open_ref.swap(open_ref);
+      keep_window(s, r.streamed, 0, keep);
       s.last_seq = keep ? s.first_seq + uint32_t(keep) - 1 : s.first_seq;
       trimmed = true;
-      if (r.streamed) continue;
-      uint64_t h = mix(s.sig.size());
-      for (uint64_t v : s.sig) h = mix(h ^ v) + 0x632be59bd9b4e019ull;
-      s.hash = h;
     }
     if (trimmed && r.streamed) rehash_stream(r);
     if (cut_wall != UINT64_MAX) {

@@ -87,9 +87,11 @@ bool for_each_slot(const RecordSource& src, uint64_t lo, uint64_t hi, Fn&& fn) {
   return true;
 }
 
-// The ingest loop both ingests share: sets up the rank, then calls fn(record, word, ref) for every
-// published record of the trace, verified against its check and range-checked, so that a damaged file
-// is a one-line error naming the record even when the reader's separate validation pass is skipped.
+// The ingest loop both ingests share: sets up the rank, then takes every published record of the
+// trace, verified against its check and range-checked, so that a damaged file is a one-line error
+// naming the record even when the reader's separate validation pass is skipped. Collectives go to
+// fn(record, word, ref), which is what differs between the ingests; everything else (messages too)
+// to recordsig::ingest_event.
 template <class Fn>
 void ingest_records(Rank& rank, std::shared_ptr<const RecordSource> source, Fn&& fn) {
   const RecordSource& src = *source;
@@ -112,7 +114,11 @@ void ingest_records(Rank& rank, std::shared_ptr<const RecordSource> source, Fn&&
                   if (!recordsig::record_ok(*r, word))
                     throw std::runtime_error(fmt::format("record {}: bad record (word {:#010x})", id, word));
                   if (r->t_ns > rank.last_t_ns) rank.last_t_ns = r->t_ns;
-                  fn(*r, word, RecordRef(id - first));
+                  const RecordRef ref = RecordRef(id - first);
+                  if (LST_WORD_KIND(word) != LST_KIND_COLLECTIVE || recordsig::is_message(*r, word))
+                    recordsig::ingest_event(rank, src, *r, word, ref);
+                  else
+                    fn(*r, word, ref);
                   return true;
                 });
 }

@@ -172,10 +172,6 @@ void ingest_stream(Rank& rank, std::shared_ptr<const RecordSource> source) {
   walk::ingest_records(
       rank, std::move(source), [&](const lst_record& rec, uint32_t word, RecordRef ref) LOCKSTEP_INLINE {
         const lst_record* r = &rec;
-        if (LST_WORD_KIND(word) != LST_KIND_COLLECTIVE || recordsig::is_message(*r, word)) {
-          recordsig::ingest_event(rank, src, *r, word, ref);
-          return;
-        }
         uint32_t head;
         std::memcpy(&head, &r->op, sizeof head);
         const uint8_t flags = uint8_t(LST_WORD_FLAGS(word));
