@@ -1410,8 +1410,8 @@ class Analyzer {
     std::string peer = rec.u.coll.root_or_peer == LST_ANY_SOURCE
                            ? "any rank"
                            : fmt::format("rank {}", rec.u.coll.root_or_peer);
-    std::string what = fmt::format("in {} {} {}", format::op_name(rec), rec.op == LST_OP_SEND ? "to" : "from",
-                                   peer);
+    std::string what =
+        fmt::format("in {} {} {}", format::op_name(rec), rec.op == LST_OP_SEND ? "to" : "from", peer);
     auto it = comms_.find(b.comm);
     const std::string name = it != comms_.end() ? it->second.ref.name : fmt::format("{:#x}", b.comm);
     const Sequence* s = r.sequence(b.comm);
