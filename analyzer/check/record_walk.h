@@ -34,7 +34,7 @@ inline bool stale(const lst_record& r, uint32_t word, uint64_t id, uint32_t majo
 // inline. Anything else goes to format::verify_record (recordsig::load_record) for the verdict.
 inline bool intact(const lst_record* r, uint32_t word) {
   const auto* b = reinterpret_cast<const uint8_t*>(r);
-  auto at = [b](int i) {
+  auto at = [b](size_t i) {
     uint64_t v;
     std::memcpy(&v, b + 8 * i, 8);
     return v;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <utility>
 
 #include "builder.h"
 #include "lockstep/check/check.h"
@@ -24,7 +25,7 @@ Result run(std::vector<RankBuilder>& b, std::vector<EndState> ends = {}, std::st
   for (size_t i = 0; i < b.size(); ++i)
     rs.push_back(b[i].build(i < ends.size() ? ends[i] : EndState::kExited));
   Job job = make_job(std::move(rs));
-  job.stopped_by_run = stopped;
+  job.stopped_by_run = std::move(stopped);
   return analyze(job);
 }
 
