@@ -517,17 +517,30 @@ class Analyzer {
       f.seq = int64_t(i);
       std::string died_text;
       bool headline_died = false;
+      std::set<std::string> errors;
       for (const Rank* r : c.ranks) {
         f.ranks.push_back(r->world_rank);
         const Sequence* s = r->sequence(c.ref.id);
-        r->materialize();  // released with the groups, or below
+        // Each rank is read for its call #i and given back before the next: a large communicator is
+        // never held in memory all at once. The views' holders stay (the comparisons read them).
+        const bool held = r->materialized;
+        r->materialize();
         RankDetail d = detail_at(*r, s, int64_t(i));
-        const lst_record* own = s && i < s->ref.size() ? r->record(s->ref[i]) : nullptr;
+        const RecordRef own_ref = s && i < s->ref.size() ? s->ref[i] : 0;
+        const lst_record* own = s && i < s->ref.size() ? r->record(own_ref) : nullptr;
+        if (!held) r->release();
+        // A code the call returned, or one MPI's fatal error handler ended the process on (the call
+        // never returned: its record is still entered).
+        if (own)
+          if (const Rank::MpiError* e = error_of(*r, own_ref))
+            errors.insert(LST_WORD_STATE(own->word) == LST_STATE_FAILED
+                              ? fmt::format("MPI returned {}", e->text)
+                              : fmt::format("MPI's error handler ended the process on {}", e->text));
         if (own && invalid_why(c, *own) == why) f.culprits.push_back(r->world_rank);
         // Ended inside it: the end marker names the call (format 2.0); older traces: its last call,
         // still open, of a rank that did not merely stop.
         bool inside =
-            own && (died_inside(*r, s->ref[i]) ||
+            own && (died_inside(*r, own_ref) ||
                     (!r->died_in && std::binary_search(s->open.begin(), s->open.end(), uint32_t(i)) &&
                      s->size() == i + 1 && !behind(*r)));
         if (inside) {
@@ -547,15 +560,6 @@ class Analyzer {
                           ? fmt::format("{} called {} #{} on {} with an argument MPI rejects: {}", who, op, i,
                                         c.ref.name, why)
                           : fmt::format("{} ({}); {} passed it", died_text, why, every ? "every rank" : who);
-      // A code the call returned, or one MPI's fatal error handler ended the process on (the call
-      // never returned: its record is still entered).
-      std::set<std::string> errors;
-      for (const Rank* r : c.ranks)
-        if (const Sequence* s = r->sequence(c.ref.id); s && i < s->ref.size())
-          if (const Rank::MpiError* e = error_of(*r, s->ref[i]))
-            errors.insert(LST_WORD_STATE(r->record(s->ref[i])->word) == LST_STATE_FAILED
-                              ? fmt::format("MPI returned {}", e->text)
-                              : fmt::format("MPI's error handler ended the process on {}", e->text));
       for (auto& e : errors) f.notes.push_back(e);
       findings_.push_back(std::move(f));
       flagged_.insert({c.ref.id, int64_t(i)});
@@ -1453,6 +1457,29 @@ class Analyzer {
     return {};
   }
 
+  // Where a blocked message stands among the rank's collectives on its communicator: a message has no
+  // position of its own there.
+  std::string message_position(const Rank& r, const Blocked& b) const {
+    const lst_record& rec = *b.rec;
+    std::string peer = rec.u.coll.root_or_peer == LST_ANY_SOURCE
+                           ? "any rank"
+                           : fmt::format("rank {}", rec.u.coll.root_or_peer);
+    std::string what =
+        fmt::format("in {} {} {}", format::op_name(rec), rec.op == LST_OP_SEND ? "to" : "from", peer);
+    auto it = comms_.find(b.comm);
+    const std::string name = it != comms_.end() ? it->second.ref.name : fmt::format("{:#x}", b.comm);
+    const Sequence* s = r.sequence(b.comm);
+    if (!s || s->size() == 0) return fmt::format("{}, before any collective on {}", what, name);
+    const bool held = r.materialized;
+    r.materialize();
+    const size_t before = size_t(std::upper_bound(s->ref.begin(), s->ref.end(), b.ref) - s->ref.begin());
+    if (!held) r.release();
+    if (before == 0) return fmt::format("{}, before its first collective on {}", what, name);
+    auto base = job_.ring_base.find(b.comm);
+    const int64_t shift = base == job_.ring_base.end() ? 0 : int64_t(base->second);
+    return fmt::format("{}, after #{} on {}", what, int64_t(before) - 1 + shift, name);
+  }
+
   // The job hung: stopped at --timeout, or every rank still running is blocked with nothing to wait for.
   void hang_finding() {
     std::vector<int32_t> live, blocked;
@@ -1489,6 +1516,12 @@ class Analyzer {
     for (int32_t w : blocked) {
       const Blocked& b = blocked_[w];
       f.detail.push_back(detail(*job_.rank(w), b.rec, b.pos, b.ref));
+      RankDetail& d = f.detail.back();
+      if (b.p2p || b.pos < 0) {
+        d.position = message_position(*job_.rank(w), b);
+      } else if (auto it = job_.ring_base.find(b.comm); it != job_.ring_base.end()) {
+        d.seq += int64_t(it->second);  // ring mode, as finish() shifts the other findings
+      }
       if (f.comm.id == 0) {
         auto it = comms_.find(b.comm);
         if (it != comms_.end()) f.comm = it->second.ref;
@@ -1660,6 +1693,7 @@ class Analyzer {
         const Rank* r = job_.rank(v);
         const Blocked& b = blocked_[v];
         f.detail.push_back(detail(*r, b.rec, b.pos, b.ref));
+        if (b.p2p || b.pos < 0) f.detail.back().position = message_position(*r, b);
       }
       findings_.push_back(std::move(f));
     }

@@ -26,7 +26,12 @@ namespace {
 
 class FileSource : public RecordSource {
  public:
-  explicit FileSource(format::TraceFile f) : file_(std::move(f)) {}
+  explicit FileSource(format::TraceFile f) : file_(std::move(f)) {
+    const lst_header& h = file_.header();
+    // The header opens the mapping; slot i is records_offset + 64 * i (TraceFile::offset_of).
+    slots_ = reinterpret_cast<const lst_record*>(reinterpret_cast<const uint8_t*>(&h) + h.records_offset);
+    if (h.flags & LST_HDR_RING) capacity_ = h.record_capacity;
+  }
   uint64_t first_id() const override { return file_.first_id(); }
   uint64_t end_id() const override { return file_.end_id(); }
   const lst_record* record(uint64_t id) const override { return file_.record(id); }
@@ -35,64 +40,59 @@ class FileSource : public RecordSource {
   // Pages already ingested are dropped from this process: they stay in the page cache, and resident
   // memory stays near the model's size rather than the traces'.
   void release(uint64_t lo, uint64_t hi) const override {
-    if (hi <= lo) return;
-    if (file_.header().flags & LST_HDR_RING) {
-      // A ring's slots wrap: once the walk reached its end, the whole ring goes at once.
-      if (hi != file_.end_id()) return;
-      for (uint64_t id = lo; id < hi && id < lo + 4096; ++id)
-        if (const lst_record* r = file_.record(id)) {
-          const uint8_t* base = reinterpret_cast<const uint8_t*>(r) - file_.offset_of(id);
-          const lst_header& h = file_.header();
-          drop(base + h.records_offset, base + h.records_offset + h.record_capacity * sizeof(lst_record));
-          return;
-        }
-      return;
+    // A ring is small (its capacity) and its windows wrap: it goes at once when its walk ends.
+    if (capacity_) {
+      if (hi != end_id()) return;
+      lo = first_id();
     }
-    const lst_record* a = file_.record(lo);
-    const lst_record* b = file_.record(hi - 1);
-    if (!a || !b || b < a) return;
-    drop(reinterpret_cast<const uint8_t*>(a), reinterpret_cast<const uint8_t*>(b) + sizeof(lst_record));
-  }
-  // The whole pages inside [a, b).
-  static void drop(const uint8_t* a, const uint8_t* b) {
-    const uintptr_t page = uintptr_t(sysconf(_SC_PAGESIZE));
-    uintptr_t p0 = (reinterpret_cast<uintptr_t>(a) + page - 1) & ~(page - 1);
-    uintptr_t p1 = reinterpret_cast<uintptr_t>(b) & ~(page - 1);
-    if (p1 > p0) ::madvise(reinterpret_cast<void*>(p0), p1 - p0, MADV_DONTNEED);
+    runs(lo, hi, [](const uint8_t* a, const uint8_t* b) {
+      const uintptr_t page = uintptr_t(sysconf(_SC_PAGESIZE));
+      uintptr_t p0 = (reinterpret_cast<uintptr_t>(a) + page - 1) & ~(page - 1);
+      uintptr_t p1 = reinterpret_cast<uintptr_t>(b) & ~(page - 1);
+      if (p1 > p0) ::madvise(reinterpret_cast<void*>(p0), p1 - p0, MADV_DONTNEED);
+    });
   }
   // One call maps a whole window in, instead of a page fault every few pages of it.
   void prefetch(uint64_t lo, uint64_t hi) const override {
 #ifdef MADV_POPULATE_READ
-    if (hi <= lo) return;
-    const lst_record* a = file_.record(lo);
-    const lst_record* b = file_.record(hi - 1);
-    if (!a || !b || b < a) return;
-    const uintptr_t page = uintptr_t(sysconf(_SC_PAGESIZE));
-    uintptr_t p0 = reinterpret_cast<uintptr_t>(a) & ~(page - 1);
-    uintptr_t p1 = reinterpret_cast<uintptr_t>(b) + sizeof(lst_record);
-    ::madvise(reinterpret_cast<void*>(p0), p1 - p0, MADV_POPULATE_READ);  // older kernels: EINVAL, no harm
+    if (capacity_) return;  // measured: slower than the faults of a walk for a ring's few pages
+    runs(lo, hi, [](const uint8_t* a, const uint8_t* b) {
+      const uintptr_t page = uintptr_t(sysconf(_SC_PAGESIZE));
+      uintptr_t p0 = reinterpret_cast<uintptr_t>(a) & ~(page - 1);
+      // Older kernels: EINVAL, no harm.
+      ::madvise(reinterpret_cast<void*>(p0), reinterpret_cast<uintptr_t>(b) - p0, MADV_POPULATE_READ);
+    });
 #endif
   }
   const format::TraceFile& file() const { return file_; }
   uint32_t format_major() const override { return file_.header().version_major; }
-  const lst_record* contiguous() const override {
-    if (file_.header().flags & LST_HDR_RING) return nullptr;
-    const uint64_t first = file_.first_id(), end = file_.end_id();
-    if (first == end) return nullptr;
-    // Any published slot anchors the mapping; offsets of a growing file are records_offset + 64 * id.
-    for (uint64_t id = first; id < end && id < first + 4096; ++id)
-      if (const lst_record* r = file_.record(id)) {
-        if (file_.offset_of(end - 1) - file_.offset_of(first) != (end - 1 - first) * sizeof(lst_record))
-          return nullptr;
-        const uint8_t* base =
-            reinterpret_cast<const uint8_t*>(r) - (file_.offset_of(id) - file_.offset_of(first));
-        return reinterpret_cast<const lst_record*>(base);
-      }
-    return nullptr;
+  const lst_record* contiguous() const override { return capacity_ ? nullptr : slots_ + first_id(); }
+  const lst_record* ring(uint64_t& capacity) const override {
+    capacity = capacity_;
+    return capacity_ ? slots_ : nullptr;
   }
 
  private:
+  // The slots of ids [lo, hi) as byte ranges of the mapping: one, or two where a ring wraps.
+  template <class Fn>
+  void runs(uint64_t lo, uint64_t hi, Fn fn) const {
+    lo = std::max(lo, first_id());
+    hi = std::min(hi, end_id());
+    if (hi <= lo) return;
+    auto bytes = [&](uint64_t slot, uint64_t n) {
+      const auto* a = reinterpret_cast<const uint8_t*>(slots_ + slot);
+      fn(a, a + n * sizeof(lst_record));
+    };
+    if (!capacity_) return bytes(lo, hi - lo);
+    if (hi - lo >= capacity_) return bytes(0, capacity_);
+    const uint64_t s0 = lo % capacity_, n0 = std::min(hi - lo, capacity_ - s0);
+    bytes(s0, n0);
+    if (n0 < hi - lo) bytes(0, hi - lo - n0);
+  }
+
   format::TraceFile file_;
+  const lst_record* slots_ = nullptr;
+  uint64_t capacity_ = 0;  // a ring's slots; 0: a growing file
 };
 
 std::string hostname() {

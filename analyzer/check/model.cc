@@ -14,6 +14,7 @@
 #include "lockstep/check/model.h"
 #include "lockstep/format/fnv.h"
 #include "record_sig.h"
+#include "record_walk.h"
 
 namespace lockstep::check {
 
@@ -131,17 +132,19 @@ void ingest_event(Rank& rank, const RecordSource& src, const lst_record& r, uint
           if (LST_WORD_STATE(word) >= LST_STATE_RETURNED) rank.finalize_returned = true;
           break;
         case LST_MARK_SIGNAL:
-          rank.saw_signal = true;
-          rank.signal = r.u.marker.value;
+        case LST_MARK_PROCESS_END:
+          // Both name the call the process ended inside, if any.
+          if (r.op == LST_MARK_SIGNAL) {
+            rank.saw_signal = true;
+            rank.signal = r.u.marker.value;
+          } else {
+            rank.saw_process_end = true;
+            rank.exit_status = r.u.marker.value;
+          }
           if (r.u.marker.ref) rank.died_in = r.u.marker.ref;
           break;
         case LST_MARK_MPI_ABORT:
           rank.saw_abort = true;
-          break;
-        case LST_MARK_PROCESS_END:
-          rank.saw_process_end = true;
-          rank.exit_status = r.u.marker.value;
-          if (r.u.marker.ref) rank.died_in = r.u.marker.ref;
           break;
         case LST_MARK_MPI_ERROR:
           rank.mpi_errors.push_back(
@@ -176,14 +179,6 @@ void ingest_event(Rank& rank, const RecordSource& src, const lst_record& r, uint
 }  // namespace recordsig
 
 void ingest(Rank& rank, std::shared_ptr<const RecordSource> source, bool defer_sites) {
-  auto bad_record = [&](uint64_t id, const char* what, uint32_t word) {
-    throw std::runtime_error(fmt::format("record {}: {} (word {:#010x})", id, what, word));
-  };
-  const RecordSource& src = *source;
-  rank.source = std::move(source);
-  for (auto& m : rank.modules)
-    if (!m.path_hash) m.path_hash = format::fnv1a(m.path.substr(m.path.rfind('/') + 1));
-
   uint64_t last_comm = ~0ull;
   Sequence* seq = nullptr;
   // Call sites: a small direct-mapped cache in front of the map of distinct addresses.
@@ -199,37 +194,11 @@ void ingest(Rank& rank, std::shared_ptr<const RecordSource> source, bool defer_s
     uint32_t index = 0;
   };
   CommSlot comm_cache[16];
-  // Walk the slots directly when they are one array (a growing file): no per-record call.
-  const lst_record* slots = src.contiguous();
-  const uint64_t first = src.first_id(), end = src.end_id();
-  const uint32_t major = src.format_major();
-  constexpr uint64_t kRelease = 1u << 16;  // records per page-release step
-  uint64_t released = first;
-  for (uint64_t id = first; id < end; ++id) {
-    if (id - released >= kRelease) {
-      src.release(released, id);
-      released = id;
-    }
-    uint32_t w;
-    const lst_record* r = recordsig::load_record(src, slots, first, id, major, w);
-    if (!r) {
-      ++rank.unpublished;
-      continue;
-    }
-    ++rank.records;
-    const uint32_t word = w;
-    const uint8_t kind = LST_WORD_KIND(word);
-    // The fields this pass relies on are range-checked here, so a damaged file is a one-line error
-    // even when the reader's separate validation pass is skipped.
-    if (!recordsig::record_ok(*r, word)) bad_record(id, "bad record", word);
-    if (r->t_ns > rank.last_t_ns) rank.last_t_ns = r->t_ns;
-    const RecordRef ref = RecordRef(id - first);
-    switch (kind) {
-      case LST_KIND_COLLECTIVE: {
-        if (recordsig::is_message(*r, word)) {
-          recordsig::ingest_event(rank, src, *r, word, ref);
-          break;
-        }
+  const RecordSource& src = *source;
+  const uint64_t end = src.end_id(), first = src.first_id();
+  walk::ingest_records(
+      rank, std::move(source), [&](const lst_record& rec, uint32_t word, RecordRef ref) LOCKSTEP_INLINE {
+        const lst_record* r = &rec;
         if (r->comm != last_comm) {
           CommSlot& cs = comm_cache[(r->comm ^ (r->comm >> 17)) & 15];
           if (cs.comm != r->comm) {
@@ -241,9 +210,10 @@ void ingest(Rank& rank, std::shared_ptr<const RecordSource> source, bool defer_s
               // Room for every remaining record on the first few communicators: no regrowth copies,
               // and pages never written are never backed, so this costs address space, not memory.
               if (rank.seqs.size() <= 4) {
-                ns.sig.reserve(end - id);
-                ns.ref.reserve(end - id);
-                if (defer_sites) ns.site.reserve(end - id);
+                const uint64_t left = end - (first + ref);
+                ns.sig.reserve(left);
+                ns.ref.reserve(left);
+                if (defer_sites) ns.site.reserve(left);
               }
             }
             cs = {r->comm, it->second};
@@ -277,14 +247,7 @@ void ingest(Rank& rank, std::shared_ptr<const RecordSource> source, bool defer_s
         seq->last_seq = r->u.coll.seq;
         seq->sig.push_back(sig);
         seq->ref.push_back(ref);
-        break;
-      }
-      default:
-        recordsig::ingest_event(rank, src, *r, word, ref);
-        break;
-    }
-  }
-  src.release(released, end);
+      });
   for (auto& s : rank.seqs) s.count = uint32_t(s.sig.size());
   if (!defer_sites) resolve_sites(rank, nullptr);
 }
@@ -352,6 +315,35 @@ void classify_end(Rank& rank, const std::string& this_host) {
 }
 
 namespace {
+// Keeps positions [lo, hi) of a sequence (a ring's trimmed start, a cut trace's end): its calls, its
+// open ones renumbered from lo, and a materialized rank's hash. A streamed rank's hash follows in
+// rehash_stream(), once per rank.
+void keep_window(Sequence& s, bool streamed, size_t lo, size_t hi) {
+  if (streamed) {
+    s.skip += uint32_t(lo);
+  } else {
+    s.sig.resize(hi);
+    s.ref.resize(hi);
+    s.sig.erase(s.sig.begin(), s.sig.begin() + long(lo));
+    s.ref.erase(s.ref.begin(), s.ref.begin() + long(lo));
+  }
+  if (s.site.size() > hi) s.site.resize(hi);
+  s.count = uint32_t(hi - lo);
+  std::vector<uint32_t> open;
+  std::vector<RecordRef> open_ref;
+  for (size_t i = 0; i < s.open.size(); ++i)
+    if (s.open[i] >= lo && s.open[i] < hi) {
+      open.push_back(uint32_t(s.open[i] - lo));
+      open_ref.push_back(s.open_ref[i]);
+    }
+  s.open.swap(open);
+  s.open_ref.swap(open_ref);
+  if (streamed) return;
+  uint64_t h = mix(s.sig.size());
+  for (uint64_t v : s.sig) h = mix(h ^ v) + 0x632be59bd9b4e019ull;
+  s.hash = h;
+}
+
 // With ring-mode files, ranks may have lost different amounts of history: compare only the window
 // every rank still has. Only sequences numbered densely by the tracer (no point-to-point calls in
 // between) can be trimmed by number.
@@ -370,29 +362,9 @@ void trim_ring_starts(Job& job) {
     for (auto& s : r.seqs) {
       auto it = base.find(s.comm);
       if (it == base.end() || !dense(s) || s.first_seq >= it->second) continue;
-      size_t drop = std::min<size_t>(it->second - s.first_seq, s.size());
-      if (r.streamed) {
-        s.skip += uint32_t(drop);
-      } else {
-        s.sig.erase(s.sig.begin(), s.sig.begin() + long(drop));
-        s.ref.erase(s.ref.begin(), s.ref.begin() + long(drop));
-      }
-      s.count -= uint32_t(drop);
-      std::vector<uint32_t> open;
-      std::vector<RecordRef> open_ref;
-      for (size_t i = 0; i < s.open.size(); ++i)
-        if (s.open[i] >= drop) {
-          open.push_back(uint32_t(s.open[i] - drop));
-          open_ref.push_back(s.open_ref[i]);
-        }
-      s.open.swap(open);
-      s.open_ref.swap(open_ref);
+      keep_window(s, r.streamed, std::min<size_t>(it->second - s.first_seq, s.size()), s.size());
       s.first_seq = it->second;
       trimmed = true;
-      if (r.streamed) continue;
-      uint64_t h = mix(s.sig.size());
-      for (uint64_t v : s.sig) h = mix(h ^ v) + 0x632be59bd9b4e019ull;
-      s.hash = h;
     }
     if (trimmed && r.streamed) rehash_stream(r);
   }
@@ -433,27 +405,9 @@ void trim_cut_ends(Job& job) {
       if (it == window.end() || s.size() <= it->second) continue;
       const size_t keep = it->second;
       skipped += s.size() - keep;
-      s.count = uint32_t(keep);
-      if (!r.streamed) {
-        s.sig.resize(keep);
-        s.ref.resize(keep);
-      }
-      if (s.site.size() > keep) s.site.resize(keep);
-      std::vector<uint32_t> open;
-      std::vector<RecordRef> open_ref;
-      for (size_t i = 0; i < s.open.size(); ++i)
-        if (s.open[i] < keep) {
-          open.push_back(s.open[i]);
-          open_ref.push_back(s.open_ref[i]);
-        }
-      s.open.swap(open);
-      s.open_ref.swap(open_ref);
+      keep_window(s, r.streamed, 0, keep);
       s.last_seq = keep ? s.first_seq + uint32_t(keep) - 1 : s.first_seq;
       trimmed = true;
-      if (r.streamed) continue;
-      uint64_t h = mix(s.sig.size());
-      for (uint64_t v : s.sig) h = mix(h ^ v) + 0x632be59bd9b4e019ull;
-      s.hash = h;
     }
     if (trimmed && r.streamed) rehash_stream(r);
     if (cut_wall != UINT64_MAX) {

@@ -11,6 +11,7 @@
 #include "lockstep/check/model.h"
 #include "lockstep/format/reader.h"
 #include "record_sig.h"
+#include "record_walk.h"
 
 namespace lockstep::check {
 
@@ -18,69 +19,88 @@ using recordsig::mix;
 
 namespace {
 
-// A sequence's hash is built from elements mix(semantic ^ (site number + 1) * spread), a site's number
-// being its rank among the sequence's sites by first use, and the site keys are folded in at the end in
-// that order. So equal calls from equal lines hash alike before the keys (file:line from the
-// symbolizer) are known, while the records stream by.
-inline uint64_t fold(uint64_t h, uint64_t elem) {
-  h = (h ^ elem) * 0xbf58476d1ce4e5b9ull;
-  return h ^ (h >> 29);
+// A sequence's hash is a polynomial in B over the prime 2^61 - 1: position i adds (f(call) + g(site
+// key)) * B^i (model.h, Sequence). The site keys (file:line from the symbolizer) are folded in once
+// known, so equal calls from equal lines hash alike while the records stream by; two addresses of one
+// line add to the same key; and a window that drops a prefix or a suffix is the sum minus what lies
+// outside it, so trimming walks only those records. Modulo a prime, unlike 2^64, no family of
+// sequences (Thue-Morse strings) collides whatever the base.
+constexpr uint64_t kPrime = (1ull << 61) - 1;
+// Below 2^40, so that a power kept partly reduced (below 2^62) times B folds back below 2^62 with no
+// compare: the hot loop's one multiplication stays three instructions and a fold.
+constexpr uint64_t kBase = 0x9c5f3a2b71ull;
+
+inline uint64_t fold(uint64_t x) { return (x & kPrime) + (x >> 61); }  // same residue, below 2^61 + 8
+inline uint64_t reduce(uint64_t x) {
+  x = fold(x);
+  return x >= kPrime ? x - kPrime : x;
+}
+inline uint64_t add(uint64_t a, uint64_t b) { return reduce(a + b); }                    // a, b below 2^63
+inline uint64_t sub(uint64_t a, uint64_t b) { return a >= b ? a - b : a + kPrime - b; }  // a, b reduced
+inline uint64_t mul(uint64_t a, uint64_t b) {                                            // a, b below 2^62
+  const unsigned __int128 m = static_cast<unsigned __int128>(a) * b;
+  return reduce((uint64_t(m) & kPrime) + uint64_t(m >> 61));
+}
+// p * B for p below 2^62, partly reduced (below 2^62).
+inline uint64_t times_base(uint64_t p) {
+  const unsigned __int128 m = static_cast<unsigned __int128>(p) * kBase;
+  return (uint64_t(m) & kPrime) + uint64_t(m >> 61);
+}
+uint64_t power(uint64_t b, uint64_t e) {
+  uint64_t r = 1;
+  for (; e; e >>= 1, b = mul(b, b))
+    if (e & 1) r = mul(r, b);
+  return r;
 }
 
-inline uint64_t element(uint64_t sem, uint32_t site_number) {
-  return mix(sem ^ (uint64_t(site_number) + 1) * recordsig::kSiteSpread);
+// f and g: a call's and a site key's values in the field.
+inline uint64_t call_value(const RecordSource& src, const lst_record& r) {
+  return reduce(mix(recordsig::semantic(r, recordsig::call_name(src, r))) >> 3);
+}
+inline uint64_t site_value(uint64_t key) { return reduce(mix(key ^ 0x632be59bd9b4e019ull) >> 3); }
+
+// The hash of positions [hashed_lo, hashed_hi), counted from hashed_lo, with the site keys folded in.
+void seal(const Rank& rank, Sequence& s) {
+  uint64_t h = s.calls;
+  for (size_t n = 0; n < s.site_order.size(); ++n) {
+    const uint32_t id = s.site_order[n];
+    const uint64_t key = id < rank.site_key.size() ? rank.site_key[id] : site_hash(rank, rank.site_addr[id]);
+    h = add(h, mul(site_value(key), s.site_weight[n]));
+  }
+  if (s.hashed_lo) h = mul(h, power(kBase, kPrime - 1 - s.hashed_lo));  // B^-lo (Fermat)
+  s.hash = mix(h ^ mix(s.count));
 }
 
-uint64_t finish_hash(uint64_t shape, uint32_t count, const std::vector<uint64_t>& keys) {
-  uint64_t h = mix(shape ^ mix(count));
-  for (uint64_t k : keys) h = mix(h ^ k) + 0x632be59bd9b4e019ull;
-  return h;
-}
-
-constexpr uint64_t kRelease = 1u << 16;  // records per page-release step
-
-// Every collective of a rank (messages left out) in record order, with its sequence and its position in
-// that sequence over the whole trace (before any trimming). Pages walked are released as in ingest.
+// Every collective of a rank (messages left out) in record order from the trace's first record, with
+// its sequence and its position in that sequence over the whole trace (before any trimming); fn returns
+// false to stop.
 template <class Fn>
-void walk(const Rank& rank, Fn fn) {
+void walk_calls(const Rank& rank, Fn fn) {
   const RecordSource& src = *rank.source;
-  const uint64_t first = src.first_id(), end = src.end_id();
-  const lst_record* slots = src.contiguous();
+  const uint64_t first = src.first_id();
   std::vector<uint32_t> pos(rank.seqs.size(), 0);
   struct CommSlot {
     uint64_t comm = ~0ull;
     uint32_t index = 0;
   };
   CommSlot comms[16];
-  uint64_t last_comm = ~0ull, released = first;
+  uint64_t last_comm = ~0ull;
   uint32_t si = 0;
-  for (uint64_t id = first; id < end; ++id) {
-    if (id - released >= kRelease) {
-      src.release(released, id);
-      released = id;
-    }
-    const lst_record* r;
-    if (slots) {
-      r = slots + (id - first);
-      if (!__atomic_load_n(&r->word, __ATOMIC_ACQUIRE)) continue;
-    } else if (!(r = src.record(id))) {
-      continue;
-    }
-    const uint32_t word = r->word;
-    if (LST_WORD_KIND(word) != LST_KIND_COLLECTIVE || recordsig::is_message(*r, word)) continue;
-    if (r->comm != last_comm) {
-      CommSlot& cs = comms[(r->comm ^ (r->comm >> 17)) & 15];
-      if (cs.comm != r->comm) {
-        auto it = rank.seq_index.find(r->comm);
-        if (it == rank.seq_index.end()) continue;  // published after the ingest: not part of the model
-        cs = {r->comm, it->second};
-      }
-      si = cs.index;
-      last_comm = r->comm;
-    }
-    fn(si, pos[si]++, *r, RecordRef(id - first));
-  }
-  src.release(released, end);
+  walk::for_each_slot(
+      src, first, src.end_id(), [&](uint64_t id, const lst_record* r, uint32_t word) LOCKSTEP_INLINE {
+        if (!r || LST_WORD_KIND(word) != LST_KIND_COLLECTIVE || recordsig::is_message(*r, word)) return true;
+        if (r->comm != last_comm) {
+          CommSlot& cs = comms[(r->comm ^ (r->comm >> 17)) & 15];
+          if (cs.comm != r->comm) {
+            auto it = rank.seq_index.find(r->comm);
+            if (it == rank.seq_index.end()) return true;  // published after the ingest: not in the model
+            cs = {r->comm, it->second};
+          }
+          si = cs.index;
+          last_comm = r->comm;
+        }
+        return fn(si, pos[si]++, *r, RecordRef(id - first));
+      });
 }
 
 // Site index of a call address, through a small direct-mapped cache.
@@ -107,22 +127,21 @@ class SiteLookup {
   std::unordered_map<uint64_t, uint32_t> ids_;
 };
 
+// MPI_DATATYPE_NULL as format::dtype_text() names it (no type on a collective that takes one), tested
+// on the integers instead of the text.
+inline bool null_datatype(const lst_record& r) {
+  return r.api == LST_API_MPI && r.dtype == LST_DT_NONE && r.op != LST_OP_BARRIER && r.op != LST_OP_PROBE &&
+         r.op != LST_OP_ALLTOALLW;
+}
+
 }  // namespace
 
 void ingest_stream(Rank& rank, std::shared_ptr<const RecordSource> source) {
-  auto bad_record = [&](uint64_t id, const char* what, uint32_t word) {
-    throw std::runtime_error(fmt::format("record {}: {} (word {:#010x})", id, what, word));
-  };
-  const RecordSource& src = *source;
-  rank.source = std::move(source);
   rank.streamed = true;
   rank.materialized = false;
-  for (auto& m : rank.modules)
-    if (!m.path_hash) m.path_hash = format::fnv1a(m.path.substr(m.path.rfind('/') + 1));
-
-  // One slot per (call site, communicator): the arguments of its last call and that call's element.
+  // One slot per (call site, communicator): the arguments of its last call and that call's value.
   // A loop of collectives repeats the same few calls, so almost every record is a hit whose arguments
-  // compare equal, and its element is reused instead of hashed again.
+  // compare equal, and its value is reused instead of hashed again.
   struct Slot {
     uint64_t caller = ~0ull, comm = ~0ull;
     uint64_t count = 0;
@@ -133,153 +152,138 @@ void ingest_stream(Rank& rank, std::shared_ptr<const RecordSource> source) {
     uint8_t flags = 0;
     uint32_t seq = 0;     // index in rank.seqs
     uint32_t number = 0;  // the site's number in that sequence
-    uint64_t elem = 0;
+    uint64_t value = 0;
+    // Sum of B^position over the calls since `value` was set: added to the sequence's sums (times
+    // value, and to its site's weight) when the value or the slot changes, not per call.
+    uint64_t run = 0;
   };
   std::vector<Slot> cache(256);
+  auto flush = [&](Slot& sl) {
+    if (!sl.run) return;
+    Sequence& s = rank.seqs[sl.seq];
+    const uint64_t run = reduce(sl.run);
+    s.calls = add(s.calls, mul(sl.value, run));
+    s.site_weight[sl.number] = add(s.site_weight[sl.number], run);
+    sl.run = 0;
+  };
   std::unordered_map<uint64_t, uint32_t> site_ids;
   std::unordered_map<uint64_t, uint32_t> numbers;  // sequence << 32 | site -> the site's number there
-  const lst_record* slots = src.contiguous();
-  const uint64_t first = src.first_id(), end = src.end_id();
-  const uint32_t major = src.format_major();
-  uint64_t released = first;
-  if (slots) src.prefetch(first, std::min(end, first + kRelease));
-  for (uint64_t id = first; id < end; ++id) {
-    if (id - released >= kRelease) {
-      src.release(released, id);
-      released = id;
-      if (slots) src.prefetch(id, std::min(end, id + kRelease));
-    }
-    uint32_t w;
-    const lst_record* r = recordsig::load_record(src, slots, first, id, major, w);
-    if (!r) {
-      ++rank.unpublished;
-      continue;
-    }
-    ++rank.records;
-    const uint32_t word = w;
-    if (!recordsig::record_ok(*r, word)) bad_record(id, "bad record", word);
-    if (r->t_ns > rank.last_t_ns) rank.last_t_ns = r->t_ns;
-    const RecordRef ref = RecordRef(id - first);
-    if (LST_WORD_KIND(word) != LST_KIND_COLLECTIVE || recordsig::is_message(*r, word)) {
-      recordsig::ingest_event(rank, src, *r, word, ref);
-      continue;
-    }
-    uint32_t head;
-    std::memcpy(&head, &r->op, sizeof head);
-    const uint8_t flags = uint8_t(LST_WORD_FLAGS(word));
-    Slot& sl = cache[((r->caller ^ (r->comm * 0x9e3779b97f4a7c15ull)) * 0xff51afd7ed558ccdull) >> 56];
-    const bool hit = sl.caller == r->caller && sl.comm == r->comm;
-    if (!hit) {
-      auto [it, fresh] = rank.seq_index.try_emplace(r->comm, uint32_t(rank.seqs.size()));
-      if (fresh) {
-        rank.seqs.emplace_back();
-        rank.seqs.back().comm = r->comm;
-      }
-      auto [sit, new_site] = site_ids.try_emplace(r->caller, uint32_t(rank.site_addr.size()));
-      if (new_site) rank.site_addr.push_back(r->caller);
-      Sequence& s = rank.seqs[it->second];
-      auto [nit, new_number] =
-          numbers.try_emplace(uint64_t(it->second) << 32 | sit->second, uint32_t(s.site_order.size()));
-      if (new_number) s.site_order.push_back(sit->second);
-      sl.caller = r->caller;
-      sl.comm = r->comm;
-      sl.seq = it->second;
-      sl.number = nit->second;
-    }
-    if (!hit || head != sl.head || flags != sl.flags || r->u.coll.count != sl.count ||
-        r->u.coll.dtype_size != sl.dtype_size || r->u.coll.root_or_peer != sl.root || r->aux != sl.aux) {
-      sl.head = head;
-      sl.flags = flags;
-      sl.count = r->u.coll.count;
-      sl.dtype_size = r->u.coll.dtype_size;
-      sl.root = r->u.coll.root_or_peer;
-      sl.aux = r->aux;
-      sl.elem = element(recordsig::semantic(*r, recordsig::call_name(src, *r)), sl.number);
-      Sequence& s = rank.seqs[sl.seq];
-      if (flags & LST_F_CONTROL) s.has_control = true;
-      // Roots as given (-1 included) and null datatypes: what invalid_arguments() looks for.
-      if (is_rooted(r->op) && r->api == LST_API_MPI) {
-        s.root_min = std::min(s.root_min, sl.root);
-        s.root_max = std::max(s.root_max, sl.root);
-      }
-      if (r->api == LST_API_MPI && std::string_view(format::dtype_text(*r)) == "MPI_DATATYPE_NULL")
-        s.null_dtype = true;
-    }
-    Sequence& s = rank.seqs[sl.seq];
-    s.shape = fold(s.shape, sl.elem);
-    if (r->api == LST_API_RT && r->aux)
-      rank.rt.push_back(
-          {r->t_ns, recordsig::done(*r) ? r->t_ns + uint64_t(r->t_return_us) * 1000 : ~0ull, r->aux});
-    if (!recordsig::done(*r)) {
-      s.open.push_back(s.count);
-      s.open_ref.push_back(ref);
-    }
-    if (s.count == 0) s.first_seq = r->u.coll.seq;
-    s.last_seq = r->u.coll.seq;
-    ++s.count;
+  const RecordSource& src = *source;
+  walk::ingest_records(
+      rank, std::move(source), [&](const lst_record& rec, uint32_t word, RecordRef ref) LOCKSTEP_INLINE {
+        const lst_record* r = &rec;
+        uint32_t head;
+        std::memcpy(&head, &r->op, sizeof head);
+        const uint8_t flags = uint8_t(LST_WORD_FLAGS(word));
+        Slot& sl = cache[((r->caller ^ (r->comm * 0x9e3779b97f4a7c15ull)) * 0xff51afd7ed558ccdull) >> 56];
+        const bool hit = sl.caller == r->caller && sl.comm == r->comm;
+        if (!hit) {
+          flush(sl);
+          auto [it, fresh] = rank.seq_index.try_emplace(r->comm, uint32_t(rank.seqs.size()));
+          if (fresh) {
+            rank.seqs.emplace_back();
+            rank.seqs.back().comm = r->comm;
+          }
+          auto [sit, new_site] = site_ids.try_emplace(r->caller, uint32_t(rank.site_addr.size()));
+          if (new_site) rank.site_addr.push_back(r->caller);
+          Sequence& s = rank.seqs[it->second];
+          auto [nit, new_number] =
+              numbers.try_emplace(uint64_t(it->second) << 32 | sit->second, uint32_t(s.site_order.size()));
+          if (new_number) {
+            s.site_order.push_back(sit->second);
+            s.site_weight.push_back(0);
+          }
+          sl.caller = r->caller;
+          sl.comm = r->comm;
+          sl.seq = it->second;
+          sl.number = nit->second;
+        }
+        if (!hit || head != sl.head || flags != sl.flags || r->u.coll.count != sl.count ||
+            r->u.coll.dtype_size != sl.dtype_size || r->u.coll.root_or_peer != sl.root || r->aux != sl.aux) {
+          flush(sl);
+          sl.head = head;
+          sl.flags = flags;
+          sl.count = r->u.coll.count;
+          sl.dtype_size = r->u.coll.dtype_size;
+          sl.root = r->u.coll.root_or_peer;
+          sl.aux = r->aux;
+          sl.value = call_value(src, *r);
+          Sequence& s = rank.seqs[sl.seq];
+          if (flags & LST_F_CONTROL) s.has_control = true;
+          // Roots as given (-1 included) and null datatypes: what invalid_arguments() looks for.
+          if (is_rooted(r->op) && r->api == LST_API_MPI) {
+            s.root_min = std::min(s.root_min, sl.root);
+            s.root_max = std::max(s.root_max, sl.root);
+          }
+          if (null_datatype(*r)) s.null_dtype = true;
+        }
+        Sequence& s = rank.seqs[sl.seq];
+        sl.run = fold(sl.run + s.power);
+        s.power = times_base(s.power);
+        if (r->api == LST_API_RT && r->aux)
+          rank.rt.push_back(
+              {r->t_ns, recordsig::done(*r) ? r->t_ns + uint64_t(r->t_return_us) * 1000 : ~0ull, r->aux});
+        if (!recordsig::done(*r)) {
+          s.open.push_back(s.count);
+          s.open_ref.push_back(ref);
+        }
+        if (s.count == 0) s.first_seq = r->u.coll.seq;
+        s.last_seq = r->u.coll.seq;
+        ++s.count;
+      });
+  for (auto& sl : cache) flush(sl);
+  for (auto& s : rank.seqs) {
+    s.hashed_hi = s.count;
+    s.power = reduce(s.power);
   }
-  src.release(released, end);
 }
 
 void rehash_stream(Rank& rank) {
-  // Sites numbered by first use of their key, not of their address: two addresses of one line (copies
-  // an optimizer made) are one site, and a trimmed window numbers its sites from its own start.
-  SiteLookup site(rank);
-  std::vector<std::unordered_map<uint64_t, uint32_t>> numbers(rank.seqs.size());
-  std::vector<std::vector<uint64_t>> keys(rank.seqs.size());
-  for (auto& s : rank.seqs) s.shape = 0;
-  // As in ingest_stream: a call whose site, communicator and arguments repeat reuses its element.
-  struct Slot {
-    uint64_t caller = ~0ull;
-    uint32_t seq = UINT32_MAX, number = 0;
-    lst_record last{};
-    uint64_t elem = 0;
+  // Positions to take out of each sum: [hashed_lo, skip) before the window, [skip + count, hashed_hi)
+  // after it. A trimmed start lies in the trace's first records, so the walk stops once every
+  // sequence is past its window's start, unless some sequence also lost its end.
+  struct Cut {
+    uint64_t power = 1;                             // B^position of the next position walked
+    std::unordered_map<uint32_t, uint32_t> number;  // site index -> the site's number in the sequence
   };
-  std::vector<Slot> cache(64);
-  walk(rank, [&](uint32_t si, uint32_t pos, const lst_record& r, RecordRef) {
-    Sequence& s = rank.seqs[si];
-    if (pos < s.skip || pos - s.skip >= s.count) return;
-    Slot& sl = cache[((r.caller ^ (uint64_t(si) * 0x9e3779b97f4a7c15ull)) * 0xff51afd7ed558ccdull) >> 58];
-    if (sl.caller != r.caller || sl.seq != si) {
-      const uint32_t id = site(r.caller);
-      const uint64_t key = id < rank.site_key.size() ? rank.site_key[id] : site_hash(rank, r.caller);
-      auto [it, fresh] = numbers[si].try_emplace(key, uint32_t(keys[si].size()));
-      if (fresh) keys[si].push_back(key);
-      sl.caller = r.caller;
-      sl.seq = si;
-      sl.number = it->second;
-      sl.last.word = 0;  // never a published word: computed below
-    }
-    if (sl.last.word != r.word || std::memcmp(&sl.last.op, &r.op, 4) != 0 ||
-        sl.last.u.coll.count != r.u.coll.count || sl.last.u.coll.dtype_size != r.u.coll.dtype_size ||
-        sl.last.u.coll.root_or_peer != r.u.coll.root_or_peer || sl.last.aux != r.aux) {
-      sl.last = r;
-      sl.elem = element(recordsig::semantic(r, recordsig::call_name(*rank.source, r)), sl.number);
-    }
-    s.shape = fold(s.shape, sl.elem);
-  });
-  for (size_t i = 0; i < rank.seqs.size(); ++i)
-    rank.seqs[i].hash = finish_hash(rank.seqs[i].shape, rank.seqs[i].count, keys[i]);
+  std::vector<Cut> cut(rank.seqs.size());
+  size_t starts = 0;
+  bool ends = false;
+  for (size_t i = 0; i < rank.seqs.size(); ++i) {
+    Sequence& s = rank.seqs[i];
+    if (s.hashed_lo < s.skip) ++starts;
+    if (s.skip + s.count < s.hashed_hi) ends = true;
+    for (size_t n = 0; n < s.site_order.size(); ++n) cut[i].number.emplace(s.site_order[n], uint32_t(n));
+  }
+  if (starts || ends) {
+    SiteLookup site(rank);
+    walk_calls(rank, [&](uint32_t si, uint32_t pos, const lst_record& r, RecordRef) {
+      Sequence& s = rank.seqs[si];
+      Cut& c = cut[si];
+      const uint64_t pw = c.power;
+      c.power = reduce(times_base(c.power));
+      const bool before = pos >= s.hashed_lo && pos < s.skip;
+      if (before || (pos >= s.skip + s.count && pos < s.hashed_hi)) {
+        s.calls = sub(s.calls, mul(call_value(*rank.source, r), pw));
+        auto it = c.number.find(site(r.caller));
+        if (it != c.number.end()) s.site_weight[it->second] = sub(s.site_weight[it->second], pw);
+        if (before && pos + 1 == s.skip) --starts;
+      }
+      return starts > 0 || ends;
+    });
+  }
+  for (auto& s : rank.seqs) {
+    s.hashed_lo = s.skip;
+    s.hashed_hi = s.skip + s.count;
+    seal(rank, s);
+  }
 }
 
 void resolve_stream(Rank& rank, const SiteKeys& keys) {
   std::vector<uint64_t> k = keys ? keys(rank, rank.site_addr) : module_site_keys(rank, rank.site_addr);
   if (k.size() != rank.site_addr.size()) k = module_site_keys(rank, rank.site_addr);
   rank.site_key = std::move(k);
-  bool again = false;
-  for (auto& s : rank.seqs) {
-    std::vector<uint64_t> ks;
-    ks.reserve(s.site_order.size());
-    for (uint32_t id : s.site_order) ks.push_back(rank.site_key[id]);
-    std::vector<uint64_t> sorted = ks;
-    std::sort(sorted.begin(), sorted.end());
-    if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
-      again = true;  // two addresses of one line in this sequence: number its sites by key instead
-      continue;
-    }
-    s.hash = finish_hash(s.shape, s.count, ks);
-  }
-  if (again) rehash_stream(rank);
+  for (auto& s : rank.seqs) seal(rank, s);
 }
 
 void Rank::materialize() const {
@@ -291,13 +295,14 @@ void Rank::materialize() const {
     s.sig.reserve(s.count);
     s.ref.reserve(s.count);
   }
-  walk(*this, [&](uint32_t si, uint32_t pos, const lst_record& r, RecordRef ref) {
+  walk_calls(*this, [&](uint32_t si, uint32_t pos, const lst_record& r, RecordRef ref) {
     const Sequence& s = seqs[si];
-    if (pos < s.skip || pos - s.skip >= s.count) return;
+    if (pos < s.skip || pos - s.skip >= s.count) return true;
     const uint32_t id = site(r.caller);
     const uint64_t key = id < site_key.size() ? site_key[id] : site_hash(*this, r.caller);
     s.sig.push_back(recordsig::semantic(r, recordsig::call_name(*source, r)) ^ key * recordsig::kSiteSpread);
     s.ref.push_back(ref);
+    return true;
   });
   // The records were read once already; a trace that changed since cannot shrink the model under the
   // analysis, which indexes by the counts taken then.
@@ -316,9 +321,10 @@ void Rank::for_each_call(
         if (const lst_record* r = record(seqs[si].ref[i])) fn(si, i, *r, seqs[si].ref[i]);
     return;
   }
-  walk(*this, [&](uint32_t si, uint32_t pos, const lst_record& r, RecordRef ref) {
+  walk_calls(*this, [&](uint32_t si, uint32_t pos, const lst_record& r, RecordRef ref) {
     const Sequence& s = seqs[si];
     if (pos >= s.skip && pos - s.skip < s.count) fn(si, pos - s.skip, r, ref);
+    return true;
   });
 }
 

@@ -36,6 +36,7 @@ nlohmann::json detail_json(const check::RankDetail& d) {
   if (!d.context.empty()) j["context"] = d.context;
   if (!d.present) return j;
   j["seq"] = d.seq;
+  if (!d.position.empty()) j["position"] = d.position;  // seq -1: where the message stands
   j["operation"] = d.operation;
   j["count"] = d.count;
   j["bytes"] = d.bytes;
@@ -96,7 +97,7 @@ nlohmann::json static_json(const StaticReason& s) {
 
 std::string json(const check::Result& r, const Context& ctx) {
   Json j;
-  j["schema_version"] = "1.0";
+  j["schema_version"] = "1.1";
   j["tool"] = {{"name", "lockstep"}, {"version", ctx.version}};
   j["directory"] = ctx.dir;
   j["verdict"] = r.in_lockstep() ? "in_lockstep" : "findings";

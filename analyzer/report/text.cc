@@ -225,10 +225,14 @@ std::string text(const check::Result& r, const Context& ctx) {
       if (d.peer != LST_NONE) args += fmt::format(" peer {}", d.peer);
       if (d.redop) args += fmt::format(" {}", format::redop_name(d.redop));
       if (!d.tensor.empty()) args += " '" + d.tensor + "'";
-      s += fmt::format(
-          "   {} rank {:<4} #{:<6} {:<16} {:<36} {:<9} {} t={:.3f}s{}{}\n", culprit ? "*" : " ", d.rank,
-          d.seq, d.operation, args, state_text(d), d.site.text().empty() ? "?" : d.site.text(), d.time_s,
-          d.note.empty() ? "" : "  (" + d.note + ")", d.context.empty() ? "" : " (in " + d.context + ")");
+      // A message has no position on the communicator: say where it stands among the rank's calls.
+      const std::string call = d.seq < 0 && !d.position.empty()
+                                   ? fmt::format("{:<24}", d.position)
+                                   : fmt::format("#{:<6} {:<16}", d.seq, d.operation);
+      s += fmt::format("   {} rank {:<4} {} {:<36} {:<9} {} t={:.3f}s{}{}\n", culprit ? "*" : " ", d.rank,
+                       call, args, state_text(d), d.site.text().empty() ? "?" : d.site.text(), d.time_s,
+                       d.note.empty() ? "" : "  (" + d.note + ")",
+                       d.context.empty() ? "" : " (in " + d.context + ")");
     }
   }
   if (r.hung) s += "\nhang post-mortem (per rank):\n" + hang_text(r);

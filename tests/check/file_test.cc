@@ -280,6 +280,46 @@ TEST(Load, StreamingAndMaterializingPathsFindTheSame) {
        [](gen::Spec& s) {
          if (s.rank == 3) s.collectives = 450;
        }},
+      // Ring mode: each rank keeps its last 256 records, and the markers after the collectives make the
+      // ranks keep windows that start at different calls, so every rank's sequences are trimmed.
+      {"ring, clean", 4, 3, 900,
+       [](gen::Spec& s) {
+         s.ring_records = 256;
+         s.trailing_markers = uint32_t(s.rank) * 7;
+       }},
+      {"ring, two sites, clean", 4, 2, 900,
+       [](gen::Spec& s) {
+         s.ring_records = 256;
+         s.two_sites = true;
+         s.trailing_markers = uint32_t(s.rank) * 5;
+       }},
+      {"ring, skip and continue", 4, 3, 900,
+       [](gen::Spec& s) {
+         s.ring_records = 256;
+         s.trailing_markers = uint32_t(3 - s.rank) * 4;
+         if (s.rank == 2) s.skip_at = 820;
+       }},
+      {"ring, count change", 4, 2, 900,
+       [](gen::Spec& s) {
+         s.ring_records = 256;
+         s.trailing_markers = uint32_t(s.rank % 2) * 9;
+         if (s.rank == 1) s.count_change_at = 850;
+       }},
+      {"ring, two sites per step", 4, 2, 900,
+       [](gen::Spec& s) {
+         s.ring_records = 200;
+         s.two_sites = true;
+         s.trailing_markers = uint32_t(s.rank) * 3;
+         if (s.rank == 0) s.skip_at = 861;
+       }},
+      {"ring, hang", 4, 3, 900,
+       [](gen::Spec& s) {
+         s.ring_records = 256;
+         s.finalize = false;
+         s.trailing_markers = uint32_t(s.rank) * 2;
+         if (s.rank == 0) s.collectives = 880;
+         s.last_entered = true;
+       }},
   };
   SiteKeys merged = [](const Rank& rank, const std::vector<uint64_t>& addrs) {
     std::vector<uint64_t> k = module_site_keys(rank, addrs);

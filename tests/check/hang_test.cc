@@ -3,9 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <utility>
 
 #include "builder.h"
 #include "lockstep/check/check.h"
+#include "lockstep/report/report.h"
 
 namespace lockstep::check::test {
 namespace {
@@ -155,6 +157,47 @@ TEST(Hang, EveryLiveRankBlockedIsAHang) {
   const Finding* cyc = find(r, Kind::kDeadlockCycle);
   ASSERT_NE(cyc, nullptr) << dump(r);
   EXPECT_EQ(cyc->culprits, V{2});  // ranks 0 and 1 wait in the allreduce rank 2 never entered
+}
+
+// A message has no position on its communicator: the hang finding says where it stands among the
+// rank's collectives instead of printing position -1.
+TEST(Hang, ARankBlockedInAMessageSaysWhereItStandsNotMinusOne) {
+  auto b = ranks(3);
+  Call in = allreduce();
+  in.state = LST_STATE_ENTERED;
+  b[0].calls(kWorld, allreduce(), 2).call(kWorld, in);
+  b[1].calls(kWorld, allreduce(), 2).call(kWorld, in);
+  b[2].calls(kWorld, allreduce(), 2).p2p(kWorld, LST_OP_SEND, 0, 3, LST_STATE_ENTERED);
+  Result r = run(b, {EndState::kKilled, EndState::kKilled, EndState::kKilled});
+  ASSERT_FALSE(r.findings.empty());
+  const Finding& hang = r.findings.back();
+  ASSERT_EQ(hang.kind, Kind::kHang) << dump(r);
+  ASSERT_EQ(hang.detail.size(), 3u);
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(hang.detail[i].seq, 2);  // blocked in the allreduce #2
+    EXPECT_TRUE(hang.detail[i].position.empty());
+  }
+  EXPECT_EQ(hang.detail[2].seq, -1);  // JSON keeps seq -1 for a message
+  EXPECT_EQ(hang.detail[2].position, "in MPI_Send to rank 0, after #1 on MPI_COMM_WORLD");
+  const std::string text = report::text(r, report::Context{"traces", "test"});
+  EXPECT_EQ(text.find("#-1"), std::string::npos) << text;
+  EXPECT_NE(text.find("rank 2    in MPI_Send to rank 0, after #1 on MPI_COMM_WORLD"), std::string::npos)
+      << text;
+  const std::string json = report::json(r, report::Context{"traces", "test"});
+  EXPECT_NE(json.find("\"position\": \"in MPI_Send to rank 0, after #1 on MPI_COMM_WORLD\""),
+            std::string::npos);
+
+  // Blocked before any collective on the communicator.
+  auto c = ranks(2);
+  c[0].p2p(kWorld, LST_OP_RECV, 1, 0, LST_STATE_ENTERED);
+  c[1].p2p(kWorld, LST_OP_RECV, LST_ANY_SOURCE, 0, LST_STATE_ENTERED);
+  Result q = run(c, {EndState::kKilled, EndState::kKilled});
+  ASSERT_FALSE(q.findings.empty());
+  const Finding& h = q.findings.back();
+  ASSERT_EQ(h.kind, Kind::kHang) << dump(q);
+  ASSERT_EQ(h.detail.size(), 2u);
+  EXPECT_EQ(h.detail[0].position, "in MPI_Recv from rank 1, before any collective on MPI_COMM_WORLD");
+  EXPECT_EQ(h.detail[1].position, "in MPI_Recv from any rank, before any collective on MPI_COMM_WORLD");
 }
 
 // ----- two ranks: evidence instead of a majority -----

@@ -70,8 +70,11 @@ struct RankDetail {
   int32_t peer = LST_NONE;  // point-to-point
   std::string tensor;       // runtime tensor name, when known
   Site site;
-  double time_s = 0;    // seconds since the earliest rank's trace start
-  std::string note;     // e.g. "exited", "blocked in MPI_Bcast on comm 3 #4"
+  double time_s = 0;  // seconds since the earliest rank's trace start
+  std::string note;   // e.g. "exited", "blocked in MPI_Bcast on comm 3 #4"
+  // A call with no position of its own on the communicator (seq -1: a message), said where it stands
+  // in the rank's calls: "in MPI_Recv from rank 0, after #3 on MPI_COMM_WORLD". Empty otherwise.
+  std::string position;
   std::string context;  // the rank's last annotation before this call (absent: before it ended)
 };
 

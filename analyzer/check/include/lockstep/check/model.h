@@ -32,6 +32,12 @@ class RecordSource {
   // The slots of ids [first_id(), end_id()) as one array when they are contiguous in memory (a
   // growing file), else nullptr. Slot words must still be checked (0: unpublished).
   virtual const lst_record* contiguous() const { return nullptr; }
+  // A ring's slots (id i lives in slot i % capacity) when they are one array in memory, else nullptr.
+  // A slot may still hold an earlier id: the walk checks the id a collective record carries.
+  virtual const lst_record* ring(uint64_t& capacity) const {
+    capacity = 0;
+    return nullptr;
+  }
   // The trace format's major version: 2.x records carry a check (lockstep/format/record_check.h).
   virtual uint32_t format_major() const { return 1; }
 };
@@ -83,10 +89,16 @@ struct Sequence {
   // roots all lie inside their communicators needs no second look at its records.
   int32_t root_min = INT32_MAX, root_max = INT32_MIN;
   bool null_dtype = false;  // streamed: an MPI call passed MPI_DATATYPE_NULL
-  // Streamed ranks: the call sites (indices into Rank::site_addr) in the order this sequence first uses
-  // them, and the hash of its calls with sites numbered that way; the site keys are folded in later.
+  // Streamed ranks: the sequence's hash is a polynomial over its positions, sum of (f(call) + g(site
+  // key)) * B^position modulo a prime, kept as two parts so that site keys can come later and a window
+  // can be cut out by subtracting what lies outside it: `calls` = sum of f(call) * B^position and, per
+  // site (indices into Rank::site_addr, in the order this sequence first uses them), the sum of
+  // B^position over the positions that site called. Positions [hashed_lo, hashed_hi) are summed.
   std::vector<uint32_t> site_order;
-  uint64_t shape = 0;
+  std::vector<uint64_t> site_weight;
+  uint64_t calls = 0;
+  uint64_t power = 1;  // B^(positions ingested)
+  uint32_t hashed_lo = 0, hashed_hi = 0;
   size_t size() const { return count; }
 };
 
@@ -231,7 +243,8 @@ std::vector<uint64_t> module_site_keys(const Rank& rank, const std::vector<uint6
 void resolve_sites(Rank& rank, const SiteKeys& keys = {});
 // resolve_sites() for a streamed rank: keys its sites and completes each sequence's hash.
 void resolve_stream(Rank& rank, const SiteKeys& keys = {});
-// Recomputes a streamed rank's sequence hashes over their windows [skip, skip + count), after trimming.
+// Brings a streamed rank's sequence hashes to their windows [skip, skip + count) after trimming, by
+// walking only the records outside them (a trimmed start: the few records before the window).
 void rehash_stream(Rank& rank);
 
 // How a process ended, as far as its trace and (on this host only) /proc can tell.

@@ -1,0 +1,126 @@
+// The record loop every pass over a rank shares (both ingests, materialize, rehash): slots read in
+// place -- one array for a growing file, at most two runs for a ring that wrapped -- with each window
+// of pages mapped in ahead of the walk and released behind it.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <stdexcept>
+
+#include "lockstep/check/model.h"
+#include "lockstep/format/fnv.h"
+#include "lockstep/format/record_check.h"
+#include "record_sig.h"
+
+namespace lockstep::check::walk {
+
+// The per-record lambdas of these loops are inlined into them: a call per record costs more than the
+// record's own work.
+#define LOCKSTEP_INLINE __attribute__((always_inline))
+
+constexpr uint64_t kWindow = 1u << 16;  // records per prefetch and release step
+
+// A ring slot still holding an earlier id (overwritten in the ring but not refilled yet) is not this
+// id's record -- unless the id it carries is damage, which the record's check then reports.
+inline bool stale(const lst_record& r, uint32_t word, uint64_t id, uint32_t major) {
+  return LST_WORD_KIND(word) == LST_KIND_COLLECTIVE && r.u.coll.id_lo != uint32_t(id) &&
+         format::verify_record(&r, word, major) != format::RecordVerdict::kDamaged;
+}
+
+// Whether a 2.x record matches its check, computed from eight loads in registers: the common case,
+// inline. Anything else goes to format::verify_record (recordsig::load_record) for the verdict.
+inline bool intact(const lst_record* r, uint32_t word) {
+  const auto* b = reinterpret_cast<const uint8_t*>(r);
+  auto at = [b](size_t i) {
+    uint64_t v;
+    std::memcpy(&v, b + 8 * i, 8);
+    return v;
+  };
+  const uint64_t v0 = (at(0) & ~0xFFFFFFFFull) | (word & ~LST_REC_CHECK_MASK);
+  return format::detail::check_of(v0, at(1), at(2), at(3), at(4), at(5), at(6), at(7)) ==
+         (word & LST_REC_CHECK_MASK);
+}
+
+// Calls fn(id, record, word) for ids [lo, hi) in order: record is nullptr (and word 0) where the slot is
+// not published or a ring's stale one. fn returns false to stop the walk; so does for_each_slot.
+template <class Fn>
+bool for_each_slot(const RecordSource& src, uint64_t lo, uint64_t hi, Fn&& fn) {
+  const uint64_t first = src.first_id();
+  const uint32_t major = src.format_major();
+  uint64_t capacity = 0;
+  const lst_record* ring = src.ring(capacity);
+  const lst_record* flat = ring ? nullptr : src.contiguous();
+  // One run of slots in memory: ids [a, b) in slots p[0 .. b - a).
+  auto run = [&](const lst_record* p, uint64_t a, uint64_t b, bool wraps) LOCKSTEP_INLINE {
+    for (uint64_t id = a; id < b; ++id, ++p) {
+      const uint32_t word = __atomic_load_n(&p->word, __ATOMIC_ACQUIRE);
+      const bool there = word != 0 && !(wraps && stale(*p, word, id, major));
+      if (!fn(id, there ? p : nullptr, there ? word : 0u)) return false;
+    }
+    return true;
+  };
+  for (uint64_t w0 = lo; w0 < hi;) {
+    const uint64_t w1 = std::min(hi, w0 + kWindow);
+    src.prefetch(w0, w1);
+    bool go = true;
+    if (flat) {
+      go = run(flat + (w0 - first), w0, w1, false);
+    } else if (ring) {
+      for (uint64_t a = w0; go && a < w1;) {
+        const uint64_t slot = a % capacity, b = std::min(w1, a + (capacity - slot));
+        go = run(ring + slot, a, b, true);
+        a = b;
+      }
+    } else {
+      for (uint64_t id = w0; go && id < w1; ++id) {
+        const lst_record* r = src.record(id);
+        go = fn(id, r, r ? __atomic_load_n(&r->word, __ATOMIC_ACQUIRE) : 0u);
+      }
+    }
+    src.release(w0, w1);  // in the page cache still; out of this process
+    if (!go) return false;
+    w0 = w1;
+  }
+  return true;
+}
+
+// The ingest loop both ingests share: sets up the rank, then takes every published record of the
+// trace, verified against its check and range-checked, so that a damaged file is a one-line error
+// naming the record even when the reader's separate validation pass is skipped. Collectives go to
+// fn(record, word, ref), which is what differs between the ingests; everything else (messages too)
+// to recordsig::ingest_event.
+template <class Fn>
+void ingest_records(Rank& rank, std::shared_ptr<const RecordSource> source, Fn&& fn) {
+  const RecordSource& src = *source;
+  rank.source = std::move(source);
+  for (auto& m : rank.modules)
+    if (!m.path_hash) m.path_hash = format::fnv1a(m.path.substr(m.path.rfind('/') + 1));
+  const uint64_t first = src.first_id();
+  const uint32_t major = src.format_major();
+  for_each_slot(src, first, src.end_id(),
+                [&](uint64_t id, const lst_record* slot, uint32_t seen) LOCKSTEP_INLINE {
+                  uint32_t word = seen;
+                  const lst_record* r = slot;
+                  if (slot && !(major >= 2 && intact(slot, seen)))
+                    r = recordsig::load_record(src, slot, id, id, major, word);
+                  if (!r) {
+                    ++rank.unpublished;
+                    return true;
+                  }
+                  ++rank.records;
+                  if (!recordsig::record_ok(*r, word))
+                    throw std::runtime_error(fmt::format("record {}: bad record (word {:#010x})", id, word));
+                  if (r->t_ns > rank.last_t_ns) rank.last_t_ns = r->t_ns;
+                  const RecordRef ref = RecordRef(id - first);
+                  if (LST_WORD_KIND(word) != LST_KIND_COLLECTIVE || recordsig::is_message(*r, word))
+                    recordsig::ingest_event(rank, src, *r, word, ref);
+                  else
+                    fn(*r, word, ref);
+                  return true;
+                });
+}
+
+}  // namespace lockstep::check::walk
