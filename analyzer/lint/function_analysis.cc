@@ -290,7 +290,7 @@ bool FunctionAnalysis::analyze(FunctionInfo& fi) {
   // The block's context: the joined conditions that control it, and which rank-local branch they are.
   auto context_of = [&](const CFGBlock* b, State* s, std::vector<Event>* evs = nullptr,
                         Taint* returns = nullptr) {
-    BlockContext c{&fi, s, Taint{}, nullptr, evs, returns};
+    BlockContext c{&fi, s, Taint{}, evs, returns};
     for (const CFGBlock* a : controllers[b->getBlockID()]) {
       const Taint& t = cond[a->getBlockID()];
       c.control.join(t);

@@ -102,11 +102,11 @@ class TuContext {
 struct BlockContext {
   FunctionInfo* fn = nullptr;
   State* state = nullptr;
-  Taint control;  // writes here are rank-local when this is
-  // The one rank-local branch `control` comes from (its terminator), kSeveralBranches for more than one.
-  const void* control_branch = nullptr;
+  Taint control;                         // writes here are rank-local when this is
   std::vector<Event>* events = nullptr;  // non-null: record the collectives performed
   Taint* returns = nullptr;              // non-null: join returned values here
+  // The one rank-local branch `control` comes from (its terminator), kSeveralBranches for more than one.
+  const void* control_branch = nullptr;
 };
 
 // Where a write goes: a variable's value (`is_val`) or what it holds, and, when known, the one field of
