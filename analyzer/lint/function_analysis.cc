@@ -431,7 +431,8 @@ bool FunctionAnalysis::analyze(FunctionInfo& fi) {
       // those are exactly the members of the communicator the collective runs on, every caller agrees.
       const void* members_under = nullptr;
       for (const auto& arg : ev.args)
-        if (arg.role == ArgRole::kCommunicator && arg.taint.member_comm) members_under = arg.taint.members_under;
+        if (arg.role == ArgRole::kCommunicator && arg.taint.member_comm)
+          members_under = arg.taint.members_under;
       for (const auto& a : ev.args) {
         bool among_members = members_under && members_under != kSeveralBranches &&
                              a.taint.written_under == members_under && a.role != ArgRole::kCommunicator;

@@ -101,8 +101,8 @@ struct Taint {
   }
   void join(const Taint& o) {
     if (o.origin >= 0 && (origin < 0 || (!local && o.local))) origin = o.origin;
-    if (o.local) written_under = !local ? o.written_under
-                                        : (written_under == o.written_under ? written_under : nullptr);
+    if (o.local)
+      written_under = !local ? o.written_under : (written_under == o.written_under ? written_under : nullptr);
     if (o.member_comm) {
       // A variable that holds a communicator made everywhere and one made on a branch (an array of
       // communicators, some on every rank, some on a subset) has the branch's members where it matters.
@@ -217,7 +217,8 @@ struct State {
           continue;
         }
         for (const auto& [f, t] : fs) {
-          auto hit = std::find_if(it->second.begin(), it->second.end(), [&](const auto& e) { return e.first == f; });
+          auto hit =
+              std::find_if(it->second.begin(), it->second.end(), [&](const auto& e) { return e.first == f; });
           if (hit == it->second.end()) {
             it->second.push_back({f, t});
             changed = true;

@@ -111,7 +111,8 @@ Taint Evaluator::var_val(const ValueDecl* d, const State& s, const FieldDecl* fi
 }
 Taint Evaluator::var_mem(const ValueDecl* d, const State& s, const FieldDecl* field) {
   auto it = s.mem.find(d);
-  if (it != s.mem.end() || s.fmem.count(d)) return field_of(it == s.mem.end() ? nullptr : &it->second, s.fmem, d, field);
+  if (it != s.mem.end() || s.fmem.count(d))
+    return field_of(it == s.mem.end() ? nullptr : &it->second, s.fmem, d, field);
   if (const auto* vd = dyn_cast<VarDecl>(d); vd && !tu_.types.holds_memory(vd->getType()))
     return var_val(d, s, field);
   return Taint{};
@@ -310,7 +311,8 @@ Taint Evaluator::eval_mem(const Expr* e, BlockContext& c, const FieldDecl* field
   if (const auto* me = dyn_cast<MemberExpr>(e)) {
     // What a field that is a pointer or array holds is shared by the object's memory, not told apart.
     if (me->isArrow()) return eval_mem(me->getBase(), c);
-    return joined(eval(me->getBase(), c, dyn_cast<FieldDecl>(me->getMemberDecl())), eval_mem(me->getBase(), c));
+    return joined(eval(me->getBase(), c, dyn_cast<FieldDecl>(me->getMemberDecl())),
+                  eval_mem(me->getBase(), c));
   }
   if (const auto* mc = dyn_cast<CXXMemberCallExpr>(e)) {
     const auto* m = mc->getMethodDecl();
@@ -515,7 +517,8 @@ Taint Evaluator::eval_call(const CallExpr* call, BlockContext& c, bool apply) {
             if (coll->members_from_arguments) {
               Taint member;
               member.member_comm = true;
-              if (c.control.local) member.members_under = c.control_branch ? c.control_branch : kSeveralBranches;
+              if (c.control.local)
+                member.members_under = c.control_branch ? c.control_branch : kSeveralBranches;
               // Strong only for a variable of its own: an element or field shares its object's taint.
               auto where = storage_of(args[i], true);
               write(where, member, where.is_val, c, /*exact=*/true);
