@@ -239,7 +239,7 @@ bool FunctionAnalysis::analyze(FunctionInfo& fi) {
     const Stmt* term = b->getTerminatorStmt();
     if (!term || is_loop(term) || b->succ_size() != 2) continue;
     const auto* ce = dyn_cast_or_null<Expr>(const_cast<CFGBlock*>(b)->getTerminatorCondition(false));
-    error_check[b->getBlockID()] = is_error_check(ce, fi.decl, tu_);
+    error_check[b->getBlockID()] = static_cast<char>(is_error_check(ce, fi.decl, tu_));
   }
   // Blocks from which every path ends the job before any collective (see ends_job): the side of a branch
   // that leads there is not a way to skip a collective, whatever the condition.
@@ -276,7 +276,7 @@ bool FunctionAnalysis::analyze(FunctionInfo& fi) {
   bool have_controllers = false;
   auto refresh_controllers = [&] {
     std::vector<char> varies(n, 0);
-    for (unsigned i = 0; i < n; ++i) varies[i] = cond[i].any() && !error_check[i];
+    for (unsigned i = 0; i < n; ++i) varies[i] = static_cast<char>(cond[i].any() && !error_check[i]);
     std::vector<char> dropped = exit_edges_to_drop(cfg, rpo, varies, ending);
     if (have_controllers && dropped == dropped_now) return false;
     have_controllers = true;
@@ -370,8 +370,10 @@ bool FunctionAnalysis::analyze(FunctionInfo& fi) {
     sum.out_val.push_back(v);
     sum.out_mem.push_back(m);
     bool tracked = i < kMaxParams;
-    sum.kept_val.push_back(tracked && (!exit_state.reached || same_entries(entry, exit_state, p, false)));
-    sum.kept_mem.push_back(tracked && (!exit_state.reached || same_entries(entry, exit_state, p, true)));
+    sum.kept_val.push_back(
+        static_cast<char>(tracked && (!exit_state.reached || same_entries(entry, exit_state, p, false))));
+    sum.kept_mem.push_back(
+        static_cast<char>(tracked && (!exit_state.reached || same_entries(entry, exit_state, p, true))));
   }
 
   // One finding per controlling branch (the root cause), at its first collective; the others are notes.

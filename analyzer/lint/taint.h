@@ -42,7 +42,8 @@ struct ParamField {
 };
 
 // A branch identity for `written_under` and `members_under` that stands for "more than one branch".
-inline const void* const kSeveralBranches = &kSeveralBranches;
+inline const char kSeveralBranchesTag = 0;
+inline const void* const kSeveralBranches = &kSeveralBranchesTag;
 
 // Whether a value is the same on every rank. `local`: it is not (origin says why); `params`/`param_mem`:
 // it is unless the caller passes a rank-local value for these parameters (or for what they point to);

@@ -684,6 +684,15 @@ Taint Evaluator::eval_call(const CallExpr* call, BlockContext& c, bool apply) {
   }
   if (apply) {
     Taint in = t;
+    // The note names the call: without its body, whatever it was given may be what it stores (LULESH
+    // passes the rank to its option parser, which only prints with it; lint cannot tell).
+    if (in.local && callee->getIdentifier())
+      in.origin = tu_.local_at(loc,
+                               "'" + callee->getNameAsString() +
+                                   "' is given rank-local data here and may store it through its "
+                                   "arguments (its body is not in this file)",
+                               in.origin)
+                      .origin;
     for (size_t i = 0; i < args.size() && i < callee->getNumParams(); ++i) {
       QualType pt = callee->getParamDecl(i)->getType();
       if (pt->isPointerType() && !pt->getPointeeType().isConstQualified() && in.any())
