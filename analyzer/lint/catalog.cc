@@ -4,7 +4,9 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <filesystem>
+#include <iterator>
 #include <stdexcept>
 
 namespace lockstep::lint {
@@ -29,6 +31,8 @@ constexpr RoleName kRoles[] = {
     {"peer", ArgRole::kPeer},
     {"new_comm", ArgRole::kNewComm},
 };
+// The one table of role names, read both ways (role_name, and the catalog parser): one row per role.
+static_assert(std::size(kRoles) == static_cast<size_t>(ArgRole::kNewComm) + 1, "a role without a name");
 
 std::string last_component(const std::string& name) {
   auto pos = name.rfind("::");

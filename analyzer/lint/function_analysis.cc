@@ -129,6 +129,26 @@ bool ends_job(const CallExpr* call) {
   return true;
 }
 
+// `d` holds (`mem`: what it points to holds) the same in `a` and `b`, field by field.
+bool same_entries(const State& a, const State& b, const ValueDecl* d, bool mem) {
+  const VarMap& va = mem ? a.mem : a.val;
+  const VarMap& vb = mem ? b.mem : b.val;
+  auto ia = va.find(d), ib = vb.find(d);
+  if ((ia == va.end()) != (ib == vb.end())) return false;
+  if (ia != va.end() && !ia->second.same(ib->second)) return false;
+  const FieldMap& fa = mem ? a.fmem : a.fval;
+  const FieldMap& fb = mem ? b.fmem : b.fval;
+  auto ja = fa.find(d), jb = fb.find(d);
+  size_t na = ja == fa.end() ? 0 : ja->second.size(), nb = jb == fb.end() ? 0 : jb->second.size();
+  if (na != nb) return false;
+  for (size_t k = 0; k < na; ++k) {
+    auto hit = std::find_if(jb->second.begin(), jb->second.end(),
+                            [&](const auto& e) { return e.first == ja->second[k].first; });
+    if (hit == jb->second.end() || !hit->second.same(ja->second[k].second)) return false;
+  }
+  return true;
+}
+
 class FunctionAnalysis {
  public:
   FunctionAnalysis(TuContext& tu, Diagnostics& diag) : tu_(tu), eval_(tu), diag_(diag) {}
@@ -170,12 +190,33 @@ State FunctionAnalysis::entry_state(const FunctionInfo& fi) {
       continue;
     }
     if (i >= kMaxParams) continue;
+    bool memory = tu_.types.holds_memory(p->getType());
+    // A struct (by value or reference) or structs behind a pointer: each field is its own unknown, so
+    // that a caller whose fields differ in uniformity is judged by the fields the function reads.
+    if (const RecordDecl* rd = field_record(p->getType());
+        rd && (memory || p->getType().getNonReferenceType()->isRecordType())) {
+      FieldTaints fields;
+      for (const FieldDecl* fd : rd->fields()) {
+        Taint t;
+        t.add_field({fd, static_cast<uint8_t>(i), memory});
+        fields.push_back({fd, t});
+      }
+      if (memory) {
+        Taint v;
+        v.params = 1u << i;
+        s.set_val(p, v);
+        s.fmem[p] = std::move(fields);
+      } else {
+        s.fval[p] = std::move(fields);
+      }
+      continue;
+    }
     Taint v;
     v.params = 1u << i;
     s.set_val(p, v);
     Taint m;
     m.param_mem = 1u << i;
-    if (tu_.types.holds_memory(p->getType())) s.set_mem(p, m);
+    if (memory) s.set_mem(p, m);
   }
   return s;
 }
@@ -186,7 +227,8 @@ bool FunctionAnalysis::analyze(FunctionInfo& fi) {
   const CFG& cfg = *fi.cfg;
   unsigned n = cfg.getNumBlockIDs();
   std::vector<State> in(n);
-  in[cfg.getEntry().getBlockID()] = entry_state(fi);
+  const State entry = entry_state(fi);
+  in[cfg.getEntry().getBlockID()] = entry;
   std::vector<const CFGBlock*> rpo = reverse_post_order(cfg);
 
   std::vector<Taint> cond(n);
@@ -197,7 +239,7 @@ bool FunctionAnalysis::analyze(FunctionInfo& fi) {
     const Stmt* term = b->getTerminatorStmt();
     if (!term || is_loop(term) || b->succ_size() != 2) continue;
     const auto* ce = dyn_cast_or_null<Expr>(const_cast<CFGBlock*>(b)->getTerminatorCondition(false));
-    error_check[b->getBlockID()] = is_error_check(ce, fi.decl, tu_);
+    error_check[b->getBlockID()] = static_cast<char>(is_error_check(ce, fi.decl, tu_));
   }
   // Blocks from which every path ends the job before any collective (see ends_job): the side of a branch
   // that leads there is not a way to skip a collective, whatever the condition.
@@ -234,7 +276,7 @@ bool FunctionAnalysis::analyze(FunctionInfo& fi) {
   bool have_controllers = false;
   auto refresh_controllers = [&] {
     std::vector<char> varies(n, 0);
-    for (unsigned i = 0; i < n; ++i) varies[i] = cond[i].any() && !error_check[i];
+    for (unsigned i = 0; i < n; ++i) varies[i] = static_cast<char>(cond[i].any() && !error_check[i]);
     std::vector<char> dropped = exit_edges_to_drop(cfg, rpo, varies, ending);
     if (have_controllers && dropped == dropped_now) return false;
     have_controllers = true;
@@ -245,10 +287,25 @@ bool FunctionAnalysis::analyze(FunctionInfo& fi) {
   };
   refresh_controllers();
   std::vector<const Expr*> cond_expr(n, nullptr);
-  auto context_of = [&](const CFGBlock* b) {
-    Taint t;
-    for (const CFGBlock* a : controllers[b->getBlockID()]) t.join(cond[a->getBlockID()]);
-    return t;
+  // The block's context: the joined conditions that control it, and which rank-local branch they are.
+  auto context_of = [&](const CFGBlock* b, State* s, std::vector<Event>* evs = nullptr,
+                        Taint* returns = nullptr) {
+    BlockContext c{&fi, s, Taint{}, evs, returns};
+    for (const CFGBlock* a : controllers[b->getBlockID()]) {
+      const Taint& t = cond[a->getBlockID()];
+      c.control.join(t);
+      if (t.local) c.control_branch = c.control_branch ? kSeveralBranches : a->getTerminatorStmt();
+    }
+    return c;
+  };
+  // Runs the block's statements on `c.state`; variables whose lifetime ends are forgotten.
+  auto run_block = [&](const CFGBlock* b, BlockContext& c) {
+    for (const CFGElement& el : *b) {
+      if (auto cs = el.getAs<CFGStmt>())
+        eval_.transfer(cs->getStmt(), c);
+      else if (auto le = el.getAs<CFGLifetimeEnds>())
+        c.state->forget(le->getVarDecl());
+    }
   };
   auto eval_condition = [&](const CFGBlock* b, BlockContext& c) {
     const Stmt* term = b->getTerminatorStmt();
@@ -272,15 +329,8 @@ bool FunctionAnalysis::analyze(FunctionInfo& fi) {
     for (const CFGBlock* b : rpo) {
       if (!in[b->getBlockID()].reached) continue;
       State s = in[b->getBlockID()];
-      BlockContext c{&fi, &s, context_of(b)};
-      for (const CFGElement& el : *b) {
-        if (auto cs = el.getAs<CFGStmt>()) {
-          eval_.transfer(cs->getStmt(), c);
-        } else if (auto le = el.getAs<CFGLifetimeEnds>()) {
-          s.val.erase(le->getVarDecl());
-          s.mem.erase(le->getVarDecl());
-        }
-      }
+      BlockContext c = context_of(b, &s);
+      run_block(b, c);
       Taint before = cond[b->getBlockID()];
       eval_condition(b, c);
       changed |= !before.same(cond[b->getBlockID()]);
@@ -298,15 +348,8 @@ bool FunctionAnalysis::analyze(FunctionInfo& fi) {
   for (const CFGBlock* b : rpo) {
     if (!in[b->getBlockID()].reached) continue;
     State s = in[b->getBlockID()];
-    BlockContext c{&fi, &s, context_of(b), &events[b->getBlockID()], &returns};
-    for (const CFGElement& el : *b) {
-      if (auto cs = el.getAs<CFGStmt>()) {
-        eval_.transfer(cs->getStmt(), c);
-      } else if (auto le = el.getAs<CFGLifetimeEnds>()) {
-        s.val.erase(le->getVarDecl());
-        s.mem.erase(le->getVarDecl());
-      }
-    }
+    BlockContext c = context_of(b, &s, &events[b->getBlockID()], &returns);
+    run_block(b, c);
   }
 
   Summary sum;
@@ -326,6 +369,11 @@ bool FunctionAnalysis::analyze(FunctionInfo& fi) {
     // A caught exception or a rank-local write escapes through the parameter; keep both parts.
     sum.out_val.push_back(v);
     sum.out_mem.push_back(m);
+    bool tracked = i < kMaxParams;
+    sum.kept_val.push_back(
+        static_cast<char>(tracked && (!exit_state.reached || same_entries(entry, exit_state, p, false))));
+    sum.kept_mem.push_back(
+        static_cast<char>(tracked && (!exit_state.reached || same_entries(entry, exit_state, p, true))));
   }
 
   // One finding per controlling branch (the root cause), at its first collective; the others are notes.
@@ -381,8 +429,17 @@ bool FunctionAnalysis::analyze(FunctionInfo& fi) {
         reported_sites.insert(site_key);
         diag_.callee_condition(fi, ev);
       }
-      for (const auto& a : ev.args)
-        if (a.taint.local) diag_.argument(fi, ev, a);
+      // An argument written alike on a rank-local branch is uniform among the ranks that took it; when
+      // those are exactly the members of the communicator the collective runs on, every caller agrees.
+      const void* members_under = nullptr;
+      for (const auto& arg : ev.args)
+        if (arg.role == ArgRole::kCommunicator && arg.taint.member_comm)
+          members_under = arg.taint.members_under;
+      for (const auto& a : ev.args) {
+        bool among_members = members_under && members_under != kSeveralBranches &&
+                             a.taint.written_under == members_under && a.role != ArgRole::kCommunicator;
+        if (a.taint.local && !among_members) diag_.argument(fi, ev, a);
+      }
     }
   }
 

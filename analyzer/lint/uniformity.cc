@@ -58,15 +58,63 @@ Taint Evaluator::fresh_buffer(const ValueDecl* vd) {
                       "'" + vd->getNameAsString() + "' holds rank-local data (no collective produced it)");
 }
 
-Taint Evaluator::var_val(const ValueDecl* d, const State& s) {
-  auto it = s.val.find(d);
-  return it == s.val.end() ? Taint{} : it->second;
+const RecordDecl* field_record(QualType t) {
+  t = t.getNonReferenceType();
+  while (true) {
+    if (t->isPointerType())
+      t = t->getPointeeType();
+    else if (const auto* at = t->getAsArrayTypeUnsafe())
+      t = at->getElementType();
+    else
+      break;
+  }
+  const RecordDecl* rd = t->getAsRecordDecl();
+  if (!rd || !(rd = rd->getDefinition()) || rd->isUnion()) return nullptr;
+  if (const auto* cxx = dyn_cast<CXXRecordDecl>(rd); cxx && cxx->getNumBases() > 0) return nullptr;
+  // Past this many fields a struct is an object with state (LULESH's Domain), read through methods.
+  constexpr unsigned kMaxTrackedFields = 32;
+  unsigned n = 0;
+  for (const FieldDecl* f : rd->fields()) {
+    (void)f;
+    if (++n > kMaxTrackedFields) return nullptr;
+  }
+  return rd;
 }
-Taint Evaluator::var_mem(const ValueDecl* d, const State& s) {
+bool field_tracked(const FieldDecl* f) {
+  return f && f->getParent() && field_record(f->getParent()->getASTContext().getRecordType(f->getParent()));
+}
+
+namespace {
+// The taint of one field of an object: what the whole object holds and the field's own entry. A field
+// of another struct than the one the entries are of (a cast) reads as the whole object.
+Taint field_of(const Taint* whole, const FieldMap& fields, const ValueDecl* d, const FieldDecl* f) {
+  Taint t = whole ? *whole : Taint{};
+  auto it = fields.find(d);
+  if (it == fields.end()) return t;
+  bool mine = false;
+  for (const auto& [g, ft] : it->second) {
+    if (g == f) {
+      t.join(ft);
+      return t;
+    }
+    mine |= f && g->getParent() == f->getParent();
+  }
+  if (mine) return t;
+  for (const auto& entry : it->second) t.join(entry.second);
+  return t;
+}
+}  // namespace
+
+Taint Evaluator::var_val(const ValueDecl* d, const State& s, const FieldDecl* field) {
+  auto it = s.val.find(d);
+  return field_of(it == s.val.end() ? nullptr : &it->second, s.fval, d, field);
+}
+Taint Evaluator::var_mem(const ValueDecl* d, const State& s, const FieldDecl* field) {
   auto it = s.mem.find(d);
-  if (it != s.mem.end()) return it->second;
+  if (it != s.mem.end() || s.fmem.count(d))
+    return field_of(it == s.mem.end() ? nullptr : &it->second, s.fmem, d, field);
   if (const auto* vd = dyn_cast<VarDecl>(d); vd && !tu_.types.holds_memory(vd->getType()))
-    return var_val(d, s);
+    return var_val(d, s, field);
   return Taint{};
 }
 
@@ -184,24 +232,29 @@ bool Evaluator::decided_by_range(const BinaryOperator* bo, FunctionInfo* fn) {
   return zero(r) && (op == BO_GE || op == BO_LT);
 }
 
-Taint Evaluator::eval(const Expr* e, BlockContext& c) {
+// `field` narrows a read of a struct to one of its fields: it passes down to where the struct is stored
+// (a variable, what a pointer points to, an array's elements) and is dropped anywhere else (a call's
+// result, an arithmetic value), which reads the whole object and is never less than the field.
+Taint Evaluator::eval(const Expr* e, BlockContext& c, const FieldDecl* field) {
   if (!e) return {};
   e = e->IgnoreParens();
   const State& s = *c.state;
-  if (const auto* ce = dyn_cast<CastExpr>(e)) return eval(ce->getSubExpr(), c);
+  if (const auto* ce = dyn_cast<CastExpr>(e)) return eval(ce->getSubExpr(), c, field);
   if (const auto* dre = dyn_cast<DeclRefExpr>(e)) {
-    if (isa<VarDecl>(dre->getDecl())) return var_val(dre->getDecl(), s);
+    if (isa<VarDecl>(dre->getDecl())) return var_val(dre->getDecl(), s, field);
     return {};
   }
   if (const auto* me = dyn_cast<MemberExpr>(e)) {
     if (isa<VarDecl>(me->getMemberDecl())) return {};  // static data member
-    if (me->isArrow()) return joined(eval(me->getBase(), c), eval_mem(me->getBase(), c));
-    return eval(me->getBase(), c);
+    // The field nearest the variable is the one told apart (`a.b.c` reads `b` of `a`).
+    const auto* fd = dyn_cast<FieldDecl>(me->getMemberDecl());
+    if (me->isArrow()) return joined(eval(me->getBase(), c), eval_mem(me->getBase(), c, fd));
+    return eval(me->getBase(), c, fd);
   }
   if (const auto* ase = dyn_cast<ArraySubscriptExpr>(e))
-    return joined(eval_mem(ase->getBase(), c), eval(ase->getIdx(), c));
+    return joined(eval_mem(ase->getBase(), c, field), eval(ase->getIdx(), c));
   if (const auto* uo = dyn_cast<UnaryOperator>(e)) {
-    if (uo->getOpcode() == UO_Deref) return eval_mem(uo->getSubExpr(), c);
+    if (uo->getOpcode() == UO_Deref) return eval_mem(uo->getSubExpr(), c, field);
     if (uo->getOpcode() == UO_AddrOf) return {};
     return eval(uo->getSubExpr(), c);
   }
@@ -235,29 +288,31 @@ Taint Evaluator::eval(const Expr* e, BlockContext& c) {
 }
 
 // What the pointer, array or container `e` refers to holds.
-Taint Evaluator::eval_mem(const Expr* e, BlockContext& c) {
+Taint Evaluator::eval_mem(const Expr* e, BlockContext& c, const FieldDecl* field) {
   if (!e) return {};
   e = e->IgnoreParens();
-  if (const auto* ce = dyn_cast<CastExpr>(e)) return eval_mem(ce->getSubExpr(), c);
+  if (const auto* ce = dyn_cast<CastExpr>(e)) return eval_mem(ce->getSubExpr(), c, field);
   if (const auto* dre = dyn_cast<DeclRefExpr>(e)) {
-    if (isa<VarDecl>(dre->getDecl())) return var_mem(dre->getDecl(), *c.state);
+    if (isa<VarDecl>(dre->getDecl())) return var_mem(dre->getDecl(), *c.state, field);
     return {};
   }
   if (const auto* uo = dyn_cast<UnaryOperator>(e)) {
-    if (uo->getOpcode() == UO_AddrOf) return eval(uo->getSubExpr(), c);
-    if (uo->getOpcode() == UO_Deref) return eval_mem(uo->getSubExpr(), c);
-    return eval_mem(uo->getSubExpr(), c);
+    if (uo->getOpcode() == UO_AddrOf) return eval(uo->getSubExpr(), c, field);
+    if (uo->getOpcode() == UO_Deref) return eval_mem(uo->getSubExpr(), c, field);
+    return eval_mem(uo->getSubExpr(), c, field);
   }
   if (const auto* bo = dyn_cast<BinaryOperator>(e)) {
-    if (bo->getLHS()->getType()->isPointerType()) return eval_mem(bo->getLHS(), c);
-    if (bo->getRHS()->getType()->isPointerType()) return eval_mem(bo->getRHS(), c);
-    if (bo->isAssignmentOp() || bo->getOpcode() == BO_Comma) return eval_mem(bo->getRHS(), c);
+    if (bo->getLHS()->getType()->isPointerType()) return eval_mem(bo->getLHS(), c, field);
+    if (bo->getRHS()->getType()->isPointerType()) return eval_mem(bo->getRHS(), c, field);
+    if (bo->isAssignmentOp() || bo->getOpcode() == BO_Comma) return eval_mem(bo->getRHS(), c, field);
     return {};
   }
-  if (const auto* ase = dyn_cast<ArraySubscriptExpr>(e)) return eval_mem(ase->getBase(), c);
+  if (const auto* ase = dyn_cast<ArraySubscriptExpr>(e)) return eval_mem(ase->getBase(), c, field);
   if (const auto* me = dyn_cast<MemberExpr>(e)) {
+    // What a field that is a pointer or array holds is shared by the object's memory, not told apart.
     if (me->isArrow()) return eval_mem(me->getBase(), c);
-    return joined(eval(me->getBase(), c), eval_mem(me->getBase(), c));
+    return joined(eval(me->getBase(), c, dyn_cast<FieldDecl>(me->getMemberDecl())),
+                  eval_mem(me->getBase(), c));
   }
   if (const auto* mc = dyn_cast<CXXMemberCallExpr>(e)) {
     const auto* m = mc->getMethodDecl();
@@ -292,7 +347,7 @@ Taint Evaluator::eval_mem(const Expr* e, BlockContext& c) {
 
 // The storage a pointer/reference expression designates: (variable, true) for the variable's value,
 // (variable, false) for what it holds.
-std::pair<const ValueDecl*, bool> Evaluator::storage_of(const Expr* e, bool address) {
+Place Evaluator::storage_of(const Expr* e, bool address) {
   if (!e) return {nullptr, false};
   e = e->IgnoreParenImpCasts();
   if (const auto* ce = dyn_cast<CastExpr>(e)) return storage_of(ce->getSubExpr(), address);
@@ -315,9 +370,13 @@ std::pair<const ValueDecl*, bool> Evaluator::storage_of(const Expr* e, bool addr
   }
   if (const auto* ase = dyn_cast<ArraySubscriptExpr>(e)) return memory_of(ase->getBase());
   if (const auto* me = dyn_cast<MemberExpr>(e)) {
-    if (me->isArrow()) return memory_of(me->getBase());
-    auto base = storage_of(me->getBase(), false);
-    if (address && tu_.types.holds_memory(me->getType())) return {base.first, false};
+    const auto* fd = dyn_cast<FieldDecl>(me->getMemberDecl());
+    if (!field_tracked(fd)) fd = nullptr;
+    // What a pointer or array field points to belongs to the object's memory as a whole.
+    bool pointee = address && tu_.types.holds_memory(me->getType());
+    Place base = me->isArrow() ? memory_of(me->getBase()) : storage_of(me->getBase(), false);
+    if (pointee) return {base.decl, false, nullptr};
+    if (!base.field) base.field = fd;
     return base;
   }
   if (const auto* mc = dyn_cast<CXXMemberCallExpr>(e)) {
@@ -330,24 +389,39 @@ std::pair<const ValueDecl*, bool> Evaluator::storage_of(const Expr* e, bool addr
   }
   return {nullptr, false};
 }
-std::pair<const ValueDecl*, bool> Evaluator::memory_of(const Expr* e) {
-  auto [d, is_val] = storage_of(e, true);
-  if (!d) return {nullptr, false};
-  if (is_val && !tu_.types.holds_memory(d->getType())) return {d, true};
-  return {d, false};
+Place Evaluator::memory_of(const Expr* e) {
+  Place p = storage_of(e, true);
+  if (!p.decl) return {};
+  if (p.is_val && tu_.types.holds_memory(p.decl->getType())) return {p.decl, false, nullptr};
+  return p;
 }
 
 // Writes made under a rank-local condition are rank-local (only some ranks made them), except what a
 // collective delivers.
-void Evaluator::write(std::pair<const ValueDecl*, bool> where, Taint t, bool strong, BlockContext& c,
-                      bool exact) {
-  if (!where.first) return;
-  if (!exact) t.join(c.control);
-  auto& map = where.second ? c.state->val : c.state->mem;
-  if (strong)
-    State::put(map, where.first, t);
-  else if (!State::uniform(t))
-    map[where.first].join(t);
+Taint Evaluator::under_control(Taint t, const BlockContext& c) {
+  Taint before = t;
+  t.join(c.control);
+  if (c.control.local && c.control_branch != kSeveralBranches &&
+      (!before.local || before.written_under == c.control_branch))
+    t.written_under = c.control_branch;
+  return t;
+}
+
+void Evaluator::write(Place where, Taint t, bool strong, BlockContext& c, bool exact) {
+  if (!where.decl) return;
+  if (!exact) t = under_control(t, c);
+  State& s = *c.state;
+  if (where.field) {
+    State::put_field(where.is_val ? s.fval : s.fmem, where.decl, where.field, t, strong);
+    return;
+  }
+  auto& map = where.is_val ? s.val : s.mem;
+  if (strong) {
+    State::put(map, where.decl, t);
+    (where.is_val ? s.fval : s.fmem).erase(where.decl);
+  } else if (!State::uniform(t)) {
+    map[where.decl].join(t);
+  }
 }
 // Writes through a pointer or reference argument.
 void Evaluator::write_through(const Expr* arg, const Taint& t, bool strong, bool by_reference,
@@ -355,13 +429,13 @@ void Evaluator::write_through(const Expr* arg, const Taint& t, bool strong, bool
   if (by_reference) {
     auto target = storage_of(arg, false);
     // Filling a container passed by reference changes what it holds, not its identity or shape.
-    if (target.first && target.second && tu_.types.is_buffer_class(target.first->getType())) {
-      write({target.first, false}, t, strong, c);
+    if (target.decl && target.is_val && tu_.types.is_buffer_class(target.decl->getType())) {
+      write({target.decl, false}, t, strong, c);
       return;
     }
     write(target, t, strong, c);
-    if (target.first && target.second && tu_.types.holds_memory(target.first->getType()))
-      write({target.first, false}, t, strong, c);
+    if (target.decl && target.is_val && tu_.types.holds_memory(target.decl->getType()))
+      write({target.decl, false}, t, strong, c);
     return;
   }
   write(storage_of(arg, true), t, strong, c);
@@ -392,6 +466,11 @@ Taint Evaluator::substitute(const Taint& t, const std::vector<const Expr*>& args
   for (unsigned i = 0; i < args.size() && i < kMaxParams; ++i) {
     if (t.params & (1u << i)) r.join(eval(args[i], c));
     if (t.param_mem & (1u << i)) r.join(eval_mem(args[i], c));
+  }
+  for (unsigned k = 0; k < t.nfields; ++k) {
+    const ParamField& pf = t.fields[k];
+    if (pf.param >= args.size()) continue;
+    r.join(pf.mem ? eval_mem(args[pf.param], c, pf.field) : eval(args[pf.param], c, pf.field));
   }
   if (!t.local && r.local) {
     int cause = r.origin;
@@ -438,9 +517,11 @@ Taint Evaluator::eval_call(const CallExpr* call, BlockContext& c, bool apply) {
             if (coll->members_from_arguments) {
               Taint member;
               member.member_comm = true;
+              if (c.control.local)
+                member.members_under = c.control_branch ? c.control_branch : kSeveralBranches;
               // Strong only for a variable of its own: an element or field shares its object's taint.
               auto where = storage_of(args[i], true);
-              write(where, member, where.second, c, /*exact=*/true);
+              write(where, member, where.is_val, c, /*exact=*/true);
             }
             break;
           case ArgRole::kOutLocal:
@@ -547,23 +628,18 @@ Taint Evaluator::eval_call(const CallExpr* call, BlockContext& c, bool apply) {
       std::vector<std::pair<size_t, std::pair<Taint, Taint>>> writes;
       for (size_t i = 0; i < full.size() && i < sum.out_val.size(); ++i)
         writes.push_back({i, {substitute(sum.out_val[i], full, c), substitute(sum.out_mem[i], full, c)}});
-      // A parameter the callee leaves as it found it (its exit taint is exactly its own entry taint) is
-      // not written: passing a vector by reference to a function called under a rank-local condition
-      // does not make its size rank-local.
-      auto unchanged = [&](size_t i, const Taint& t, bool mem) {
-        if (i >= kMaxParams || t.local) return false;
-        uint32_t own = 1u << i;
-        return mem ? t.param_mem == own && !t.params : t.params == own && !t.param_mem;
-      };
+      // A parameter the callee leaves as it found it (see Summary::kept_val) is not written: passing a
+      // vector by reference to a function called under a rank-local condition does not make its size
+      // rank-local.
       for (auto& [i, w] : writes) {
         if (i >= def->getNumParams()) break;
         QualType pt = def->getParamDecl(i)->getType();
-        bool same_val = unchanged(i, sum.out_val[i], false), same_mem = unchanged(i, sum.out_mem[i], true);
+        bool same_val = sum.kept_val[i], same_mem = sum.kept_mem[i];
         if (pt->isReferenceType() && !pt.getNonReferenceType().isConstQualified()) {
           if (!same_val) write(storage_of(full[i], false), w.first, true, c);
           auto st = storage_of(full[i], false);
-          if (!same_mem && st.first && tu_.types.holds_memory(st.first->getType()))
-            write({st.first, false}, w.second, true, c);
+          if (!same_mem && st.decl && tu_.types.holds_memory(st.decl->getType()))
+            write({st.decl, false}, w.second, true, c);
         } else if (pt->isPointerType() && !pt->getPointeeType().isConstQualified() && !same_mem) {
           write(storage_of(full[i], true), w.second, true, c);
         }
@@ -603,11 +679,20 @@ Taint Evaluator::eval_call(const CallExpr* call, BlockContext& c, bool apply) {
       for (const Expr* a : args) in.join(eval(a, c));
       auto st = storage_of(object, false);
       write(st, in, false, c);
-      if (st.first && tu_.types.holds_memory(st.first->getType())) write({st.first, false}, in, false, c);
+      if (st.decl && tu_.types.holds_memory(st.decl->getType())) write({st.decl, false}, in, false, c);
     }
   }
   if (apply) {
     Taint in = t;
+    // The note names the call: without its body, whatever it was given may be what it stores (LULESH
+    // passes the rank to its option parser, which only prints with it; lint cannot tell).
+    if (in.local && callee->getIdentifier())
+      in.origin = tu_.local_at(loc,
+                               "'" + callee->getNameAsString() +
+                                   "' is given rank-local data here and may store it through its "
+                                   "arguments (its body is not in this file)",
+                               in.origin)
+                      .origin;
     for (size_t i = 0; i < args.size() && i < callee->getNumParams(); ++i) {
       QualType pt = callee->getParamDecl(i)->getType();
       if (pt->isPointerType() && !pt->getPointeeType().isConstQualified() && in.any())
@@ -629,6 +714,7 @@ void Evaluator::transfer(const Stmt* st, BlockContext& c) {
       const Expr* init = vd->getInit();
       QualType t = vd->getType();
       s.set_val(vd, init ? eval(init, c) : Taint{});
+      if (init) copy_fields(vd, init, c, /*controlled=*/false);
       if (t->isReferenceType()) {
         if (init && tu_.types.holds_memory(t)) s.set_mem(vd, eval_mem(init, c));
         continue;
@@ -700,12 +786,40 @@ const FunctionDecl* Evaluator::getUserCallee(const CallExpr* call) {
   return tu_.callee_info(f).kind == CalleeKind::kUser ? f : nullptr;
 }
 
+bool Evaluator::copy_fields(const VarDecl* vd, const Expr* src, BlockContext& c, bool controlled) {
+  QualType t = vd->getType().getNonReferenceType();
+  const RecordDecl* rd = t->isRecordType() ? field_record(t) : nullptr;
+  if (!rd || !src) return false;
+  const Expr* e = src->IgnoreImplicit();
+  if (const auto* cons = dyn_cast<CXXConstructExpr>(e)) {
+    // A copy made by a constructor of the user's could put anything anywhere.
+    if (cons->getNumArgs() != 1 || !cons->getConstructor()->isCopyOrMoveConstructor() ||
+        !cons->getConstructor()->isTrivial())
+      return false;
+    e = cons->getArg(0)->IgnoreImplicit();
+  }
+  if (!e->isGLValue() || !tu_.ast.hasSameUnqualifiedType(e->getType(), t)) return false;
+  State& s = *c.state;
+  if (State::uniform(var_val(vd, s))) return true;  // nothing to tell apart
+  FieldTaints fields;
+  for (const FieldDecl* f : rd->fields()) {
+    Taint ft = eval(e, c, f);
+    if (controlled) ft = under_control(ft, c);
+    if (!State::uniform(ft)) fields.push_back({f, ft});
+  }
+  s.val.erase(vd);
+  s.fval.erase(vd);
+  if (!fields.empty()) s.fval[vd] = std::move(fields);
+  return true;
+}
+
 void Evaluator::assign(const Expr* lhs, const Expr* rhs, const Taint& t, BlockContext& c) {
   State& s = *c.state;
   const Expr* l = lhs->IgnoreParenImpCasts();
   if (const auto* dre = dyn_cast<DeclRefExpr>(l)) {
     if (const auto* vd = dyn_cast<VarDecl>(dre->getDecl())) {
-      s.set_val(vd, joined(t, c.control));
+      s.set_val(vd, under_control(t, c));
+      copy_fields(vd, rhs, c, /*controlled=*/true);
       if (tu_.types.holds_memory(vd->getType()) && !vd->getType()->isArrayType())
         s.set_mem(vd, joined(eval_mem(rhs, c), c.control));
     }
@@ -713,12 +827,20 @@ void Evaluator::assign(const Expr* lhs, const Expr* rhs, const Taint& t, BlockCo
   }
   // Element or field writes: weak, the rest of the object keeps what it had; a rank-local index makes
   // the contents rank-local too.
+  // A field of a struct variable of its own is one place and is overwritten; a field of array elements
+  // or of what a pointer points to is not (another element, another object).
   Taint idx;
-  if (const auto* ase = dyn_cast<ArraySubscriptExpr>(l)) idx = eval(ase->getIdx(), c);
-  if (const auto* oc = dyn_cast<CXXOperatorCallExpr>(l);
+  const Expr* elem = l;
+  while (const auto* me = dyn_cast<MemberExpr>(elem)) {
+    if (me->isArrow()) break;
+    elem = me->getBase()->IgnoreParenImpCasts();
+  }
+  if (const auto* ase = dyn_cast<ArraySubscriptExpr>(elem)) idx = eval(ase->getIdx(), c);
+  if (const auto* oc = dyn_cast<CXXOperatorCallExpr>(elem);
       oc && oc->getOperator() == OO_Subscript && oc->getNumArgs() > 1)
     idx = eval(oc->getArg(1), c);
-  write(storage_of(l, false), joined(t, idx), false, c);
+  Place where = storage_of(l, false);
+  write(where, joined(t, idx), where.field && where.is_val, c);
 }
 
 }  // namespace lockstep::lint

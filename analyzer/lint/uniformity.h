@@ -24,6 +24,8 @@
 namespace clang {
 class ASTContext;
 class BinaryOperator;
+class FieldDecl;
+class RecordDecl;
 class VarDecl;
 class CallExpr;
 class Expr;
@@ -31,6 +33,13 @@ class Stmt;
 }  // namespace clang
 
 namespace lockstep::lint {
+
+// The struct whose fields lint tells apart in values of type `t` (a struct, or a pointer, reference or
+// array of them), or null. Unions (fields overlap), classes with bases (fields of a base are reached
+// through casts the evaluator does not follow) and structs with many fields keep one taint per object.
+const clang::RecordDecl* field_record(clang::QualType t);
+// `f` is a field of such a struct.
+bool field_tracked(const clang::FieldDecl* f);
 
 struct FunctionInfo {
   const clang::FunctionDecl* decl = nullptr;
@@ -96,32 +105,47 @@ struct BlockContext {
   Taint control;                         // writes here are rank-local when this is
   std::vector<Event>* events = nullptr;  // non-null: record the collectives performed
   Taint* returns = nullptr;              // non-null: join returned values here
+  // The one rank-local branch `control` comes from (its terminator), kSeveralBranches for more than one.
+  const void* control_branch = nullptr;
+};
+
+// Where a write goes: a variable's value (`is_val`) or what it holds, and, when known, the one field of
+// that object (of the variable itself, or of the structs it points to or holds).
+struct Place {
+  const clang::ValueDecl* decl = nullptr;
+  bool is_val = false;
+  const clang::FieldDecl* field = nullptr;
 };
 
 class Evaluator {
  public:
   explicit Evaluator(TuContext& tu) : tu_(tu) {}
 
-  // The taint of `e`'s value.
-  Taint eval(const clang::Expr* e, BlockContext& c);
-  // The taint of what the pointer, array or container `e` refers to holds.
-  Taint eval_mem(const clang::Expr* e, BlockContext& c);
+  // The taint of `e`'s value; with `field`, of that field of the struct `e` designates.
+  Taint eval(const clang::Expr* e, BlockContext& c, const clang::FieldDecl* field = nullptr);
+  // The taint of what the pointer, array or container `e` refers to holds (of that field of it).
+  Taint eval_mem(const clang::Expr* e, BlockContext& c, const clang::FieldDecl* field = nullptr);
   // The result taint of a call; with `apply`, also its effects on the state and the collectives it performs.
   Taint eval_call(const clang::CallExpr* call, BlockContext& c, bool apply);
   // The effect of one CFG statement on `c.state`.
   void transfer(const clang::Stmt* st, BlockContext& c);
 
-  Taint var_val(const clang::ValueDecl* d, const State& s);
-  Taint var_mem(const clang::ValueDecl* d, const State& s);
+  Taint var_val(const clang::ValueDecl* d, const State& s, const clang::FieldDecl* field = nullptr);
+  Taint var_mem(const clang::ValueDecl* d, const State& s, const clang::FieldDecl* field = nullptr);
   // What a buffer no collective produced holds: rank-local when it is data (numbers, bytes); a container
   // of handles, pointers or records is bookkeeping and is judged by what is stored in it.
   Taint fresh_buffer(const clang::ValueDecl* vd);
 
  private:
-  std::pair<const clang::ValueDecl*, bool> storage_of(const clang::Expr* e, bool address);
-  std::pair<const clang::ValueDecl*, bool> memory_of(const clang::Expr* e);
-  void write(std::pair<const clang::ValueDecl*, bool> where, Taint t, bool strong, BlockContext& c,
-             bool exact = false);
+  Place storage_of(const clang::Expr* e, bool address);
+  Place memory_of(const clang::Expr* e);
+  void write(Place where, Taint t, bool strong, BlockContext& c, bool exact = false);
+  // `t` as written under the block's control: rank-local when the control is, and then uniform among
+  // the ranks taking the branch when `t` was uniform (or already so).
+  Taint under_control(Taint t, const BlockContext& c);
+  // A struct variable initialized or assigned (`controlled`: under the block's control) from the struct
+  // `src`: each field gets the source field's taint, so that a copy keeps them apart.
+  bool copy_fields(const clang::VarDecl* vd, const clang::Expr* src, BlockContext& c, bool controlled);
   void write_through(const clang::Expr* arg, const Taint& t, bool strong, bool by_reference, BlockContext& c);
   std::vector<const clang::Expr*> call_args(const clang::CallExpr* call, const clang::FunctionDecl* callee);
   const clang::Expr* object_of(const clang::CallExpr* call, const clang::FunctionDecl* callee);

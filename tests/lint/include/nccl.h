@@ -39,6 +39,7 @@ ncclResult_t ncclGroupEnd(void);
 typedef struct { char internal[128]; } ncclUniqueId;
 ncclResult_t ncclGetUniqueId(ncclUniqueId* id);
 ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId id, int rank);
+ncclResult_t ncclCommDestroy(ncclComm_t comm);
 #ifdef __cplusplus
 }
 #endif

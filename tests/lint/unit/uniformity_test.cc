@@ -131,5 +131,79 @@ TEST(Uniformity, RankDependentRoot) {
   EXPECT_EQ(a.lines(), std::vector<std::string>{std::to_string(line) + ":rank-dependent-argument"});
 }
 
+// A function that reads one field of what a parameter points to depends on that field, not on the
+// whole struct; reading more fields than a taint keeps apart depends on the whole parameter.
+TEST(Uniformity, SummaryDependsOnTheFieldsRead) {
+  auto a = analyze(R"(
+    struct Config { int rank; int steps; int count; };
+    int count_of(const Config* c) { return c->count; }
+    int steps_of(const Config& c) { return c.steps; }
+    int sum_of(const Config* c) { return c->rank + c->steps + c->count; }
+    void set_rank(Config* c, int r) { c->rank = r; }
+    void read_only(Config* c, int* out) { *out = c->steps; }
+    void caller(Config* c, int* out) {
+      *out = count_of(c) + steps_of(*c) + sum_of(c);
+      set_rank(c, 1);
+      read_only(c, out);
+    }
+  )");
+  const Taint& count = a.fn("count_of").summary.result;
+  ASSERT_EQ(count.nfields, 1u);
+  EXPECT_EQ(count.fields[0].field->getName(), "count");
+  EXPECT_TRUE(count.fields[0].mem);
+  EXPECT_EQ(count.param_mem, 0u);
+  const Taint& steps = a.fn("steps_of").summary.result;
+  ASSERT_EQ(steps.nfields, 1u);
+  EXPECT_FALSE(steps.fields[0].mem);  // a field of the parameter itself (a reference)
+  const Taint& sum = a.fn("sum_of").summary.result;
+  EXPECT_EQ(sum.param_mem, 1u);  // three fields: folded into the whole parameter
+  EXPECT_EQ(sum.nfields, 0u);
+  EXPECT_FALSE(a.fn("set_rank").summary.kept_mem[0]);
+  EXPECT_TRUE(a.fn("read_only").summary.kept_mem[0]);
+}
+
+// A caller's struct whose rank field is rank-local and whose other fields are constants: only the
+// call that reads the rank field is reported.
+TEST(Uniformity, CallerFieldsAreToldApart) {
+  auto a = analyze(R"(
+    struct Config { int rank; int count; };
+    void bcast_count(const Config* c, float* x) { MPI_Bcast(x, c->count, MPI_FLOAT, 0, MPI_COMM_WORLD); }
+    void bcast_rank(const Config* c, float* x) { MPI_Bcast(x, c->rank, MPI_FLOAT, 0, MPI_COMM_WORLD); }
+    void f(float* x) {
+      Config c = {0, 4};
+      MPI_Comm_rank(MPI_COMM_WORLD, &c.rank);
+      bcast_count(&c, x);
+      bcast_rank(&c, x);  // reported
+    }
+  )");
+  unsigned line = line_of(a, "// reported");
+  EXPECT_EQ(a.lines(), std::vector<std::string>{std::to_string(line) + ":rank-dependent-argument"});
+}
+
+// written_under survives only while every rank-local part of a value comes from the same branch.
+TEST(Uniformity, WrittenUnderNamesOneBranch) {
+  int x = 0, y = 0;
+  Taint on_x;
+  on_x.local = true;
+  on_x.written_under = &x;
+  Taint on_y = on_x;
+  on_y.written_under = &y;
+  Taint uniform;
+  EXPECT_EQ(joined(uniform, on_x).written_under, &x);
+  EXPECT_EQ(joined(on_x, on_x).written_under, &x);
+  EXPECT_EQ(joined(on_x, on_y).written_under, nullptr);
+  Taint data;
+  data.local = true;
+  EXPECT_EQ(joined(on_x, data).written_under, nullptr);
+  // A communicator made everywhere joined with one made on a branch has that branch's members.
+  Taint everywhere, on_branch;
+  everywhere.member_comm = on_branch.member_comm = true;
+  on_branch.members_under = &x;
+  EXPECT_EQ(joined(everywhere, on_branch).members_under, &x);
+  Taint other = on_branch;
+  other.members_under = &y;
+  EXPECT_EQ(joined(on_branch, other).members_under, kSeveralBranches);
+}
+
 }  // namespace
 }  // namespace lockstep::lint
