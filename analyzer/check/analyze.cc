@@ -544,7 +544,7 @@ class Analyzer {
                     (!r->died_in && std::binary_search(s->open.begin(), s->open.end(), uint32_t(i)) &&
                      s->size() == i + 1 && !behind(*r)));
         if (inside) {
-          d.note = "died inside it: " + death_in(*r, s->ref[i]);
+          d.note = "died inside it: " + death_in(*r, own_ref);
           // The headline names a rank MPI ended (exit status, abort, crash) before one the launcher stopped.
           if (died_text.empty() || (died(*r) && !headline_died)) {
             died_text = fmt::format("rank {} died inside {}", r->world_rank, d.operation);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <queue>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -316,9 +317,22 @@ void Rank::materialize() const {
 void Rank::for_each_call(
     const std::function<void(uint32_t, uint32_t, const lst_record&, RecordRef)>& fn) const {
   if (!streamed || materialized) {
+    // In record order, as the streamed walk below goes: the sequences merged by their references
+    // (each increasing), so that what is built from the calls (the report's kinds, numbered as met)
+    // is the same whichever way the rank was read.
+    using Next = std::pair<RecordRef, uint32_t>;  // the sequence's next reference, the sequence
+    std::priority_queue<Next, std::vector<Next>, std::greater<>> next;
+    std::vector<uint32_t> at(seqs.size(), 0);
     for (uint32_t si = 0; si < seqs.size(); ++si)
-      for (uint32_t i = 0; i < seqs[si].ref.size(); ++i)
-        if (const lst_record* r = record(seqs[si].ref[i])) fn(si, i, *r, seqs[si].ref[i]);
+      if (!seqs[si].ref.empty()) next.emplace(seqs[si].ref[0], si);
+    while (!next.empty()) {
+      const uint32_t si = next.top().second;
+      next.pop();
+      const uint32_t i = at[si]++;
+      const RecordRef ref = seqs[si].ref[i];
+      if (const lst_record* r = record(ref)) fn(si, i, *r, ref);
+      if (at[si] < seqs[si].ref.size()) next.emplace(seqs[si].ref[at[si]], si);
+    }
     return;
   }
   walk_calls(*this, [&](uint32_t si, uint32_t pos, const lst_record& r, RecordRef ref) {

@@ -94,7 +94,7 @@ std::vector<char> job_ending_blocks(const CFG& cfg, const std::vector<const CFGB
 
 std::vector<char> exit_edges_to_drop(const CFG& cfg, const std::vector<const CFGBlock*>& rpo,
                                      const std::vector<char>& varies, const std::vector<char>& ending) {
-  std::vector<char> dropped(cfg.getNumBlockIDs() * 2, 0);
+  std::vector<char> dropped(size_t(cfg.getNumBlockIDs()) * 2, 0);
   for (const CFGBlock* b : rpo) {
     if (b->succ_size() != 2 || !b->getTerminatorStmt()) continue;
     // A loop's way out is not an error exit: without it the loop would never reach the function's exit,

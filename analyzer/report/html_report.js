@@ -413,7 +413,8 @@ function findingsSection() {
     li.appendChild(head);
     li.appendChild(el('p', {class: 'expl'}, f.explanation));
     const facts = [];
-    facts.push('#' + f.seq + ' on ' + f.communicator.name + ' (size ' + f.communicator.size + ')');
+    facts.push((f.seq >= 0 ? '#' + f.seq + ' on ' : 'a message on ') + f.communicator.name + ' (size ' +
+               f.communicator.size + ')');
     if (f.ranks.length) facts.push('ranks ' + rankList(f.ranks));
     if (f.culprits.length) facts.push('culprits ' + rankList(f.culprits));
     if (f.tie) facts.push('tie: nobody blamed');
@@ -428,7 +429,8 @@ function findingsSection() {
       const p = el('p', {class: 'note'});
       p.textContent = f.edges
                           .map(function(e) {
-                            return 'rank ' + e.from + ' \u2192 rank ' + e.to + ' (#' + e.seq + ' on ' +
+                            const at = e.seq >= 0 ? '#' + e.seq : 'a message';
+                            return 'rank ' + e.from + ' \u2192 rank ' + e.to + ' (' + at + ' on ' +
                                 e.communicator_name + ')';
                           })
                           .join(', ');
@@ -471,7 +473,8 @@ function detailTable(f) {
             (d.peer !== null && d.peer !== undefined ? ' peer ' + d.peer : '') +
             (d.redop ? ' ' + d.redop : '') :
                              '';
-    [culprit ? '*' : '', d.rank, d.present ? d.seq : '-', d.present ? d.operation : 'no call here', args,
+    const at = d.seq >= 0 ? d.seq : d.position || 'message';
+    [culprit ? '*' : '', d.rank, d.present ? at : '-', d.present ? d.operation : 'no call here', args,
      d.tensor || '', d.present && d.call_site ? d.call_site.text : '', d.context || '',
      d.present ? d.time_s.toFixed(3) + ' s' + (d.note ? ' (' + d.note + ')' : '') : (d.note || '')]
         .forEach(function(v) {
@@ -662,7 +665,8 @@ function waitGraph(nodes, index, cycle) {
       d: 'M' + sx + ',' + sy + ' Q' + mx + ',' + my + ' ' + ex + ',' + ey,
       'marker-end': inCycle ? 'url(#arrow-red)' : 'url(#arrow)'
     }));
-    const label = (e.operation || 'collective') + ' #' + e.seq + ' on ' + e.communicator_name;
+    const label =
+        (e.operation || 'collective') + (e.seq >= 0 ? ' #' + e.seq : '') + ' on ' + e.communicator_name;
     // The label sits at the curve's apex, outside the bend.
     const ay = (my + (a[1] + b[1]) / 2) / 2, below = my > (a[1] + b[1]) / 2;
     g.appendChild(
@@ -723,7 +727,8 @@ function endStates(H) {
     const tr =
         el('tr', {'data-rank': r.rank, 'data-end': r.end, 'data-blocked': r.blocked ? 'true' : 'false'});
     [r.rank, r.end + (r.signal ? ' (signal ' + r.signal + ')' : ''),
-     r.blocked ? r.operation + ' #' + r.seq + ' on ' + r.communicator + (r.site ? ' (' + r.site + ')' : '') :
+     r.blocked ? r.operation + (r.seq >= 0 ? ' #' + r.seq : '') + ' on ' + r.communicator +
+             (r.site ? ' (' + r.site + ')' : '') :
                  '',
      r.waits_for.length ? rankList(r.waits_for) : '', r.host + ' / ' + r.pid]
         .forEach(function(v) {

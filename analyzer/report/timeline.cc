@@ -133,7 +133,8 @@ std::vector<Lane> Timeline::lanes(const Rank& r) {
   }
   const bool has_rt = !r.rt.empty();
   r.for_each_call([&](uint32_t si, uint32_t, const lst_record& rec, check::RecordRef ref) {
-    const bool with_root = check::is_rooted(rec.op), with_peer = rec.op == LST_OP_SEND || rec.op == LST_OP_RECV;
+    const bool with_root = check::is_rooted(rec.op),
+               with_peer = rec.op == LST_OP_SEND || rec.op == LST_OP_RECV;
     KindKey key;
     key.a = uint64_t(rec.api) | uint64_t(rec.op) << 8 | uint64_t(rec.dtype) << 16 |
             uint64_t(rec.redop) << 24 | uint64_t(LST_WORD_FLAGS(rec.word)) << 32 |
