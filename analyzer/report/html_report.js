@@ -413,7 +413,8 @@ function findingsSection() {
     li.appendChild(head);
     li.appendChild(el('p', {class: 'expl'}, f.explanation));
     const facts = [];
-    facts.push((f.seq >= 0 ? '#' + f.seq + ' on ' : 'a message on ') + f.communicator.name + ' (size ' +
+    // A finding without a position of its own (a message, the whole job) names the communicator alone.
+    facts.push((f.seq >= 0 ? '#' + f.seq + ' on ' : '') + f.communicator.name + ' (size ' +
                f.communicator.size + ')');
     if (f.ranks.length) facts.push('ranks ' + rankList(f.ranks));
     if (f.culprits.length) facts.push('culprits ' + rankList(f.culprits));

@@ -2,9 +2,12 @@
 """Asserts what the HTML report shows, from the DOM that headless Chromium dumped after the page's
 script ran (ids and data- attributes are the report's contract, docs/report.md).
 usage: check_dom.py DOM.html [--clean] [--kind K ...] [--culprits 2] [--culprit-lane 2] [--gap-lane 2]
-                    [--cycle 0>1 ...] [--look-here 3] [--source-line N] [--max-lanes N] [--ranks N]"""
+                    [--cycle 0>1 ...] [--look-here 3] [--source-line N] [--max-lanes N] [--ranks N]
+                    [--absent TEXT ...]"""
 import argparse
+import html
 import html.parser
+import re
 import sys
 
 
@@ -59,6 +62,7 @@ ap.add_argument("--source-line", type=int, help="a finding shows this source lin
 ap.add_argument("--max-lanes", type=int, help="lanes drawn, at most (aggregated lanes)")
 ap.add_argument("--ranks", type=int, help="every rank covered by the lanes of the first communicator")
 ap.add_argument("--time-axis", type=int, help="the page is on the time axis and this rank's lanes have calls")
+ap.add_argument("--absent", action="append", default=[], help="text the page must not show anywhere")
 a = ap.parse_args()
 
 dom = Dom()
@@ -119,7 +123,10 @@ for c in a.cycle:
     if edges[0].get("data-cycle") != "true" or "cycle" not in edges[0]["_classes"]:
         fail("edge %s -> %s is not drawn as part of the cycle" % (f, t))
     label = "".join(edges[0]["_text"])
-    if "#" not in label or " on " not in label:
+    if edges[0].get("data-seq") == "-1":  # a message: named by its call, no position of its own
+        if not label.startswith("MPI_") or "#" in label or " on " not in label:
+            fail("edge %s -> %s has no message label: %r" % (f, t, label))
+    elif "#" not in label or " on " not in label:
         fail("edge %s -> %s has no collective label: %r" % (f, t, label))
     print("edge %s -> %s: %s" % (f, t, label))
 if a.cycle:
@@ -155,4 +162,13 @@ if a.time_axis is not None:
     if not calls:
         fail("no calls drawn on the time axis in rank %d's lanes" % a.time_axis)
     print("time axis: %d calls in rank %d's lanes" % (len(calls), a.time_axis))
+if a.absent:
+    # What a reader sees: the rendered text, without the page's script and style.
+    raw = open(a.dom, encoding="utf-8").read()
+    page = re.sub(r"<(script|style)[^>]*>.*?</\1>", "", raw, flags=re.S)
+    text = html.unescape(re.sub(r"<[^>]+>", " ", page))
+    for t in a.absent:
+        if t in text:
+            at = text.index(t)
+            fail("the page shows %r: ...%s..." % (t, " ".join(text[max(0, at - 80):at + 40].split())))
 print("dom ok: %d lanes, %d findings" % (len(lanes), len(findings)))
