@@ -3,32 +3,19 @@
 finding is the buggy variant's training loop (its call in main, with the note at the rank-local stopping
 test); the fixed variant, which stops on the averaged loss, gets no finding and no note.
 Usage: example_early_stopping.py LOCKSTEP REPO_ROOT"""
-import json
 import os
-import subprocess
 import sys
 
-
-def line_of(lines, needle):
-    hits = [i + 1 for i, text in enumerate(lines) if needle in text]
-    if len(hits) != 1:
-        sys.exit(f"FAILED: expected one line containing {needle!r} in the example, found {hits}")
-    return hits[0]
+from example_lint import example, line_of, lint_findings
 
 
 def main():
     lockstep, root = sys.argv[1], os.path.abspath(sys.argv[2])
-    src = os.path.join(root, "runtime", "examples", "early_stopping.cc")
-    lines = open(src).read().splitlines()
+    src, lines = example(root, "early_stopping.cc")
     call = line_of(lines, "? train_buggy(")
     decision = line_of(lines, "// BUG: a rank-local value decides")
     fixed_from, fixed_to = line_of(lines, "int train_fixed("), line_of(lines, "int main(")
-    p = subprocess.run([lockstep, "lint", "--format", "json", src, "--", "-std=c++20",
-                        "-I" + os.path.join(root, "runtime", "include"), "-I" + os.path.join(root, "tracer", "include")],
-                       capture_output=True, text=True)
-    if p.returncode != 1:
-        sys.exit(f"FAILED: expected exit 1 (findings), got {p.returncode}\n{p.stderr}")
-    findings = json.loads(p.stdout)["findings"]
+    findings = lint_findings(lockstep, root, src)
     where = [(f["location"]["line"], f["rule"]) for f in findings]
     if where != [(call, "conditional-collective")]:
         sys.exit(f"FAILED: expected only the buggy loop's call at line {call}, got {where}")

@@ -3,33 +3,20 @@
 variant's gradient allreduce is the one finding, with notes at the finiteness decision; the fixed
 variant's allreduce and every other collective of the example are not flagged.
 Usage: example_tf24.py LOCKSTEP REPO_ROOT"""
-import json
 import os
-import subprocess
 import sys
 
-
-def line_of(lines, needle):
-    hits = [i + 1 for i, text in enumerate(lines) if needle in text]
-    if len(hits) != 1:
-        sys.exit(f"FAILED: expected one line containing {needle!r} in the example, found {hits}")
-    return hits[0]
+from example_lint import example, line_of, lint_findings
 
 
 def main():
     lockstep, root = sys.argv[1], os.path.abspath(sys.argv[2])
-    src = os.path.join(root, "runtime", "examples", "tf24_mixed_precision.cc")
-    lines = open(src).read().splitlines()
+    src, lines = example(root, "tf24_mixed_precision.cc")
     buggy = line_of(lines, "skipped on overflow")
     decision = line_of(lines, "if (finite) {")
     finiteness = line_of(lines, "= all_finite(")
     fixed = [i + 1 for i, t in enumerate(lines) if "rt::allreduce(kGradNames[l], m.grads[l].data()" in t]
-    p = subprocess.run([lockstep, "lint", "--format", "json", src, "--", "-std=c++20",
-                        "-I" + os.path.join(root, "runtime", "include"), "-I" + os.path.join(root, "tracer", "include")],
-                       capture_output=True, text=True)
-    if p.returncode != 1:
-        sys.exit(f"FAILED: expected exit 1 (findings), got {p.returncode}\n{p.stderr}")
-    findings = json.loads(p.stdout)["findings"]
+    findings = lint_findings(lockstep, root, src)
     where = [(f["location"]["line"], f["rule"]) for f in findings]
     if where != [(buggy, "conditional-collective")]:
         sys.exit(f"FAILED: expected only the buggy allreduce at line {buggy} (fixed one at {fixed}), got {where}")
