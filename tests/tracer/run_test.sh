@@ -2,7 +2,7 @@
 # Drives the tracer's multi-rank tests: runs a test program with liblockstep_trace.so injected (under
 # `lockstep run` where the test is about it), then checks the traces with trace_check.
 #   run_test.sh MODE WORK LOCKSTEP TRACER CHECK MPIRUN [MPIRUN FLAGS...] -- PROGRAM [ARGS...]
-# MODE: sequence STEPS | threads NTHREADS CALLS | threads-mpirun | stack | comms | errors | fork | unwritable | hang |
+# MODE: sequence STEPS | threads NTHREADS CALLS | requests PAIRS MANY REUSE | threads-mpirun | stack | comms | errors | fork | unwritable | hang |
 #       stall | dir
 set -euo pipefail
 mode=$1 work=$2 lockstep=$3 tracer=$4 check=$5
@@ -11,6 +11,7 @@ extra=()
 case "$mode" in
   sequence) extra=("$1"); shift ;;
   threads) extra=("$1" "$2"); shift 2 ;;
+  requests) extra=("$1" "$2" "$3"); shift 3 ;;
 esac
 launcher=()
 while [[ $1 != -- ]]; do launcher+=("$1"); shift; done
@@ -30,6 +31,10 @@ case "$mode" in
   threads)
     "$lockstep" run -o "$work/traces" --tracer "$tracer" -- "${launcher[@]}" -np 2 "${program[@]}" "${extra[0]}" "${extra[1]}"
     "$check" threads "$work/traces" 2 "${extra[0]}" "${extra[1]}"
+    ;;
+  requests)
+    "$lockstep" run -o "$work/traces" --tracer "$tracer" -- "${launcher[@]}" -np 2 "${program[@]}" "${extra[@]}"
+    "$check" requests "$work/traces" 2 "${extra[@]}"
     ;;
   errors | fork)
     # The same program without and with the tracer: identical output and exit code.

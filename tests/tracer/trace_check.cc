@@ -9,6 +9,8 @@
 //   alone trace_check hang TRACES                            mpi_hang: rank 0 still ENTERED in MPI_Barrier
 //   trace_check stack TRACES NRANKS                    LOCKSTEP_TRACE_STACK=3: extra frames per collective
 //   trace_check comms TRACES EXPECTED_DIR NRANKS       mpi_comms: communicator ids across ranks
+//   trace_check requests TRACES NRANKS PAIRS MANY REUSE mpi_requests: every request's record completed
+//                                                      by the call that completed it, none by a freed one
 // Exit 0 when everything matches, 1 with the first mismatches listed, 2 for bad usage.
 #include <cstdio>
 #include <cstdlib>
@@ -250,6 +252,58 @@ int threads(const std::string& traces, int nranks, int nthreads, int calls) {
   return g_errors ? 1 : 0;
 }
 
+// ---- requests ------------------------------------------------------------------------------------
+
+// mpi_requests: per tag, how many nonblocking SEND and RECV records each rank has and in which state.
+// Tags 1 and 2: every one COMPLETED (tag 1 by another thread than its start); tag 3: the receives
+// COMPLETED, the sends RETURNED (released by MPI_Request_free, never completed through a Wait). The WAIT
+// records' completion counts add up to the COMPLETED records, and each WAIT's first_ref names a
+// nonblocking record.
+int requests(const std::string& traces, int nranks, int pairs, int many, int reuse) {
+  auto all = load_traces(traces, static_cast<size_t>(nranks));
+  for (auto& [rank, t] : all) {
+    check_lifecycle(rank, t);
+    std::map<std::pair<uint32_t, uint8_t>, std::map<unsigned, int>> states;  // (tag, op) -> state -> n
+    std::set<uint32_t> nonblocking;  // low 32 bits of the record ids (coll.id_lo)
+    uint64_t completed = 0;
+    for (const lst_record* r : t.of_kind(LST_KIND_COLLECTIVE)) {
+      if (!(flags(r) & LST_F_P2P) || !(flags(r) & LST_F_NONBLOCKING)) continue;
+      ++states[{r->u.coll.seq, r->op}][state(r)];
+      nonblocking.insert(r->u.coll.id_lo);
+      completed += state(r) == LST_STATE_COMPLETED;
+    }
+    auto expect = [&](uint32_t tag, uint8_t op, unsigned st, int n) {
+      const auto& by_state = states[{tag, op}];
+      int total = 0;
+      for (auto& [s, k] : by_state) total += k;
+      const auto it = by_state.find(st);
+      if (total != n || it == by_state.end() || it->second != n)
+        FAILF("rank %d tag %u op %u: %d records, %d in state %u, want %d", rank, tag, op, total,
+              it == by_state.end() ? 0 : it->second, st, n);
+    };
+    expect(1, LST_OP_SEND, LST_STATE_COMPLETED, pairs);
+    expect(1, LST_OP_RECV, LST_STATE_COMPLETED, pairs);
+    expect(2, LST_OP_SEND, LST_STATE_COMPLETED, many);
+    expect(2, LST_OP_RECV, LST_STATE_COMPLETED, many);
+    expect(3, LST_OP_SEND, LST_STATE_RETURNED, reuse);
+    expect(3, LST_OP_RECV, LST_STATE_COMPLETED, reuse);
+    uint64_t counted = 0;
+    for (const lst_record* w : t.of_kind(LST_KIND_WAIT)) {
+      counted += w->u.wait.ncompleted;
+      if (!nonblocking.count(static_cast<uint32_t>(w->u.wait.first_ref)))
+        FAILF("rank %d: WAIT record names %llu, not a nonblocking record", rank,
+              (unsigned long long)w->u.wait.first_ref);
+    }
+    if (counted != completed)
+      FAILF("rank %d: WAIT records completed %llu, %llu records COMPLETED", rank, (unsigned long long)counted,
+            (unsigned long long)completed);
+  }
+  if (g_errors == 0)
+    std::printf("trace_check: %d ranks: %d handed-over pairs, %d pending at once, %d reused, all as made\n",
+                nranks, pairs, many, reuse);
+  return g_errors ? 1 : 0;
+}
+
 // ---- safety ----------------------------------------------------------------------------------------
 
 // mpi_safety errors: Allreduce ok, Bcast with a bad root, Allreduce with a negative count, Barrier ok,
@@ -435,10 +489,13 @@ int main(int argc, char** argv) {
     if (mode == "hang" && argc == 3) return hang(argv[2]);
     if (mode == "stack" && argc == 4) return stack(argv[2], std::atoi(argv[3]));
     if (mode == "comms" && argc == 5) return comms(argv[2], argv[3], std::atoi(argv[4]));
+    if (mode == "requests" && argc == 7)
+      return requests(argv[2], std::atoi(argv[3]), std::atoi(argv[4]), std::atoi(argv[5]),
+                      std::atoi(argv[6]));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "trace_check: %s\n", e.what());
     return 1;
   }
-  std::fprintf(stderr, "usage: trace_check sequence|threads|errors|fork|hang|stack|comms ...\n");
+  std::fprintf(stderr, "usage: trace_check sequence|threads|errors|fork|hang|stack|comms|requests ...\n");
   return 2;
 }

@@ -540,7 +540,7 @@ struct Tracked {
 };
 
 void track(Tracked& t, int count, const MPI_Request* reqs) noexcept {
-  if (g_requests.pending() == 0 || !reqs) return;
+  if (!g_requests.used() || !reqs) return;
   for (int i = 0; i < count; ++i) {
     MPI_Request r = reqs[i];
     uint64_t id;
@@ -554,11 +554,27 @@ uint32_t settle(const Tracked& t, const MPI_Request* reqs) noexcept {
   uint32_t done = 0;
   for (int k = 0; k < t.n; ++k) {
     if (reqs[t.index(k)] != MPI_REQUEST_NULL) continue;
-    collective_complete(t.id(k));
-    g_requests.erase(key_of(t.handle(k)));
+    // The entry goes first: MPI may already hand the handle to a start on another thread.
+    g_requests.erase(key_of(t.handle(k)), t.id(k));
+    complete_request(t.id(k));
     ++done;
   }
   return done;
+}
+
+// MPI_Wait and MPI_Test: one request, so no list to build. The record id of a recorded request, or
+// false (the call is then not recorded).
+inline bool tracked_one(const MPI_Request* req, MPI_Request* handle, uint64_t* id) noexcept {
+  if (!g_requests.used() || !req) return false;
+  const MPI_Request r = *req;
+  *handle = r;
+  return r != MPI_REQUEST_NULL && r != nullptr && g_requests.find(key_of(r), id);
+}
+inline uint32_t settle_one(const MPI_Request* req, MPI_Request handle, uint64_t id) noexcept {
+  if (*req != MPI_REQUEST_NULL) return 0;
+  g_requests.erase(key_of(handle), id);
+  complete_request(id);
+  return 1;
 }
 
 }  // namespace
@@ -618,7 +634,17 @@ __attribute__((always_inline)) inline int traced_test(uint8_t op, int count, MPI
 
 WRAP_EXPORT int MPI_Wait(MPI_Request* req, MPI_Status* status) {
   PASSTHROUGH(MPI_Wait, req, status);
-  return traced_wait(LST_WAIT_WAIT, 1, req, caller, CALL_REAL(req, status));
+  MPI_Request handle;
+  uint64_t id;
+  if (!tracked_one(req, &handle, &id)) return FORWARD(req, status);
+  Pending p = wait_enter(LST_WAIT_WAIT, id, 1, caller);
+  int rc;
+  {
+    InsideCall in(p);
+    rc = FORWARD(req, status);
+  }
+  wait_returned(p, settle_one(req, handle, id), rc);
+  return rc;
 }
 
 WRAP_EXPORT int MPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[]) {
@@ -640,7 +666,18 @@ WRAP_EXPORT int MPI_Waitsome(int incount, MPI_Request reqs[], int* outcount, int
 
 WRAP_EXPORT int MPI_Test(MPI_Request* req, int* flag, MPI_Status* status) {
   PASSTHROUGH(MPI_Test, req, flag, status);
-  return traced_test(LST_WAIT_TEST, 1, req, caller, CALL_REAL(req, flag, status));
+  MPI_Request handle;
+  uint64_t id;
+  if (!tracked_one(req, &handle, &id)) return FORWARD(req, flag, status);
+  uint64_t ticks0 = 0;
+  const uint64_t t0 = record_clock(&ticks0);
+  const int rc = FORWARD(req, flag, status);
+  const uint32_t done = settle_one(req, handle, id);
+  if (done > 0 || rc != MPI_SUCCESS) {
+    Pending p = wait_enter(LST_WAIT_TEST, id, 1, caller, t0, ticks0);  // entered at t0, before the call
+    wait_returned(p, done, rc);
+  }
+  return rc;
 }
 
 WRAP_EXPORT int MPI_Testall(int count, MPI_Request reqs[], int* flag, MPI_Status statuses[]) {
@@ -662,9 +699,11 @@ WRAP_EXPORT int MPI_Testsome(int incount, MPI_Request reqs[], int* outcount, int
 
 WRAP_EXPORT int MPI_Request_free(MPI_Request* req) {
   PASSTHROUGH(MPI_Request_free, req);
-  MPI_Request r = req ? *req : MPI_REQUEST_NULL;
+  MPI_Request handle;
+  uint64_t id;
+  const bool tracked = tracked_one(req, &handle, &id);
   int rc = FORWARD(req);
-  if (rc == MPI_SUCCESS && g_requests.pending() > 0 && r != MPI_REQUEST_NULL) g_requests.erase(key_of(r));
+  if (rc == MPI_SUCCESS && tracked) g_requests.erase(key_of(handle), id);
   return rc;
 }
 

@@ -1,4 +1,4 @@
-// RequestTable: sharded open addressing keyed by request handle (request_table.h).
+// RequestTable (request_table.h): the front's slow insert, and the sharded overflow table behind it.
 #include "request_table.h"
 
 namespace lockstep::trace {
@@ -22,7 +22,7 @@ inline void cpu_relax() noexcept {
 
 // Held by the shard's writers; it also makes the shard's sequence count odd for as long as it is held,
 // so a lookup that overlapped a change sees the count move and looks again.
-class RequestTable::Lock {
+class RequestTable::Overflow::Lock {
  public:
   explicit Lock(Shard& s) noexcept : s_(s) {
     while (s_.lock.exchange(true, std::memory_order_acquire))
@@ -43,7 +43,7 @@ class RequestTable::Lock {
   uint32_t seq_;
 };
 
-bool RequestTable::insert(uintptr_t k, uint64_t id) noexcept {
+bool RequestTable::Overflow::insert(uintptr_t k, uint64_t id) noexcept {
   const size_t h = mix(k);
   Shard& s = shards_[h % kShards];
   Lock lock(s);
@@ -64,7 +64,7 @@ bool RequestTable::insert(uintptr_t k, uint64_t id) noexcept {
   return false;
 }
 
-bool RequestTable::find(uintptr_t k, uint64_t* id) noexcept {
+bool RequestTable::Overflow::find(uintptr_t k, uint64_t* id) noexcept {
   const size_t h = mix(k);
   Shard& s = shards_[h % kShards];
   for (;;) {
@@ -93,7 +93,7 @@ bool RequestTable::find(uintptr_t k, uint64_t* id) noexcept {
   }
 }
 
-bool RequestTable::erase(uintptr_t k) noexcept {
+bool RequestTable::Overflow::erase(uintptr_t k, uint64_t id) noexcept {
   const size_t h = mix(k);
   Shard& s = shards_[h % kShards];
   Lock lock(s);
@@ -105,6 +105,7 @@ bool RequestTable::erase(uintptr_t k) noexcept {
     if (key(i) == k) break;
   }
   if (n == kShardSlots) return false;
+  if (id != kAnyId && s.ids[i].load(std::memory_order_relaxed) != id) return false;  // started again
   pending_.fetch_sub(1, std::memory_order_relaxed);
   // Backward shift: move every later entry of the chain whose home is at or before the hole.
   size_t hole = i;
@@ -121,6 +122,29 @@ bool RequestTable::erase(uintptr_t k) noexcept {
   s.keys[hole].store(0, std::memory_order_relaxed);
   s.ids[hole].store(0, std::memory_order_relaxed);
   return true;
+}
+
+// A bucket found full, or its free way taken by another thread's insert meanwhile: look again once
+// (a way may have been freed), then keep the handle in the overflow.
+bool RequestTable::insert_slow(uintptr_t k, uint64_t id) noexcept {
+  Bucket& b = bucket(k);
+  for (size_t i = 0; i < kWays; ++i) {
+    uintptr_t expected = 0;
+    if (b.keys[i].load(std::memory_order_relaxed) == 0 &&
+        b.keys[i].compare_exchange_strong(expected, k, std::memory_order_relaxed)) {
+      b.ids[i].store(id, std::memory_order_release);
+      if (overflow_.pending() > 0) overflow_.erase(k, kAnyId);
+      return true;
+    }
+  }
+  return overflow_.insert(k, id);
+}
+
+size_t RequestTable::size() const noexcept {
+  size_t n = 0;
+  for (const Bucket& b : front_)
+    for (const auto& k : b.keys) n += k.load(std::memory_order_relaxed) != 0;
+  return n + static_cast<size_t>(overflow_.pending());
 }
 
 }  // namespace lockstep::trace

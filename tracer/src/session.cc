@@ -742,6 +742,26 @@ void collective_complete(uint64_t id) noexcept {
   advance(r, LST_STATE_COMPLETED);
 }
 
+void complete_request(uint64_t id) noexcept {
+  format::Writer* w = open_writer_or_null();
+  if (!w) return;
+  lst_record* r = w->at(id);
+  if (!r) return;
+  const uint32_t word = __atomic_load_n(&r->word, __ATOMIC_ACQUIRE);
+  if (LST_WORD_KIND(word) != LST_KIND_COLLECTIVE || r->u.coll.id_lo != static_cast<uint32_t>(id)) return;
+  if (LST_WORD_STATE(word) >= LST_STATE_COMPLETED) return;
+  const uint32_t fields = (word & ~(LST_REC_CHECK_MASK | (0x07u << 16))) | uint32_t(LST_STATE_COMPLETED)
+                                                                               << 16;
+  const uint32_t next = fields | format::updated_check(word, fields, 0, 0);
+  // A ring may hand the slot to another record meanwhile: there the word is swapped only if it is
+  // still the one checked above (a change can only be that reuse, since no other thread updates it).
+  uint32_t expected = word;
+  if (g_config.ring)
+    __atomic_compare_exchange_n(&r->word, &expected, next, false, __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+  else
+    __atomic_store_n(&r->word, next, __ATOMIC_RELEASE);
+}
+
 Pending wait_enter(uint8_t wait_op, uint64_t first_ref, uint32_t nrequests, uint64_t caller,
                    uint64_t start_ns, uint64_t start_ticks) noexcept {
   Pending p;

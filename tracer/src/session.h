@@ -104,6 +104,10 @@ Pending collective_enter(const CollectiveArgs& a, uint64_t caller) noexcept;
 void collective_return(Pending& p, bool ok) noexcept;
 // Marks an earlier record COMPLETED (MPI Wait/Test, device completion); no-op if it was overwritten.
 void collective_complete(uint64_t id) noexcept;
+// The same for the one thread that completes a nonblocking call's request (MPI Wait/Test): the call's
+// own return came before (the request was handed out after it) and no other thread updates the record,
+// so in a growing file, whose slots are never reused, this is one release store.
+void complete_request(uint64_t id) noexcept;
 
 // The interned id of a NUL-terminated text (0 for null or empty). A thread remembers the last few
 // texts it interned, by address and content, so a name passed on every call is hashed once.
