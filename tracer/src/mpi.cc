@@ -223,7 +223,9 @@ HandleIndex g_type_index, g_op_index;
 
 }  // namespace
 
-void set_dtype(CollectiveArgs& a, MPI_Datatype t) noexcept {
+__attribute__((tls_model("initial-exec"))) thread_local LastType t_last_type;
+
+void set_dtype_slow(CollectiveArgs& a, MPI_Datatype t) noexcept {
   if (t == MPI_DATATYPE_NULL || t == nullptr) {
     a.dtype = LST_DT_NONE;
     return;
@@ -232,6 +234,7 @@ void set_dtype(CollectiveArgs& a, MPI_Datatype t) noexcept {
     const TypeEntry& e = kTypes[i];
     a.dtype = e.dtype;
     a.dtype_size = e.size;
+    if (e.size != 0) t_last_type = {t, e.dtype, e.size};
     if (e.size == 0) {
       int sz = 0;
       REAL(MPI_Type_size)(t, &sz);
@@ -247,9 +250,23 @@ void set_dtype(CollectiveArgs& a, MPI_Datatype t) noexcept {
   a.flags |= LST_F_DERIVED;
 }
 
+namespace {
+// The same for the predefined reduction op this thread passed last.
+struct LastOp {
+  MPI_Op handle;
+  uint8_t redop;
+};
+__attribute__((tls_model("initial-exec"))) thread_local LastOp t_last_op;
+}  // namespace
+
 uint8_t redop_of(MPI_Op op) noexcept {
+  LastOp& last = t_last_op;
+  if (__builtin_expect(last.handle == op && op != nullptr, 1)) return last.redop;
   if (op == nullptr) return LST_RED_USER;
-  if (const int i = g_op_index.find(op); i >= 0) return kOps[i].redop;
+  if (const int i = g_op_index.find(op); i >= 0) {
+    last = {op, kOps[i].redop};
+    return kOps[i].redop;
+  }
   return op == MPI_OP_NULL ? LST_RED_NONE : LST_RED_USER;
 }
 
@@ -294,16 +311,6 @@ bool resolve_mpi() noexcept {
   g_predefined = p;
   g_mpi_state.store(1, std::memory_order_release);
   return true;
-}
-
-CollectiveArgs args(uint8_t op, MPI_Comm comm, int64_t count, MPI_Datatype dt) noexcept {
-  CollectiveArgs a;
-  a.api = LST_API_MPI;
-  a.op = op;
-  a.comm = comm_of(comm);
-  a.count = count < 0 ? 0 : static_cast<uint64_t>(count);
-  if (dt) set_dtype(a, dt);
-  return a;
 }
 
 namespace {

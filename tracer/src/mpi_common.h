@@ -73,15 +73,41 @@ inline bool tracing() noexcept { return WrapApi::tracing(); }
 extern bool g_trace_p2p;
 
 // The application's argument values, datatypes and communicators in trace terms.
-void set_dtype(CollectiveArgs& a, MPI_Datatype t) noexcept;
+// The predefined datatype this thread passed last (a loop passes the same one): its trace type and
+// size without the index probe. Predefined handles are never freed, so the entry never goes stale.
+struct LastType {
+  MPI_Datatype handle;
+  uint8_t dtype;
+  uint32_t size;
+};
+extern __attribute__((tls_model("initial-exec"))) thread_local LastType t_last_type;
+void set_dtype_slow(CollectiveArgs& a, MPI_Datatype t) noexcept;
+inline void set_dtype(CollectiveArgs& a, MPI_Datatype t) noexcept {
+  const LastType& last = t_last_type;
+  if (__builtin_expect(last.handle == t && t != nullptr, 1)) {
+    a.dtype = last.dtype;
+    a.dtype_size = last.size;
+    return;
+  }
+  set_dtype_slow(a, t);
+}
 uint8_t redop_of(MPI_Op op) noexcept;
 CommEntry* adopt_comm(MPI_Comm c) noexcept;
 inline CommEntry* comm_of(MPI_Comm c) noexcept {
   CommEntry* e = comm_find(LST_API_MPI, reinterpret_cast<uintptr_t>(c));
   return e ? e : adopt_comm(c);
 }
-// The base of every argument mapper: api, op, communicator, count and datatype.
-CollectiveArgs args(uint8_t op, MPI_Comm comm, int64_t count, MPI_Datatype dt) noexcept;
+// The base of every argument mapper: api, op, communicator, count and datatype. Inline, so that a
+// wrapper fills its arguments in place.
+inline CollectiveArgs args(uint8_t op, MPI_Comm comm, int64_t count, MPI_Datatype dt) noexcept {
+  CollectiveArgs a;
+  a.api = LST_API_MPI;
+  a.op = op;
+  a.comm = comm_of(comm);
+  a.count = count < 0 ? 0 : static_cast<uint64_t>(count);
+  if (dt) set_dtype(a, dt);
+  return a;
+}
 
 // ---- the record path of one call -------------------------------------------------------------------
 

@@ -22,22 +22,24 @@ class RequestTable {
   // that completion goes unrecorded.
   bool insert(uintptr_t request, uint64_t id) noexcept {
     Bucket& b = bucket(request);
-    int free_way = -1;
-    for (size_t i = 0; i < kWays; ++i) {
+    unsigned same = 0, free = 0;  // bit i: way i holds this handle / nothing
+#pragma GCC unroll 4
+    for (unsigned i = 0; i < kWays; ++i) {
       const uintptr_t k = b.keys[i].load(std::memory_order_relaxed);
-      if (k == request) {
-        b.ids[i].store(id, std::memory_order_relaxed);
-        return true;
-      }
-      if (k == 0 && free_way < 0) free_way = static_cast<int>(i);
+      same |= unsigned(k == request) << i;
+      free |= unsigned(k == 0) << i;
     }
-    if (__builtin_expect(!used_.load(std::memory_order_relaxed), 0))
-      used_.store(true, std::memory_order_relaxed);
-    if (free_way >= 0) {
+    if (__builtin_expect(same != 0, 0)) {
+      b.ids[__builtin_ctz(same)].store(id, std::memory_order_relaxed);
+      return true;
+    }
+    if (__builtin_expect(!used_.load(std::memory_order_relaxed), 0)) used_.store(true, std::memory_order_relaxed);
+    if (__builtin_expect(free != 0, 1)) {
+      const unsigned way = static_cast<unsigned>(__builtin_ctz(free));
       uintptr_t expected = 0;
       // Two starts on other threads may claim the same free way: the compare-and-swap picks one.
-      if (b.keys[free_way].compare_exchange_strong(expected, request, std::memory_order_relaxed)) {
-        b.ids[free_way].store(id, std::memory_order_release);
+      if (b.keys[way].compare_exchange_strong(expected, request, std::memory_order_relaxed)) {
+        b.ids[way].store(id, std::memory_order_release);
         if (__builtin_expect(overflow_.pending() > 0, 0)) overflow_.erase(request, kAnyId);  // a stale twin
         return true;
       }
@@ -47,6 +49,7 @@ class RequestTable {
 
   bool find(uintptr_t request, uint64_t* id) noexcept {
     Bucket& b = bucket(request);
+#pragma GCC unroll 4
     for (size_t i = 0; i < kWays; ++i)
       if (b.keys[i].load(std::memory_order_acquire) == request) {
         *id = b.ids[i].load(std::memory_order_relaxed);
@@ -65,6 +68,7 @@ class RequestTable {
   bool erase(uintptr_t request, uint64_t id) noexcept {
     Bucket& b = bucket(request);
     bool erased = false;
+#pragma GCC unroll 4
     for (size_t i = 0; i < kWays; ++i)
       if (b.keys[i].load(std::memory_order_relaxed) == request) {
         if (b.ids[i].load(std::memory_order_relaxed) == id) {
