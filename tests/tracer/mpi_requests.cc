@@ -97,7 +97,7 @@ int main(int argc, char** argv) {
     }
     for (int i = 0; i < many; ++i)
       MPI_Issend(&out[static_cast<size_t>(i)], 1, MPI_INT, peer, 2, MPI_COMM_WORLD,
-                 &reqs[static_cast<size_t>(many + i)]);
+                 &reqs[static_cast<size_t>(many) + static_cast<size_t>(i)]);
     MPI_Waitall(2 * many, reqs.data(), MPI_STATUSES_IGNORE);
     for (int i = 0; i < many; ++i) errors += in[static_cast<size_t>(i)] != i;
   }

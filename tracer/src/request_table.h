@@ -33,7 +33,8 @@ class RequestTable {
       b.ids[__builtin_ctz(same)].store(id, std::memory_order_relaxed);
       return true;
     }
-    if (__builtin_expect(!used_.load(std::memory_order_relaxed), 0)) used_.store(true, std::memory_order_relaxed);
+    if (__builtin_expect(!used_.load(std::memory_order_relaxed), 0))
+      used_.store(true, std::memory_order_relaxed);
     if (__builtin_expect(free != 0, 1)) {
       const unsigned way = static_cast<unsigned>(__builtin_ctz(free));
       uintptr_t expected = 0;
