@@ -21,7 +21,8 @@ int32_t peer_of(int rank) noexcept {
 
 int32_t tag_of(int tag) noexcept { return tag == MPI_ANY_TAG ? LST_ANY_TAG : tag; }
 
-CollectiveArgs p2p_args(uint8_t op, int count, MPI_Datatype dt, int peer, int tag, MPI_Comm comm) noexcept {
+__attribute__((always_inline)) inline CollectiveArgs p2p_args(uint8_t op, int count, MPI_Datatype dt,
+                                                              int peer, int tag, MPI_Comm comm) noexcept {
   CollectiveArgs a = args(op, comm, count, dt);
   a.flags |= LST_F_P2P;
   a.root_or_peer = peer_of(peer);
