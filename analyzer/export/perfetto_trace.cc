@@ -1,6 +1,7 @@
 // Perfetto protobuf trace writer: a minimal encoder of the few TracePacket fields the export needs,
 // written from the field numbers of Perfetto's public trace protos. Times are nanoseconds from the job's
-// time origin, the earliest rank's trace start, so every rank shares one clock.
+// time origin, the earliest rank's trace start, so every rank shares one clock; a lane's slices carry them
+// as deltas on a sequence-scoped incremental clock, the bulk of the file being these two packets per call.
 #include "perfetto_trace.h"
 
 #include <fmt/format.h>
@@ -23,12 +24,22 @@ namespace {
 
 // Field numbers (protos/perfetto/trace/...): only those written here.
 constexpr uint32_t kTracePacket = 1;  // Trace.packet
-// TracePacket; defaults: TracePacketDefaults { track_event_defaults = 11 { track_uuid = 11 } }
-constexpr uint32_t kTimestamp = 8, kSequenceId = 10 /* trusted_packet_sequence_id */, kTrackEvent = 11,
-                   kInternedData = 12, kSequenceFlags = 13, kPacketDefaults = 59, kTrackDescriptor = 60;
-// TrackEvent (flow_ids: fixed64)
+// TracePacket; defaults: TracePacketDefaults { track_event_defaults = 11 { track_uuid = 11 },
+// timestamp_clock_id = 58 }
+constexpr uint32_t kClockSnapshot = 6, kTimestamp = 8, kSequenceId = 10 /* trusted_packet_sequence_id */,
+                   kTrackEvent = 11, kInternedData = 12, kSequenceFlags = 13, kTimestampClockId = 58,
+                   kPacketDefaults = 59, kTrackDescriptor = 60;
+// ClockSnapshot { repeated Clock clocks = 1 { clock_id = 1, timestamp = 2, is_incremental = 3 } }
+constexpr uint32_t kCsClocks = 1, kClkId = 1, kClkTimestamp = 2, kClkIncremental = 3;
+// BUILTIN_CLOCK_BOOTTIME is the trace clock when a snapshot names it; ids 64-127 are sequence-scoped.
+constexpr uint64_t kBootTime = 6, kLaneClock = 64;
+// TrackEvent. Flows use the varint flow_ids_old (36), which trace processor reads like flow_ids (47,
+// fixed64): an id below 2^21 takes 3 bytes there instead of 8.
 constexpr uint32_t kEvAnnotation = 4, kEvType = 9, kEvNameIid = 10, kEvTrackUuid = 11, kEvName = 23,
-                   kEvSourceLocationIid = 34, kEvFlowIds = 47;
+                   kEvSourceLocationIid = 34, kEvFlowIdsVarint = 36;
+// Packet sequences: every lane in turn on one, clearing its state each time (so its id is one byte),
+// the findings of every rank in turn on another.
+constexpr uint32_t kLaneSequence = 1, kFindingSequence = 2;
 // DebugAnnotation
 constexpr uint32_t kDaNameIid = 1, kDaUint = 3, kDaInt = 4, kDaString = 6, kDaStringIid = 17;
 // InternedData; each entry is { iid = 1, name/str/file_name = 2, function_name = 3, line_number = 4 }
@@ -46,7 +57,6 @@ enum Arg : uint64_t {
   kArgSeq = 1,
   kArgCount,
   kArgDtype,
-  kArgBytes,
   kArgOp,
   kArgRoot,
   kArgPeer,
@@ -57,9 +67,8 @@ enum Arg : uint64_t {
   kArgCommunicator,
   kArgEnd
 };
-constexpr const char* kArgNames[] = {"",        "seq",         "count",       "dtype",  "bytes",
-                                     "op",      "root",        "peer",        "tensor", "state",
-                                     "summary", "explanation", "communicator"};
+constexpr const char* kArgNames[] = {"",     "seq",    "count", "dtype",   "op",          "root",
+                                     "peer", "tensor", "state", "summary", "explanation", "communicator"};
 static_assert(sizeof kArgNames / sizeof *kArgNames == kArgEnd);
 
 // A protobuf message under construction.
@@ -155,22 +164,20 @@ class PerfettoWriter {
     len_ = 0;
   }
 
-  uint32_t new_sequence() { return ++sequences_; }
-
-  // A slice on `seq`'s track: a begin packet carrying the TrackEvent fields `ev` (its type included)
-  // and the interned data `in` they need, then an end packet. Framed straight into the output buffer:
-  // this runs once per call.
-  void slice(uint32_t seq, int64_t begin, int64_t end, std::string_view in, const char* ev, size_t ev_len) {
-    const uint64_t t0 = begin < 0 ? 0 : uint64_t(begin), t1 = end < 0 ? 0 : uint64_t(end);
-    const size_t head = 1 + varint_size(seq) + 2;  // sequence id and flags, shared by both packets
-    const size_t body0 = 1 + varint_size(t0) + head +
-                         (in.empty() ? 0 : 1 + varint_size(in.size()) + in.size()) + 1 + varint_size(ev_len) +
-                         ev_len;
-    const size_t body1 = 1 + varint_size(t1) + head + 4;
+  // A slice on the current lane sequence's track: a begin packet carrying the TrackEvent fields `ev` (its
+  // type included) and the interned data `in` they need, then an end packet. Framed straight into the
+  // output buffer: this runs once per call. The packets leave out sequence_flags: it only tells a reader
+  // to drop them when the sequence's state was lost, and every sequence here starts by setting it.
+  void slice(int64_t begin, int64_t end, std::string_view in, const char* ev, size_t ev_len) {
+    const Stamp s0 = stamp(begin < 0 ? 0 : uint64_t(begin));
+    const Stamp s1 = stamp(end < 0 ? 0 : uint64_t(end));
+    const size_t body0 = s0.size + (in.empty() ? 0 : 1 + varint_size(in.size()) + in.size()) + 1 +
+                         varint_size(ev_len) + ev_len;
+    const size_t body1 = s1.size + 4;
     char* o = room(2 + 20 + body0 + body1);
     *o++ = char(kTracePacket << 3 | 2);
     o = put_varint(o, body0);
-    o = sequence_head(o, t0, seq);
+    o = put_stamp(o, s0);
     if (!in.empty()) {
       *o++ = char(kInternedData << 3 | 2);
       o = put_varint(o, in.size());
@@ -183,7 +190,7 @@ class PerfettoWriter {
     o += ev_len;
     *o++ = char(kTracePacket << 3 | 2);
     o = put_varint(o, body1);
-    o = sequence_head(o, t1, seq);
+    o = put_stamp(o, s1);
     *o++ = char(kTrackEvent << 3 | 2);
     *o++ = 2;
     *o++ = char(kEvType << 3);
@@ -192,10 +199,11 @@ class PerfettoWriter {
     stats.packets += 2;
     ++stats.slices;
   }
-  void event(uint32_t seq, int64_t ts, const Proto& ev) {
+  // An event on the findings sequence, at an absolute time.
+  void event(int64_t ts, const Proto& ev) {
     Proto p;
     p.u(kTimestamp, ts < 0 ? 0 : uint64_t(ts));  // the time origin is the earliest rank's start
-    p.u(kSequenceId, seq);
+    p.u(kSequenceId, kFindingSequence);
     p.u(kSequenceFlags, kSeqNeedsState);
     p.msg(kTrackEvent, ev);
     packet(p);
@@ -227,13 +235,18 @@ class PerfettoWriter {
     packet(p);
   }
 
-  // Starts a sequence whose events land on `track` unless they say otherwise.
-  void start_sequence(uint32_t seq, uint64_t track) {
+  // (Re)starts packet sequence `wire`, its events landing on `track` unless they say otherwise, and
+  // returns the generation that interned ids are defined for. A lane sequence also times its packets on
+  // an incremental clock: each timestamp is the delta from the previous one on the sequence. Its
+  // snapshot puts it and BOOTTIME (the trace clock) at 0, so the times it adds up are the absolute ones,
+  // and every lane's snapshot is the same (the trace clock must not go back from one to the next).
+  uint32_t start_sequence(uint32_t wire, uint64_t track, bool lane_clock) {
     Proto p, defaults, ted, in, e;
-    p.u(kSequenceId, seq);
+    p.u(kSequenceId, wire);
     p.u(kSequenceFlags, kSeqCleared | kSeqNeedsState);
     ted.u(11, track);
     defaults.msg(11, ted);
+    if (lane_clock) defaults.u(kTimestampClockId, kLaneClock);
     p.msg(kPacketDefaults, defaults);
     for (uint64_t a = 1; a < kArgEnd; ++a) {
       e.clear();
@@ -243,6 +256,24 @@ class PerfettoWriter {
     }
     p.msg(kInternedData, in);
     packet(p);
+    if (lane_clock) {
+      Proto snap, clock;
+      p.clear();
+      p.u(kSequenceId, wire);
+      clock.u(kClkId, kBootTime);
+      clock.u(kClkTimestamp, 0);
+      snap.msg(kCsClocks, clock);
+      clock.clear();
+      clock.u(kClkId, kLaneClock);
+      clock.u(kClkTimestamp, 0);
+      clock.u(kClkIncremental, 1);
+      snap.msg(kCsClocks, clock);
+      p.msg(kClockSnapshot, snap);
+      packet(p);
+      lane_ = wire;
+      last_ = 0;
+    }
+    return ++generation_;
   }
 
   const KindBlock& kind(uint32_t k) {
@@ -278,7 +309,6 @@ class PerfettoWriter {
     if (ck.dtype != LST_DT_NONE || ck.count) {
       num(kArgCount, int64_t(ck.count));
       str(kArgDtype, format::dtype_name(ck.dtype));
-      num(kArgBytes, int64_t(ck.count * ck.dtype_size));
     }
     if (ck.redop) str(kArgOp, format::redop_name(ck.redop));
     if (ck.root != LST_NONE) num(kArgRoot, ck.root);
@@ -339,21 +369,39 @@ class PerfettoWriter {
     if (len_ + n > buf_.size()) buf_.resize(len_ + n);
     return buf_.data() + len_;
   }
-  static char* sequence_head(char* o, uint64_t ts, uint32_t seq) {
+  // A lane packet's timestamp and sequence id: the delta from the sequence's previous time, or, for a
+  // time before it (which the unsigned delta cannot say), the absolute time on the trace clock.
+  struct Stamp {
+    uint64_t value;
+    bool absolute;
+    size_t size;
+  };
+  Stamp stamp(uint64_t t) {
+    if (t >= last_) {
+      const uint64_t d = t - last_;
+      last_ = t;
+      return {d, false, 1 + varint_size(d) + 1 + varint_size(lane_)};
+    }
+    return {t, true, 1 + varint_size(t) + 3 + 1 + varint_size(lane_)};
+  }
+  char* put_stamp(char* o, const Stamp& s) const {
     *o++ = char(kTimestamp << 3);
-    o = put_varint(o, ts);
+    o = put_varint(o, s.value);
+    if (s.absolute) {
+      o = put_varint(o, kTimestampClockId << 3);
+      *o++ = char(kBootTime);
+    }
     *o++ = char(kSequenceId << 3);
-    o = put_varint(o, seq);
-    *o++ = char(kSequenceFlags << 3);
-    *o++ = char(kSeqNeedsState);
-    return o;
+    return put_varint(o, lane_);
   }
 
   std::FILE* f_;
   report::Timeline& tl_;
   std::vector<char> buf_;
   size_t len_ = 0;
-  uint32_t sequences_ = 0;
+  uint32_t generation_ = 0;  // of the sequence being written: interned ids are defined once per generation
+  uint32_t lane_ = kLaneSequence;
+  uint64_t last_ = 0;  // the lane clock's time
   Table names_, strings_;
   std::vector<uint32_t> sites_;
   std::vector<KindBlock> blocks_;
@@ -403,8 +451,7 @@ PerfettoStats write_perfetto_trace(const check::Job& job, const check::Result& r
       const bool flows = opt.flows && comm.ranks.size() > 1;
       const size_t first = size_t(std::max<int64_t>(opt.from, 0));
       const size_t last = std::min<size_t>(lane.calls.size(), size_t(std::max<int64_t>(opt.to, 0)));
-      const uint32_t seq = w.new_sequence();
-      w.start_sequence(seq, track);
+      const uint32_t seq = w.start_sequence(kLaneSequence, track, true);
       bool any_device = false;
       char e[1024];
       for (size_t i = first; i < last; ++i) {
@@ -425,22 +472,22 @@ PerfettoStats write_perfetto_trace(const check::Job& job, const check::Result& r
         }
         // One flow per position every rank of the communicator reached (MPI pairs calls by it); Perfetto
         // chains the slices that share a flow id by time.
+        // Ids interleave the communicators (position K of communicator C is K * comms + C + 1), so
+        // that they stay small whatever the number of communicators.
         if (flows && i < comm.min_length) {
-          const uint64_t id = ((uint64_t(lane.comm) + 1) << 40) + i;
-          o = put_varint(o, kEvFlowIds << 3 | 1);
-          for (int k = 0; k < 8; ++k) *o++ = char(id >> (8 * k));
+          o = put_varint(o, kEvFlowIdsVarint << 3);
+          o = put_varint(o, uint64_t(i) * tl.comms.size() + lane.comm + 1);
           ++w.stats.flows;
         }
         const int64_t t1 = c.returned ? c.t1_ns : std::max(rank_end, c.t0_ns);
-        w.slice(seq, c.t0_ns, std::max(t1, c.t0_ns), in.b, e, size_t(o - e));
+        w.slice(c.t0_ns, std::max(t1, c.t0_ns), in.b, e, size_t(o - e));
         any_device |= c.device && c.dev1_ns >= c.dev0_ns;
       }
       if (!any_device) continue;
       // Device times on their own track: they overlap the host calls that enqueued them.
       const uint64_t dtrack = device_uuid(rank, lane.comm);
       w.track(dtrack, process_uuid(rank), comm.ref.name + " (device)", 2 * int64_t(lane.comm) + 1);
-      const uint32_t dseq = w.new_sequence();
-      w.start_sequence(dseq, dtrack);
+      const uint32_t dseq = w.start_sequence(kLaneSequence, dtrack, true);
       for (size_t i = first; i < last; ++i) {
         const report::Call& c = lane.calls[i];
         if (!c.device || c.dev1_ns < c.dev0_ns) continue;
@@ -453,13 +500,12 @@ PerfettoStats write_perfetto_trace(const check::Job& job, const check::Result& r
         o = put_varint(o, kEvNameIid << 3);
         o = put_varint(o, kb.name);
         o = uint_arg(o, kArgSeq, i);
-        w.slice(dseq, c.dev0_ns, c.dev1_ns, in.b, e, size_t(o - e));
+        w.slice(c.dev0_ns, c.dev1_ns, in.b, e, size_t(o - e));
       }
     }
     auto fit = findings_of.find(rank);
     if (fit == findings_of.end()) continue;
-    const uint32_t fseq = w.new_sequence();
-    w.start_sequence(fseq, process_uuid(rank));
+    w.start_sequence(kFindingSequence, process_uuid(rank), false);
     for (const check::Finding* f : fit->second) {
       if (f->seq >= 0 && (f->seq < opt.from || f->seq >= opt.to)) continue;
       const int ci = tl.comm_index(f->comm.id);
@@ -484,7 +530,7 @@ PerfettoStats write_perfetto_trace(const check::Job& job, const check::Result& r
       ev.msg(kEvAnnotation, a);
       text(kArgCommunicator, f->comm.name);
       if (!f->tensor.empty()) text(kArgTensor, f->tensor);
-      w.event(fseq, finding_time(*f, rank, rank_end), ev);
+      w.event(finding_time(*f, rank, rank_end), ev);
       ++w.stats.instants;
     }
   }

@@ -100,8 +100,9 @@ if [ "$step" = export ]; then
   else
     echo "note: protoc not installed, the Perfetto trace is read by validate_perfetto.py alone"
   fi
+  # Its timestamps (deltas on each lane's incremental clock) add up to the JSON export's absolute times.
   python3 "$here/validate_perfetto.py" "$work/trace.perfetto-trace" --ranks $ranks \
-    --findings "$findings" --check "$work/check.json" "${raw[@]}" || exit 1
+    --findings "$findings" --check "$work/check.json" --chrome "$work/trace.json" "${raw[@]}" || exit 1
   # The validator itself rejects a damaged trace: the file cut short inside its last packet.
   head -c -3 "$work/trace.perfetto-trace" > "$work/trace-cut.perfetto-trace"
   if python3 "$here/validate_perfetto.py" "$work/trace-cut.perfetto-trace" --ranks $ranks > "$work/cut.log"; then
