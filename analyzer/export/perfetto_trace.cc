@@ -164,11 +164,14 @@ class PerfettoWriter {
     len_ = 0;
   }
 
-  // A slice on the current lane sequence's track: a begin packet carrying the TrackEvent fields `ev` (its
-  // type included) and the interned data `in` they need, then an end packet. Framed straight into the
+  // A slice on the current lane sequence's track: a begin packet carrying the TrackEvent fields `fields`
+  // (what every call of its kind carries) and `tail` (what is the call's own), and the interned data
+  // `in` they need, then an end packet. Framed straight into the
   // output buffer: this runs once per call. The packets leave out sequence_flags: it only tells a reader
   // to drop them when the sequence's state was lost, and every sequence here starts by setting it.
-  void slice(int64_t begin, int64_t end, std::string_view in, const char* ev, size_t ev_len) {
+  void slice(int64_t begin, int64_t end, std::string_view in, std::string_view fields, const char* tail,
+             size_t tail_len) {
+    const size_t ev_len = 2 + fields.size() + tail_len;
     const Stamp s0 = stamp(begin < 0 ? 0 : uint64_t(begin));
     const Stamp s1 = stamp(end < 0 ? 0 : uint64_t(end));
     const size_t body0 = s0.size + (in.empty() ? 0 : 1 + varint_size(in.size()) + in.size()) + 1 +
@@ -186,8 +189,12 @@ class PerfettoWriter {
     }
     *o++ = char(kTrackEvent << 3 | 2);
     o = put_varint(o, ev_len);
-    std::memcpy(o, ev, ev_len);
-    o += ev_len;
+    *o++ = char(kEvType << 3);
+    *o++ = char(kSliceBegin);
+    std::memcpy(o, fields.data(), fields.size());
+    o += fields.size();
+    std::memcpy(o, tail, tail_len);
+    o += tail_len;
     *o++ = char(kTracePacket << 3 | 2);
     o = put_varint(o, body1);
     o = put_stamp(o, s1);
@@ -439,10 +446,11 @@ PerfettoStats write_perfetto_trace(const check::Job& job, const check::Result& r
   w.root_ordering();
   const auto findings_of = findings_by_rank(result);
   Proto ev, a, in;
+  std::vector<report::Lane> lanes;
   for (const check::Rank& r : job.ranks) {
     const int32_t rank = r.world_rank;
     w.track(process_uuid(rank), 0, fmt::format("rank {} ({} pid {})", rank, r.host, r.pid), rank, rank);
-    std::vector<report::Lane> lanes = tl.lanes(r);
+    tl.lanes(r, lanes);
     const int64_t rank_end = tl.time_of(r, r.last_t_ns);
     for (const report::Lane& lane : lanes) {
       const report::TimelineComm& comm = tl.comms[lane.comm];
@@ -453,17 +461,20 @@ PerfettoStats write_perfetto_trace(const check::Job& job, const check::Result& r
       const size_t last = std::min<size_t>(lane.calls.size(), size_t(std::max<int64_t>(opt.to, 0)));
       const uint32_t seq = w.start_sequence(kLaneSequence, track, true);
       bool any_device = false;
-      char e[1024];
+      char e[64];  // the call's own fields: seq, state, flow id
+      const KindBlock* kb = nullptr;
+      uint32_t kb_kind = 0;
       for (size_t i = first; i < last; ++i) {
         const report::Call& c = lane.calls[i];
-        const KindBlock& kb = w.kind(c.kind);
         in.clear();
-        w.define(c.kind, seq, in);
+        // A lane repeats its kinds in runs: the same kind as the previous call is defined on the
+        // sequence already.
+        if (!kb || c.kind != kb_kind) {
+          kb = &w.kind(c.kind);
+          kb_kind = c.kind;
+          w.define(c.kind, seq, in);
+        }
         char* o = e;
-        *o++ = char(kEvType << 3);
-        *o++ = char(kSliceBegin);
-        std::memcpy(o, kb.fields.data(), kb.fields.size());
-        o += kb.fields.size();
         o = uint_arg(o, kArgSeq, i);
         if (!c.returned || c.state == LST_STATE_FAILED) {
           uint64_t s = w.string_iid(c.returned ? format::state_name(c.state) : "ENTERED (never returned)");
@@ -480,7 +491,7 @@ PerfettoStats write_perfetto_trace(const check::Job& job, const check::Result& r
           ++w.stats.flows;
         }
         const int64_t t1 = c.returned ? c.t1_ns : std::max(rank_end, c.t0_ns);
-        w.slice(c.t0_ns, std::max(t1, c.t0_ns), in.b, e, size_t(o - e));
+        w.slice(c.t0_ns, std::max(t1, c.t0_ns), in.b, kb->fields, e, size_t(o - e));
         any_device |= c.device && c.dev1_ns >= c.dev0_ns;
       }
       if (!any_device) continue;
@@ -491,16 +502,14 @@ PerfettoStats write_perfetto_trace(const check::Job& job, const check::Result& r
       for (size_t i = first; i < last; ++i) {
         const report::Call& c = lane.calls[i];
         if (!c.device || c.dev1_ns < c.dev0_ns) continue;
-        const KindBlock& kb = w.kind(c.kind);
+        const uint64_t name = w.kind(c.kind).name;
         in.clear();
         w.define(c.kind, dseq, in);
         char* o = e;
-        *o++ = char(kEvType << 3);
-        *o++ = char(kSliceBegin);
         o = put_varint(o, kEvNameIid << 3);
-        o = put_varint(o, kb.name);
+        o = put_varint(o, name);
         o = uint_arg(o, kArgSeq, i);
-        w.slice(c.dev0_ns, c.dev1_ns, in.b, e, size_t(o - e));
+        w.slice(c.dev0_ns, c.dev1_ns, in.b, {}, e, size_t(o - e));
       }
     }
     auto fit = findings_of.find(rank);
