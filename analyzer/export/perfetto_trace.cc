@@ -40,6 +40,7 @@ constexpr uint32_t kEvAnnotation = 4, kEvType = 9, kEvNameIid = 10, kEvTrackUuid
 // Packet sequences: every lane in turn on one, clearing its state each time (so its id is one byte),
 // the findings of every rank in turn on another.
 constexpr uint32_t kLaneSequence = 1, kFindingSequence = 2;
+static_assert(kLaneSequence < 0x80, "a lane packet's sequence id is one byte");
 // DebugAnnotation
 constexpr uint32_t kDaNameIid = 1, kDaUint = 3, kDaInt = 4, kDaString = 6, kDaStringIid = 17;
 // InternedData; each entry is { iid = 1, name/str/file_name = 2, function_name = 3, line_number = 4 }
@@ -129,10 +130,15 @@ class Table {
   std::vector<uint32_t> seen_;
 };
 
+constexpr size_t kCopy = 64;  // bytes copied at once from a short field list
+
 // What every call of one kind carries: name, call site and arguments, encoded once.
 struct KindBlock {
   bool built = false;
-  std::string fields;  // TrackEvent fields: name_iid, source_location_iid, argument annotations
+  // TrackEvent fields: name_iid, source_location_iid, argument annotations; then kCopy zero bytes, so
+  // that a call copies a fixed kCopy bytes of short fields (a few moves) rather than calling memcpy.
+  std::string fields;
+  size_t size = 0;
   uint64_t name = 0, site = 0;
   std::vector<uint64_t> strings;
 };
@@ -169,15 +175,16 @@ class PerfettoWriter {
   // `in` they need, then an end packet. Framed straight into the
   // output buffer: this runs once per call. The packets leave out sequence_flags: it only tells a reader
   // to drop them when the sequence's state was lost, and every sequence here starts by setting it.
-  void slice(int64_t begin, int64_t end, std::string_view in, std::string_view fields, const char* tail,
-             size_t tail_len) {
+  // `fields` and `tail` are followed by at least kCopy readable bytes.
+  __attribute__((always_inline)) void slice(int64_t begin, int64_t end, std::string_view in,
+                                            std::string_view fields, const char* tail, size_t tail_len) {
     const size_t ev_len = 2 + fields.size() + tail_len;
     const Stamp s0 = stamp(begin < 0 ? 0 : uint64_t(begin));
     const Stamp s1 = stamp(end < 0 ? 0 : uint64_t(end));
     const size_t body0 = s0.size + (in.empty() ? 0 : 1 + varint_size(in.size()) + in.size()) + 1 +
                          varint_size(ev_len) + ev_len;
     const size_t body1 = s1.size + 4;
-    char* o = room(2 + 20 + body0 + body1);
+    char* o = room(2 + 20 + body0 + body1 + kCopy);
     *o++ = char(kTracePacket << 3 | 2);
     o = put_varint(o, body0);
     o = put_stamp(o, s0);
@@ -191,9 +198,9 @@ class PerfettoWriter {
     o = put_varint(o, ev_len);
     *o++ = char(kEvType << 3);
     *o++ = char(kSliceBegin);
-    std::memcpy(o, fields.data(), fields.size());
+    copy_short(o, fields.data(), fields.size());
     o += fields.size();
-    std::memcpy(o, tail, tail_len);
+    copy_short(o, tail, tail_len);
     o += tail_len;
     *o++ = char(kTracePacket << 3 | 2);
     o = put_varint(o, body1);
@@ -242,18 +249,19 @@ class PerfettoWriter {
     packet(p);
   }
 
-  // (Re)starts packet sequence `wire`, its events landing on `track` unless they say otherwise, and
-  // returns the generation that interned ids are defined for. A lane sequence also times its packets on
-  // an incremental clock: each timestamp is the delta from the previous one on the sequence. Its
+  // (Re)starts the lane or the findings packet sequence, its events landing on `track` unless they say
+  // otherwise, and returns the generation that interned ids are defined for. A lane sequence also times its
+  // packets on an incremental clock: each timestamp is the delta from the previous one on the sequence. Its
   // snapshot puts it and BOOTTIME (the trace clock) at 0, so the times it adds up are the absolute ones,
   // and every lane's snapshot is the same (the trace clock must not go back from one to the next).
-  uint32_t start_sequence(uint32_t wire, uint64_t track, bool lane_clock) {
+  uint32_t start_sequence(uint64_t track, bool lane) {
+    const uint32_t wire = lane ? kLaneSequence : kFindingSequence;
     Proto p, defaults, ted, in, e;
     p.u(kSequenceId, wire);
     p.u(kSequenceFlags, kSeqCleared | kSeqNeedsState);
     ted.u(11, track);
     defaults.msg(11, ted);
-    if (lane_clock) defaults.u(kTimestampClockId, kLaneClock);
+    if (lane) defaults.u(kTimestampClockId, kLaneClock);
     p.msg(kPacketDefaults, defaults);
     for (uint64_t a = 1; a < kArgEnd; ++a) {
       e.clear();
@@ -263,7 +271,7 @@ class PerfettoWriter {
     }
     p.msg(kInternedData, in);
     packet(p);
-    if (lane_clock) {
+    if (lane) {
       Proto snap, clock;
       p.clear();
       p.u(kSequenceId, wire);
@@ -277,7 +285,6 @@ class PerfettoWriter {
       snap.msg(kCsClocks, clock);
       p.msg(kClockSnapshot, snap);
       packet(p);
-      lane_ = wire;
       last_ = 0;
     }
     return ++generation_;
@@ -321,7 +328,9 @@ class PerfettoWriter {
     if (ck.root != LST_NONE) num(kArgRoot, ck.root);
     if (ck.peer != LST_NONE) num(kArgPeer, ck.peer);
     if (!ck.tensor.empty()) str(kArgTensor, ck.tensor);
+    b.size = f.b.size();
     b.fields = std::move(f.b);
+    b.fields.resize(b.size + kCopy);
     b.built = true;
     return b;
   }
@@ -376,6 +385,14 @@ class PerfettoWriter {
     if (len_ + n > buf_.size()) buf_.resize(len_ + n);
     return buf_.data() + len_;
   }
+  // Copies n bytes, and up to kCopy whatever n is when n is below it: the caller made room for that.
+  static void copy_short(char* o, const char* p, size_t n) {
+    if (n <= kCopy)
+      std::memcpy(o, p, kCopy);
+    else
+      std::memcpy(o, p, n);
+  }
+
   // A lane packet's timestamp and sequence id: the delta from the sequence's previous time, or, for a
   // time before it (which the unsigned delta cannot say), the absolute time on the trace clock.
   struct Stamp {
@@ -387,9 +404,9 @@ class PerfettoWriter {
     if (t >= last_) {
       const uint64_t d = t - last_;
       last_ = t;
-      return {d, false, 1 + varint_size(d) + 1 + varint_size(lane_)};
+      return {d, false, 1 + varint_size(d) + 2};
     }
-    return {t, true, 1 + varint_size(t) + 3 + 1 + varint_size(lane_)};
+    return {t, true, 1 + varint_size(t) + 3 + 2};
   }
   char* put_stamp(char* o, const Stamp& s) const {
     *o++ = char(kTimestamp << 3);
@@ -399,7 +416,8 @@ class PerfettoWriter {
       *o++ = char(kBootTime);
     }
     *o++ = char(kSequenceId << 3);
-    return put_varint(o, lane_);
+    *o++ = char(kLaneSequence);
+    return o;
   }
 
   std::FILE* f_;
@@ -407,8 +425,7 @@ class PerfettoWriter {
   std::vector<char> buf_;
   size_t len_ = 0;
   uint32_t generation_ = 0;  // of the sequence being written: interned ids are defined once per generation
-  uint32_t lane_ = kLaneSequence;
-  uint64_t last_ = 0;  // the lane clock's time
+  uint64_t last_ = 0;        // the lane clock's time
   Table names_, strings_;
   std::vector<uint32_t> sites_;
   std::vector<KindBlock> blocks_;
@@ -447,6 +464,7 @@ PerfettoStats write_perfetto_trace(const check::Job& job, const check::Result& r
   const auto findings_of = findings_by_rank(result);
   Proto ev, a, in;
   std::vector<report::Lane> lanes;
+  const uint64_t ncomms = tl.comms.size();
   for (const check::Rank& r : job.ranks) {
     const int32_t rank = r.world_rank;
     w.track(process_uuid(rank), 0, fmt::format("rank {} ({} pid {})", rank, r.host, r.pid), rank, rank);
@@ -459,9 +477,9 @@ PerfettoStats write_perfetto_trace(const check::Job& job, const check::Result& r
       const bool flows = opt.flows && comm.ranks.size() > 1;
       const size_t first = size_t(std::max<int64_t>(opt.from, 0));
       const size_t last = std::min<size_t>(lane.calls.size(), size_t(std::max<int64_t>(opt.to, 0)));
-      const uint32_t seq = w.start_sequence(kLaneSequence, track, true);
+      const uint32_t seq = w.start_sequence(track, true);
       bool any_device = false;
-      char e[64];  // the call's own fields: seq, state, flow id
+      char e[64 + kCopy] = {};  // the call's own fields: seq, state, flow id
       const KindBlock* kb = nullptr;
       uint32_t kb_kind = 0;
       for (size_t i = first; i < last; ++i) {
@@ -486,19 +504,22 @@ PerfettoStats write_perfetto_trace(const check::Job& job, const check::Result& r
         // Ids interleave the communicators (position K of communicator C is K * comms + C + 1), so
         // that they stay small whatever the number of communicators.
         if (flows && i < comm.min_length) {
-          o = put_varint(o, kEvFlowIdsVarint << 3);
-          o = put_varint(o, uint64_t(i) * tl.comms.size() + lane.comm + 1);
+          static_assert(kEvFlowIdsVarint << 3 >= 0x80 && kEvFlowIdsVarint << 3 < 0x4000);
+          *o++ = char((kEvFlowIdsVarint << 3) | 0x80);
+          *o++ = char((kEvFlowIdsVarint << 3) >> 7);
+          o = put_varint(o, uint64_t(i) * ncomms + lane.comm + 1);
           ++w.stats.flows;
         }
         const int64_t t1 = c.returned ? c.t1_ns : std::max(rank_end, c.t0_ns);
-        w.slice(c.t0_ns, std::max(t1, c.t0_ns), in.b, kb->fields, e, size_t(o - e));
+        w.slice(c.t0_ns, std::max(t1, c.t0_ns), in.b, std::string_view(kb->fields.data(), kb->size), e,
+                size_t(o - e));
         any_device |= c.device && c.dev1_ns >= c.dev0_ns;
       }
       if (!any_device) continue;
       // Device times on their own track: they overlap the host calls that enqueued them.
       const uint64_t dtrack = device_uuid(rank, lane.comm);
       w.track(dtrack, process_uuid(rank), comm.ref.name + " (device)", 2 * int64_t(lane.comm) + 1);
-      const uint32_t dseq = w.start_sequence(kLaneSequence, dtrack, true);
+      const uint32_t dseq = w.start_sequence(dtrack, true);
       for (size_t i = first; i < last; ++i) {
         const report::Call& c = lane.calls[i];
         if (!c.device || c.dev1_ns < c.dev0_ns) continue;
@@ -509,12 +530,13 @@ PerfettoStats write_perfetto_trace(const check::Job& job, const check::Result& r
         o = put_varint(o, kEvNameIid << 3);
         o = put_varint(o, name);
         o = uint_arg(o, kArgSeq, i);
-        w.slice(c.dev0_ns, c.dev1_ns, in.b, {}, e, size_t(o - e));
+        static const char kNone[kCopy] = {};
+        w.slice(c.dev0_ns, c.dev1_ns, in.b, std::string_view(kNone, 0), e, size_t(o - e));
       }
     }
     auto fit = findings_of.find(rank);
     if (fit == findings_of.end()) continue;
-    w.start_sequence(kFindingSequence, process_uuid(rank), false);
+    w.start_sequence(process_uuid(rank), false);
     for (const check::Finding* f : fit->second) {
       if (f->seq >= 0 && (f->seq < opt.from || f->seq >= opt.to)) continue;
       const int ci = tl.comm_index(f->comm.id);
