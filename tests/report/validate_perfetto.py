@@ -98,6 +98,7 @@ state = {}  # sequence -> {"names", "args", "strings", "sites", "track", "clock"
 stacks = collections.defaultdict(list)  # track -> [(begin ts, slice key)]
 times = {}  # (pid, track name, seq arg) -> (begin ns, end ns)
 BOOTTIME = 6
+absolute = 0  # packets on a sequence with an incremental clock that give an absolute time instead
 slices = collections.Counter()
 flows = collections.defaultdict(set)  # flow id -> {track}
 instants = []
@@ -158,6 +159,8 @@ for n, raw in enumerate(packets):
             ts = c[0] + c[1]
         elif clock not in (None, BOOTTIME):
             fail("packet %d: timestamp on clock %d" % (n, clock))
+        elif seq in state and state[seq]["clock"] is not None:
+            absolute += 1
     if 12 in p:
         if seq not in state:
             fail("packet %d interns data on a sequence without incremental state" % n)
@@ -303,5 +306,6 @@ if a.raw:
     raw_packets = sum(1 for line in open(a.raw) if line.startswith("1 {"))
     if raw_packets != len(packets):
         fail("protoc --decode_raw sees %d packets, this decoder %d" % (raw_packets, len(packets)))
-print("perfetto trace ok: %d packets, %d ranks, %d tracks, %d slices, %d flows, %d instants" % (
-    len(packets), len(pids), len(tracks), sum(slices.values()), len(flows), len(instants)))
+print("perfetto trace ok: %d packets, %d ranks, %d tracks, %d slices, %d flows, %d instants, "
+      "%d absolute timestamps" % (len(packets), len(pids), len(tracks), sum(slices.values()), len(flows),
+                                  len(instants), absolute))
