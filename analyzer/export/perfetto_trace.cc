@@ -177,8 +177,9 @@ class PerfettoWriter {
   // to drop them when the sequence's state was lost, and every sequence here starts by setting it.
   // `fields` and `tail` are followed by at least kCopy readable bytes.
   __attribute__((always_inline)) void slice(int64_t begin, int64_t end, std::string_view in,
-                                            std::string_view fields, const char* tail, size_t tail_len) {
-    const size_t ev_len = 2 + fields.size() + tail_len;
+                                            const char* fields, size_t fields_len, const char* tail,
+                                            size_t tail_len) {
+    const size_t ev_len = 2 + fields_len + tail_len;
     const Stamp s0 = stamp(begin < 0 ? 0 : uint64_t(begin));
     const Stamp s1 = stamp(end < 0 ? 0 : uint64_t(end));
     const size_t body0 = s0.size + (in.empty() ? 0 : 1 + varint_size(in.size()) + in.size()) + 1 +
@@ -198,8 +199,8 @@ class PerfettoWriter {
     o = put_varint(o, ev_len);
     *o++ = char(kEvType << 3);
     *o++ = char(kSliceBegin);
-    copy_short(o, fields.data(), fields.size());
-    o += fields.size();
+    copy_short(o, fields, fields_len);
+    o += fields_len;
     copy_short(o, tail, tail_len);
     o += tail_len;
     *o++ = char(kTracePacket << 3 | 2);
@@ -511,8 +512,7 @@ PerfettoStats write_perfetto_trace(const check::Job& job, const check::Result& r
           ++w.stats.flows;
         }
         const int64_t t1 = c.returned ? c.t1_ns : std::max(rank_end, c.t0_ns);
-        w.slice(c.t0_ns, std::max(t1, c.t0_ns), in.b, std::string_view(kb->fields.data(), kb->size), e,
-                size_t(o - e));
+        w.slice(c.t0_ns, std::max(t1, c.t0_ns), in.b, kb->fields.data(), kb->size, e, size_t(o - e));
         any_device |= c.device && c.dev1_ns >= c.dev0_ns;
       }
       if (!any_device) continue;
@@ -531,7 +531,7 @@ PerfettoStats write_perfetto_trace(const check::Job& job, const check::Result& r
         o = put_varint(o, name);
         o = uint_arg(o, kArgSeq, i);
         static const char kNone[kCopy] = {};
-        w.slice(c.dev0_ns, c.dev1_ns, in.b, std::string_view(kNone, 0), e, size_t(o - e));
+        w.slice(c.dev0_ns, c.dev1_ns, in.b, kNone, 0, e, size_t(o - e));
       }
     }
     auto fit = findings_of.find(rank);
