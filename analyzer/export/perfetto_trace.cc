@@ -172,10 +172,10 @@ class PerfettoWriter {
 
   // A slice on the current lane sequence's track: a begin packet carrying the TrackEvent fields `fields`
   // (what every call of its kind carries) and `tail` (what is the call's own), and the interned data
-  // `in` they need, then an end packet. Framed straight into the
-  // output buffer: this runs once per call. The packets leave out sequence_flags: it only tells a reader
-  // to drop them when the sequence's state was lost, and every sequence here starts by setting it.
-  // `fields` and `tail` are followed by at least kCopy readable bytes.
+  // `in` they need, then an end packet. Framed straight into the output buffer: this runs once per call.
+  // The packets leave out sequence_flags: it only tells a reader to drop them when the sequence's state
+  // was lost, and every sequence here starts by setting it. `fields` and `tail` are followed by at
+  // least kCopy readable bytes.
   __attribute__((always_inline)) void slice(int64_t begin, int64_t end, std::string_view in,
                                             const char* fields, size_t fields_len, const char* tail,
                                             size_t tail_len) {
