@@ -153,13 +153,14 @@ uint64_t write_chrome_trace(const check::Job& job, const check::Result& result, 
   std::string state_json[8];
   for (uint8_t st = 0; st < 8; ++st) state_json[st] = quoted(format::state_name(st));
   const std::string never_returned = quoted("ENTERED (never returned)");
+  std::vector<report::Lane> lanes;
   for (const check::Rank& r : job.ranks) {
     const int32_t pid = r.world_rank;
     w.event(fmt::format(R"({{"ph":"M","pid":{},"tid":0,"name":"process_name","args":{{"name":{}}}}})", pid,
                         quoted(fmt::format("rank {} ({} pid {})", pid, r.host, r.pid))));
     w.event(fmt::format(
         R"({{"ph":"M","pid":{},"tid":0,"name":"process_sort_index","args":{{"sort_index":{}}}}})", pid, pid));
-    std::vector<report::Lane> lanes = tl.lanes(r);
+    tl.lanes(r, lanes);
     int64_t rank_end = tl.time_of(r, r.last_t_ns);
     for (const report::Lane& lane : lanes) {
       const report::TimelineComm& comm = tl.comms[lane.comm];

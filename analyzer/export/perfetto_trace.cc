@@ -1,6 +1,7 @@
 // Perfetto protobuf trace writer: a minimal encoder of the few TracePacket fields the export needs,
 // written from the field numbers of Perfetto's public trace protos. Times are nanoseconds from the job's
-// time origin, the earliest rank's trace start, so every rank shares one clock.
+// time origin, the earliest rank's trace start, so every rank shares one clock; a lane's slices carry them
+// as deltas on a sequence-scoped incremental clock, the bulk of the file being these two packets per call.
 #include "perfetto_trace.h"
 
 #include <fmt/format.h>
@@ -23,12 +24,23 @@ namespace {
 
 // Field numbers (protos/perfetto/trace/...): only those written here.
 constexpr uint32_t kTracePacket = 1;  // Trace.packet
-// TracePacket; defaults: TracePacketDefaults { track_event_defaults = 11 { track_uuid = 11 } }
-constexpr uint32_t kTimestamp = 8, kSequenceId = 10 /* trusted_packet_sequence_id */, kTrackEvent = 11,
-                   kInternedData = 12, kSequenceFlags = 13, kPacketDefaults = 59, kTrackDescriptor = 60;
-// TrackEvent (flow_ids: fixed64)
+// TracePacket; defaults: TracePacketDefaults { track_event_defaults = 11 { track_uuid = 11 },
+// timestamp_clock_id = 58 }
+constexpr uint32_t kClockSnapshot = 6, kTimestamp = 8, kSequenceId = 10 /* trusted_packet_sequence_id */,
+                   kTrackEvent = 11, kInternedData = 12, kSequenceFlags = 13, kTimestampClockId = 58,
+                   kPacketDefaults = 59, kTrackDescriptor = 60;
+// ClockSnapshot { repeated Clock clocks = 1 { clock_id = 1, timestamp = 2, is_incremental = 3 } }
+constexpr uint32_t kCsClocks = 1, kClkId = 1, kClkTimestamp = 2, kClkIncremental = 3;
+// BUILTIN_CLOCK_BOOTTIME is the trace clock when a snapshot names it; ids 64-127 are sequence-scoped.
+constexpr uint64_t kBootTime = 6, kLaneClock = 64;
+// TrackEvent. Flows use the varint flow_ids_old (36), which trace processor reads like flow_ids (47,
+// fixed64): an id below 2^21 takes 3 bytes there instead of 8.
 constexpr uint32_t kEvAnnotation = 4, kEvType = 9, kEvNameIid = 10, kEvTrackUuid = 11, kEvName = 23,
-                   kEvSourceLocationIid = 34, kEvFlowIds = 47;
+                   kEvSourceLocationIid = 34, kEvFlowIdsVarint = 36;
+// Packet sequences: every lane in turn on one, clearing its state each time (so its id is one byte),
+// the findings of every rank in turn on another.
+constexpr uint32_t kLaneSequence = 1, kFindingSequence = 2;
+static_assert(kLaneSequence < 0x80, "a lane packet's sequence id is one byte");
 // DebugAnnotation
 constexpr uint32_t kDaNameIid = 1, kDaUint = 3, kDaInt = 4, kDaString = 6, kDaStringIid = 17;
 // InternedData; each entry is { iid = 1, name/str/file_name = 2, function_name = 3, line_number = 4 }
@@ -46,7 +58,6 @@ enum Arg : uint64_t {
   kArgSeq = 1,
   kArgCount,
   kArgDtype,
-  kArgBytes,
   kArgOp,
   kArgRoot,
   kArgPeer,
@@ -57,9 +68,8 @@ enum Arg : uint64_t {
   kArgCommunicator,
   kArgEnd
 };
-constexpr const char* kArgNames[] = {"",        "seq",         "count",       "dtype",  "bytes",
-                                     "op",      "root",        "peer",        "tensor", "state",
-                                     "summary", "explanation", "communicator"};
+constexpr const char* kArgNames[] = {"",     "seq",    "count", "dtype",   "op",          "root",
+                                     "peer", "tensor", "state", "summary", "explanation", "communicator"};
 static_assert(sizeof kArgNames / sizeof *kArgNames == kArgEnd);
 
 // A protobuf message under construction.
@@ -120,10 +130,15 @@ class Table {
   std::vector<uint32_t> seen_;
 };
 
+constexpr size_t kCopy = 64;  // bytes copied at once from a short field list
+
 // What every call of one kind carries: name, call site and arguments, encoded once.
 struct KindBlock {
   bool built = false;
-  std::string fields;  // TrackEvent fields: name_iid, source_location_iid, argument annotations
+  // TrackEvent fields: name_iid, source_location_iid, argument annotations; then kCopy zero bytes, so
+  // that a call copies a fixed kCopy bytes of short fields (a few moves) rather than calling memcpy.
+  std::string fields;
+  size_t size = 0;
   uint64_t name = 0, site = 0;
   std::vector<uint64_t> strings;
 };
@@ -155,22 +170,25 @@ class PerfettoWriter {
     len_ = 0;
   }
 
-  uint32_t new_sequence() { return ++sequences_; }
-
-  // A slice on `seq`'s track: a begin packet carrying the TrackEvent fields `ev` (its type included)
-  // and the interned data `in` they need, then an end packet. Framed straight into the output buffer:
-  // this runs once per call.
-  void slice(uint32_t seq, int64_t begin, int64_t end, std::string_view in, const char* ev, size_t ev_len) {
-    const uint64_t t0 = begin < 0 ? 0 : uint64_t(begin), t1 = end < 0 ? 0 : uint64_t(end);
-    const size_t head = 1 + varint_size(seq) + 2;  // sequence id and flags, shared by both packets
-    const size_t body0 = 1 + varint_size(t0) + head +
-                         (in.empty() ? 0 : 1 + varint_size(in.size()) + in.size()) + 1 + varint_size(ev_len) +
-                         ev_len;
-    const size_t body1 = 1 + varint_size(t1) + head + 4;
-    char* o = room(2 + 20 + body0 + body1);
+  // A slice on the current lane sequence's track: a begin packet carrying the TrackEvent fields `fields`
+  // (what every call of its kind carries) and `tail` (what is the call's own), and the interned data
+  // `in` they need, then an end packet. Framed straight into the output buffer: this runs once per call.
+  // The packets leave out sequence_flags: it only tells a reader to drop them when the sequence's state
+  // was lost, and every sequence here starts by setting it. `fields` and `tail` are followed by at
+  // least kCopy readable bytes.
+  __attribute__((always_inline)) void slice(int64_t begin, int64_t end, std::string_view in,
+                                            const char* fields, size_t fields_len, const char* tail,
+                                            size_t tail_len) {
+    const size_t ev_len = 2 + fields_len + tail_len;
+    const Stamp s0 = stamp(begin < 0 ? 0 : uint64_t(begin));
+    const Stamp s1 = stamp(end < 0 ? 0 : uint64_t(end));
+    const size_t body0 = s0.size + (in.empty() ? 0 : 1 + varint_size(in.size()) + in.size()) + 1 +
+                         varint_size(ev_len) + ev_len;
+    const size_t body1 = s1.size + 4;
+    char* o = room(2 + 20 + body0 + body1 + kCopy);
     *o++ = char(kTracePacket << 3 | 2);
     o = put_varint(o, body0);
-    o = sequence_head(o, t0, seq);
+    o = put_stamp(o, s0);
     if (!in.empty()) {
       *o++ = char(kInternedData << 3 | 2);
       o = put_varint(o, in.size());
@@ -179,11 +197,15 @@ class PerfettoWriter {
     }
     *o++ = char(kTrackEvent << 3 | 2);
     o = put_varint(o, ev_len);
-    std::memcpy(o, ev, ev_len);
-    o += ev_len;
+    *o++ = char(kEvType << 3);
+    *o++ = char(kSliceBegin);
+    copy_short(o, fields, fields_len);
+    o += fields_len;
+    copy_short(o, tail, tail_len);
+    o += tail_len;
     *o++ = char(kTracePacket << 3 | 2);
     o = put_varint(o, body1);
-    o = sequence_head(o, t1, seq);
+    o = put_stamp(o, s1);
     *o++ = char(kTrackEvent << 3 | 2);
     *o++ = 2;
     *o++ = char(kEvType << 3);
@@ -192,10 +214,11 @@ class PerfettoWriter {
     stats.packets += 2;
     ++stats.slices;
   }
-  void event(uint32_t seq, int64_t ts, const Proto& ev) {
+  // An event on the findings sequence, at an absolute time.
+  void event(int64_t ts, const Proto& ev) {
     Proto p;
     p.u(kTimestamp, ts < 0 ? 0 : uint64_t(ts));  // the time origin is the earliest rank's start
-    p.u(kSequenceId, seq);
+    p.u(kSequenceId, kFindingSequence);
     p.u(kSequenceFlags, kSeqNeedsState);
     p.msg(kTrackEvent, ev);
     packet(p);
@@ -227,13 +250,19 @@ class PerfettoWriter {
     packet(p);
   }
 
-  // Starts a sequence whose events land on `track` unless they say otherwise.
-  void start_sequence(uint32_t seq, uint64_t track) {
+  // (Re)starts the lane or the findings packet sequence, its events landing on `track` unless they say
+  // otherwise, and returns the generation that interned ids are defined for. A lane sequence also times its
+  // packets on an incremental clock: each timestamp is the delta from the previous one on the sequence. Its
+  // snapshot puts it and BOOTTIME (the trace clock) at 0, so the times it adds up are the absolute ones,
+  // and every lane's snapshot is the same (the trace clock must not go back from one to the next).
+  uint32_t start_sequence(uint64_t track, bool lane) {
+    const uint32_t wire = lane ? kLaneSequence : kFindingSequence;
     Proto p, defaults, ted, in, e;
-    p.u(kSequenceId, seq);
+    p.u(kSequenceId, wire);
     p.u(kSequenceFlags, kSeqCleared | kSeqNeedsState);
     ted.u(11, track);
     defaults.msg(11, ted);
+    if (lane) defaults.u(kTimestampClockId, kLaneClock);
     p.msg(kPacketDefaults, defaults);
     for (uint64_t a = 1; a < kArgEnd; ++a) {
       e.clear();
@@ -243,6 +272,23 @@ class PerfettoWriter {
     }
     p.msg(kInternedData, in);
     packet(p);
+    if (lane) {
+      Proto snap, clock;
+      p.clear();
+      p.u(kSequenceId, wire);
+      clock.u(kClkId, kBootTime);
+      clock.u(kClkTimestamp, 0);
+      snap.msg(kCsClocks, clock);
+      clock.clear();
+      clock.u(kClkId, kLaneClock);
+      clock.u(kClkTimestamp, 0);
+      clock.u(kClkIncremental, 1);
+      snap.msg(kCsClocks, clock);
+      p.msg(kClockSnapshot, snap);
+      packet(p);
+      last_ = 0;
+    }
+    return ++generation_;
   }
 
   const KindBlock& kind(uint32_t k) {
@@ -278,13 +324,14 @@ class PerfettoWriter {
     if (ck.dtype != LST_DT_NONE || ck.count) {
       num(kArgCount, int64_t(ck.count));
       str(kArgDtype, format::dtype_name(ck.dtype));
-      num(kArgBytes, int64_t(ck.count * ck.dtype_size));
     }
     if (ck.redop) str(kArgOp, format::redop_name(ck.redop));
     if (ck.root != LST_NONE) num(kArgRoot, ck.root);
     if (ck.peer != LST_NONE) num(kArgPeer, ck.peer);
     if (!ck.tensor.empty()) str(kArgTensor, ck.tensor);
+    b.size = f.b.size();
     b.fields = std::move(f.b);
+    b.fields.resize(b.size + kCopy);
     b.built = true;
     return b;
   }
@@ -339,13 +386,38 @@ class PerfettoWriter {
     if (len_ + n > buf_.size()) buf_.resize(len_ + n);
     return buf_.data() + len_;
   }
-  static char* sequence_head(char* o, uint64_t ts, uint32_t seq) {
+  // Copies n bytes, and up to kCopy whatever n is when n is below it: the caller made room for that.
+  static void copy_short(char* o, const char* p, size_t n) {
+    if (n <= kCopy)
+      std::memcpy(o, p, kCopy);
+    else
+      std::memcpy(o, p, n);
+  }
+
+  // A lane packet's timestamp and sequence id: the delta from the sequence's previous time, or, for a
+  // time before it (which the unsigned delta cannot say), the absolute time on the trace clock.
+  struct Stamp {
+    uint64_t value;
+    bool absolute;
+    size_t size;
+  };
+  Stamp stamp(uint64_t t) {
+    if (t >= last_) {
+      const uint64_t d = t - last_;
+      last_ = t;
+      return {d, false, 1 + varint_size(d) + 2};
+    }
+    return {t, true, 1 + varint_size(t) + 3 + 2};
+  }
+  char* put_stamp(char* o, const Stamp& s) const {
     *o++ = char(kTimestamp << 3);
-    o = put_varint(o, ts);
+    o = put_varint(o, s.value);
+    if (s.absolute) {
+      o = put_varint(o, kTimestampClockId << 3);
+      *o++ = char(kBootTime);
+    }
     *o++ = char(kSequenceId << 3);
-    o = put_varint(o, seq);
-    *o++ = char(kSequenceFlags << 3);
-    *o++ = char(kSeqNeedsState);
+    *o++ = char(kLaneSequence);
     return o;
   }
 
@@ -353,7 +425,8 @@ class PerfettoWriter {
   report::Timeline& tl_;
   std::vector<char> buf_;
   size_t len_ = 0;
-  uint32_t sequences_ = 0;
+  uint32_t generation_ = 0;  // of the sequence being written: interned ids are defined once per generation
+  uint64_t last_ = 0;        // the lane clock's time
   Table names_, strings_;
   std::vector<uint32_t> sites_;
   std::vector<KindBlock> blocks_;
@@ -391,10 +464,12 @@ PerfettoStats write_perfetto_trace(const check::Job& job, const check::Result& r
   w.root_ordering();
   const auto findings_of = findings_by_rank(result);
   Proto ev, a, in;
+  std::vector<report::Lane> lanes;
+  const uint64_t ncomms = tl.comms.size();
   for (const check::Rank& r : job.ranks) {
     const int32_t rank = r.world_rank;
     w.track(process_uuid(rank), 0, fmt::format("rank {} ({} pid {})", rank, r.host, r.pid), rank, rank);
-    std::vector<report::Lane> lanes = tl.lanes(r);
+    tl.lanes(r, lanes);
     const int64_t rank_end = tl.time_of(r, r.last_t_ns);
     for (const report::Lane& lane : lanes) {
       const report::TimelineComm& comm = tl.comms[lane.comm];
@@ -403,20 +478,22 @@ PerfettoStats write_perfetto_trace(const check::Job& job, const check::Result& r
       const bool flows = opt.flows && comm.ranks.size() > 1;
       const size_t first = size_t(std::max<int64_t>(opt.from, 0));
       const size_t last = std::min<size_t>(lane.calls.size(), size_t(std::max<int64_t>(opt.to, 0)));
-      const uint32_t seq = w.new_sequence();
-      w.start_sequence(seq, track);
+      const uint32_t seq = w.start_sequence(track, true);
       bool any_device = false;
-      char e[1024];
+      char e[64 + kCopy] = {};  // the call's own fields: seq, state, flow id
+      const KindBlock* kb = nullptr;
+      uint32_t kb_kind = 0;
       for (size_t i = first; i < last; ++i) {
         const report::Call& c = lane.calls[i];
-        const KindBlock& kb = w.kind(c.kind);
         in.clear();
-        w.define(c.kind, seq, in);
+        // A lane repeats its kinds in runs: the same kind as the previous call is defined on the
+        // sequence already.
+        if (!kb || c.kind != kb_kind) {
+          kb = &w.kind(c.kind);
+          kb_kind = c.kind;
+          w.define(c.kind, seq, in);
+        }
         char* o = e;
-        *o++ = char(kEvType << 3);
-        *o++ = char(kSliceBegin);
-        std::memcpy(o, kb.fields.data(), kb.fields.size());
-        o += kb.fields.size();
         o = uint_arg(o, kArgSeq, i);
         if (!c.returned || c.state == LST_STATE_FAILED) {
           uint64_t s = w.string_iid(c.returned ? format::state_name(c.state) : "ENTERED (never returned)");
@@ -425,41 +502,41 @@ PerfettoStats write_perfetto_trace(const check::Job& job, const check::Result& r
         }
         // One flow per position every rank of the communicator reached (MPI pairs calls by it); Perfetto
         // chains the slices that share a flow id by time.
+        // Ids interleave the communicators (position K of communicator C is K * comms + C + 1), so
+        // that they stay small whatever the number of communicators.
         if (flows && i < comm.min_length) {
-          const uint64_t id = ((uint64_t(lane.comm) + 1) << 40) + i;
-          o = put_varint(o, kEvFlowIds << 3 | 1);
-          for (int k = 0; k < 8; ++k) *o++ = char(id >> (8 * k));
+          static_assert(kEvFlowIdsVarint << 3 >= 0x80 && kEvFlowIdsVarint << 3 < 0x4000);
+          *o++ = char((kEvFlowIdsVarint << 3) | 0x80);
+          *o++ = char((kEvFlowIdsVarint << 3) >> 7);
+          o = put_varint(o, uint64_t(i) * ncomms + lane.comm + 1);
           ++w.stats.flows;
         }
         const int64_t t1 = c.returned ? c.t1_ns : std::max(rank_end, c.t0_ns);
-        w.slice(seq, c.t0_ns, std::max(t1, c.t0_ns), in.b, e, size_t(o - e));
+        w.slice(c.t0_ns, std::max(t1, c.t0_ns), in.b, kb->fields.data(), kb->size, e, size_t(o - e));
         any_device |= c.device && c.dev1_ns >= c.dev0_ns;
       }
       if (!any_device) continue;
       // Device times on their own track: they overlap the host calls that enqueued them.
       const uint64_t dtrack = device_uuid(rank, lane.comm);
       w.track(dtrack, process_uuid(rank), comm.ref.name + " (device)", 2 * int64_t(lane.comm) + 1);
-      const uint32_t dseq = w.new_sequence();
-      w.start_sequence(dseq, dtrack);
+      const uint32_t dseq = w.start_sequence(dtrack, true);
       for (size_t i = first; i < last; ++i) {
         const report::Call& c = lane.calls[i];
         if (!c.device || c.dev1_ns < c.dev0_ns) continue;
-        const KindBlock& kb = w.kind(c.kind);
+        const uint64_t name = w.kind(c.kind).name;
         in.clear();
         w.define(c.kind, dseq, in);
         char* o = e;
-        *o++ = char(kEvType << 3);
-        *o++ = char(kSliceBegin);
         o = put_varint(o, kEvNameIid << 3);
-        o = put_varint(o, kb.name);
+        o = put_varint(o, name);
         o = uint_arg(o, kArgSeq, i);
-        w.slice(dseq, c.dev0_ns, c.dev1_ns, in.b, e, size_t(o - e));
+        static const char kNone[kCopy] = {};
+        w.slice(c.dev0_ns, c.dev1_ns, in.b, kNone, 0, e, size_t(o - e));
       }
     }
     auto fit = findings_of.find(rank);
     if (fit == findings_of.end()) continue;
-    const uint32_t fseq = w.new_sequence();
-    w.start_sequence(fseq, process_uuid(rank));
+    w.start_sequence(process_uuid(rank), false);
     for (const check::Finding* f : fit->second) {
       if (f->seq >= 0 && (f->seq < opt.from || f->seq >= opt.to)) continue;
       const int ci = tl.comm_index(f->comm.id);
@@ -484,7 +561,7 @@ PerfettoStats write_perfetto_trace(const check::Job& job, const check::Result& r
       ev.msg(kEvAnnotation, a);
       text(kArgCommunicator, f->comm.name);
       if (!f->tensor.empty()) text(kArgTensor, f->tensor);
-      w.event(fseq, finding_time(*f, rank, rank_end), ev);
+      w.event(finding_time(*f, rank, rank_end), ev);
       ++w.stats.instants;
     }
   }

@@ -64,6 +64,12 @@ int64_t Timeline::time_of(const Rank& r, uint64_t t_ns) const {
 }
 
 std::vector<Lane> Timeline::lanes(const Rank& r) {
+  std::vector<Lane> out;
+  lanes(r, out);
+  return out;
+}
+
+void Timeline::lanes(const Rank& r, std::vector<Lane>& out) {
   // Call sites: each distinct address once per rank, shared across ranks by module and offset.
   std::unordered_map<uint64_t, uint32_t> site_of;
   auto site = [&](uint64_t caller) -> uint32_t {
@@ -125,10 +131,11 @@ std::vector<Lane> Timeline::lanes(const Rank& r) {
     uint32_t tensor = 0, kind = 0;
   };
   std::vector<KindKey> cache(256);
-  std::vector<Lane> out(r.seqs.size());
+  out.resize(r.seqs.size());
   for (size_t si = 0; si < r.seqs.size(); ++si) {
     out[si].rank = r.world_rank;
     out[si].comm = uint32_t(comm_index(r.seqs[si].comm));
+    out[si].calls.clear();
     out[si].calls.reserve(r.seqs[si].size());
   }
   const bool has_rt = !r.rt.empty();
@@ -194,7 +201,6 @@ std::vector<Lane> Timeline::lanes(const Rank& r) {
   // The lanes hold what the page and the export need: let the rank's mapped records go, so that a
   // 1,024-rank job is read once rank by rank rather than kept resident (a hint; reading again works).
   r.source->release(r.source->first_id(), r.source->end_id());
-  return out;
 }
 
 }  // namespace lockstep::report

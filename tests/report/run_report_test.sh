@@ -37,6 +37,7 @@ if [ "$step" = traces ]; then
         > "$work/run.log" 2>&1
       ;;
     synthetic) "$1" "$traces" 1024 120 || fail "could not write the synthetic job" ;;
+    overlap) "$1" "$traces" || fail "could not write the overlapping job" ;;
     *) fail "unknown case $case" ;;
   esac
   "$lockstep" check --format json "$traces" > "$work/check.json"
@@ -49,6 +50,7 @@ fi
 [ -d "$traces" ] || fail "no traces in $work (the traces step did not run)"
 ranks=4
 [ "$case" = synthetic ] && ranks=1024
+[ "$case" = overlap ] && ranks=2
 findings=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["findings"]))' \
   "$work/check.json")
 
@@ -100,8 +102,16 @@ if [ "$step" = export ]; then
   else
     echo "note: protoc not installed, the Perfetto trace is read by validate_perfetto.py alone"
   fi
+  # Its timestamps (deltas on each lane's incremental clock) add up to the JSON export's absolute times.
   python3 "$here/validate_perfetto.py" "$work/trace.perfetto-trace" --ranks $ranks \
-    --findings "$findings" --check "$work/check.json" "${raw[@]}" || exit 1
+    --findings "$findings" --check "$work/check.json" --chrome "$work/trace.json" "${raw[@]}" \
+    > "$work/validate.log" || { cat "$work/validate.log"; exit 1; }
+  cat "$work/validate.log"
+  # Where a lane's time goes back (overlapping calls), those packets carry absolute times.
+  if [ "$case" = overlap ]; then
+    grep -Eq ", [1-9][0-9]* absolute timestamps" "$work/validate.log" ||
+      fail "overlapping calls, yet no packet with an absolute timestamp"
+  fi
   # The validator itself rejects a damaged trace: the file cut short inside its last packet.
   head -c -3 "$work/trace.perfetto-trace" > "$work/trace-cut.perfetto-trace"
   if python3 "$here/validate_perfetto.py" "$work/trace-cut.perfetto-trace" --ranks $ranks > "$work/cut.log"; then

@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """Structural check of a Perfetto protobuf trace written by `lockstep export --format perfetto`, with a
 protobuf wire-format decoder of its own (no Perfetto code): one process track per rank and every slice on
-a track under one, every interned id defined on its packet sequence before use, begin/end pairs well
-formed per track, every flow id on slices of at least two ranks, the findings as instant events.
+a track under one, every interned id defined on its packet sequence before use, timestamps on a sequence's incremental clock
+added up from its clock snapshot, begin/end pairs well formed per track, every flow id on slices of at
+least two ranks, the findings as instant events; with --chrome, every slice at the same absolute times
+as in the JSON export of the same traces.
 usage: validate_perfetto.py TRACE --ranks N [--findings K] [--check CHECK.json] [--seq FROM:TO]
-                            [--raw DECODE_RAW.txt]"""
+                            [--raw DECODE_RAW.txt] [--chrome TRACE.json]"""
 import argparse
 import collections
 import json
@@ -79,6 +81,7 @@ ap.add_argument("--findings", type=int, default=0, help="instant events expected
 ap.add_argument("--check", help="the check's JSON: every finding kind must appear as an instant event")
 ap.add_argument("--seq", help="FROM:TO: every collective slice is at a position in [FROM, TO)")
 ap.add_argument("--raw", help="protoc --decode_raw's output of the same file: same number of packets")
+ap.add_argument("--chrome", help="the JSON export of the same traces: every slice at the same times")
 a = ap.parse_args()
 
 data = open(a.trace, "rb").read()
@@ -91,8 +94,11 @@ if set(top) != {1}:
 packets = top[1]
 
 tracks = {}  # uuid -> (parent, name, pid)
-state = {}  # sequence -> {"names", "args", "strings", "sites", "track"}
-stacks = collections.defaultdict(list)  # track -> [(ts, seq position)]
+state = {}  # sequence -> {"names", "args", "strings", "sites", "track", "clock", "clocks"}
+stacks = collections.defaultdict(list)  # track -> [(begin ts, slice key)]
+times = {}  # (pid, track name, seq arg) -> (begin ns, end ns)
+BOOTTIME = 6
+absolute = 0  # packets on a sequence with an incremental clock that give an absolute time instead
 slices = collections.Counter()
 flows = collections.defaultdict(set)  # flow id -> {track}
 instants = []
@@ -119,13 +125,44 @@ for n, raw in enumerate(packets):
     if flags & 1:  # incremental state cleared
         if seq is None:
             fail("packet %d clears the state of no sequence" % n)
-        state[seq] = {"names": {}, "args": {}, "strings": {}, "sites": {}, "track": None}
+        state[seq] = {"names": {}, "args": {}, "strings": {}, "sites": {}, "track": None, "clock": None,
+                      "clocks": {}}
     if 59 in p:
-        ted = fields(one(p, 59))
-        if 11 in ted:
-            state[seq]["track"] = one(fields(one(ted, 11)), 11)
+        if seq not in state:
+            fail("packet %d sets defaults on a sequence without incremental state" % n)
+        defaults = fields(one(p, 59))
+        if 11 in defaults:
+            state[seq]["track"] = one(fields(one(defaults, 11)), 11)
+        state[seq]["clock"] = one(defaults, 58)
+    if 6 in p:
+        # A clock snapshot: a sequence-scoped clock (64-127) is related to BOOTTIME, the trace clock.
+        clocks = {}
+        for c in fields(one(p, 6)).get(1, []):
+            c = fields(c)
+            clocks[one(c, 1)] = (one(c, 2, 0), one(c, 3, 0))
+        if BOOTTIME not in clocks:
+            fail("packet %d: a clock snapshot without BOOTTIME" % n)
+        for cid, (value, incremental) in clocks.items():
+            if 64 <= cid < 128:
+                if seq not in state:
+                    fail("packet %d: a sequence clock snapshot on a sequence without state" % n)
+                # [time on the sequence clock, its offset to the trace clock, incremental]
+                state[seq]["clocks"][cid] = [value, clocks[BOOTTIME][0] - value, incremental]
+    ts = one(p, 8)
+    if ts is not None:
+        clock = one(p, 58, state[seq]["clock"] if seq in state else None)
+        if clock is not None and 64 <= clock < 128:
+            c = state.get(seq, {}).get("clocks", {}).get(clock)
+            if c is None:
+                fail("packet %d: timestamp on sequence clock %d, which no snapshot defined" % (n, clock))
+            c[0] = c[0] + ts if c[2] else ts
+            ts = c[0] + c[1]
+        elif clock not in (None, BOOTTIME):
+            fail("packet %d: timestamp on clock %d" % (n, clock))
+        elif seq in state and state[seq]["clock"] is not None:
+            absolute += 1
     if 12 in p:
-        if seq not in state or not flags & 2:
+        if seq not in state:
             fail("packet %d interns data on a sequence without incremental state" % n)
         st = state[seq]
         interned = fields(one(p, 12))
@@ -139,11 +176,10 @@ for n, raw in enumerate(packets):
     if 11 not in p:
         continue
     ev = fields(one(p, 11))
-    ts = one(p, 8)
     if ts is None:
         fail("packet %d: a track event without timestamp" % n)
     st = state.get(seq)
-    if st is None or not flags & 2:
+    if st is None:
         fail("packet %d: a track event on sequence %s without incremental state" % (n, seq))
     track = one(ev, 11, st["track"])
     if track not in tracks:
@@ -181,8 +217,8 @@ for n, raw in enumerate(packets):
     if kind == 1:
         if not name:
             fail("packet %d: a slice without name" % n)
-        stacks[track].append(ts)
-        for fid in ev.get(47, []):
+        stacks[track].append((ts, (tracks[track][1], args.get("seq"))))
+        for fid in ev.get(47, []) + ev.get(36, []):  # flow_ids (fixed64), flow_ids_old (varint)
             flows[fid].add(track)
         if a.seq and "seq" in args:
             lo, hi = (int(x) for x in a.seq.split(":"))
@@ -191,9 +227,11 @@ for n, raw in enumerate(packets):
     elif kind == 2:
         if not stacks[track]:
             fail("packet %d: slice end without begin on track %d" % (n, track))
-        if ts < stacks[track].pop():
+        begin, key = stacks[track].pop()
+        if ts < begin:
             fail("packet %d: slice ends before it begins" % n)
         slices[track] += 1
+        times[(track,) + key] = (begin, ts)
     elif kind == 3:
         instants.append(name)
     else:
@@ -242,10 +280,32 @@ if a.check:
     kinds = set(f["kind"] for f in json.load(open(a.check))["findings"])
     if not kinds <= set(instants):
         fail("findings %s have no instant event" % sorted(kinds - set(instants)))
+if a.chrome:
+    # The JSON export writes absolute times in microseconds with nanosecond fractions.
+    doc = json.load(open(a.chrome))
+    thread = {}
+    for e in doc["traceEvents"]:
+        if e.get("ph") == "M" and e.get("name") == "thread_name":
+            thread[(e["pid"], e["tid"])] = e["args"]["name"]
+    want = {}
+    for e in doc["traceEvents"]:
+        if e.get("ph") == "X":
+            # The protobuf timestamps are unsigned: a time before the job's origin is written as 0.
+            t0 = round(e["ts"] * 1000)
+            t1 = t0 + round(e["dur"] * 1000)
+            want[(e["pid"], thread[(e["pid"], e["tid"])], e["args"]["seq"])] = (max(t0, 0), max(t1, 0))
+    got = {(process_of(k[0]),) + k[1:]: v for k, v in times.items()}
+    if set(got) != set(want):
+        fail("slices in the JSON only: %s; in this trace only: %s" % (
+            sorted(set(want) - set(got))[:5], sorted(set(got) - set(want))[:5]))
+    for k, v in got.items():
+        if v != want[k]:
+            fail("slice %s at %s ns here, %s ns in the JSON" % (k, v, want[k]))
 if a.raw:
     # protoc --decode_raw prints each top-level field as "1 {" at the start of a line.
     raw_packets = sum(1 for line in open(a.raw) if line.startswith("1 {"))
     if raw_packets != len(packets):
         fail("protoc --decode_raw sees %d packets, this decoder %d" % (raw_packets, len(packets)))
-print("perfetto trace ok: %d packets, %d ranks, %d tracks, %d slices, %d flows, %d instants" % (
-    len(packets), len(pids), len(tracks), sum(slices.values()), len(flows), len(instants)))
+print("perfetto trace ok: %d packets, %d ranks, %d tracks, %d slices, %d flows, %d instants, "
+      "%d absolute timestamps" % (len(packets), len(pids), len(tracks), sum(slices.values()), len(flows),
+                                  len(instants), absolute))

@@ -59,6 +59,9 @@ class Timeline {
   Timeline(const check::Job& job, TimelineOptions options = {});
   // The lanes of one rank (one per communicator it called collectives on), kinds and sites added.
   std::vector<Lane> lanes(const check::Rank& rank);
+  // The same into `out`, whose call vectors keep their memory: ranks read in turn into one `out` reuse
+  // it instead of having the allocator map, fault in and give back a rank's worth of calls each.
+  void lanes(const check::Rank& rank, std::vector<Lane>& out);
 
   std::vector<TimelineComm> comms;  // every communicator with collectives, by first rank seen
   std::vector<CallKind> kinds;

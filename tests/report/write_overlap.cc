@@ -1,0 +1,77 @@
+// Writes a 2-rank job whose calls on one communicator overlap in time (each enters before the previous
+// one returned, as calls from two threads can), with times on the real monotonic clock: the export must
+// keep every slice's absolute times where the lane's time goes back.
+#include <time.h>
+
+#include <cstdio>
+#include <exception>
+#include <stdexcept>
+#include <vector>
+
+#include "lockstep/format/writer.h"
+
+int main(int argc, char** argv) try {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: report_write_overlap DIR\n");
+    return 2;
+  }
+  constexpr int kRanks = 2, kCalls = 40;
+  constexpr uint64_t kWorld = 0x1000000000000001ull;
+  for (int rank = 0; rank < kRanks; ++rank) {
+    lockstep::format::Writer w;
+    lockstep::format::WriterConfig c;
+    c.dir = argv[1];
+    c.rank_hint = rank;
+    c.job_id = "overlap-job";
+    c.cmdline = "overlap";
+    c.meta_slots = 64;
+    char err[256];
+    if (!w.open(c, err, sizeof err)) throw std::runtime_error(err);
+    w.set_world(rank, kRanks);
+    timespec now{};
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    uint64_t t = uint64_t(now.tv_sec) * 1000000000ull + uint64_t(now.tv_nsec) + 1000;
+    uint64_t id;
+    std::vector<int32_t> all{0, 1};
+    lst_record* r = w.reserve(&id);
+    r->op = LST_COMM_WORLD;
+    r->api = LST_API_MPI;
+    r->comm = kWorld;
+    r->u.comm.parent = 0;
+    r->u.comm.color = LST_NONE;
+    r->u.comm.size = kRanks;
+    r->u.comm.rank = rank;
+    r->members = w.intern(all.data(), all.size() * sizeof(int32_t), LST_STR_MEMBERS);
+    r->aux = w.intern("MPI_COMM_WORLD", 14);
+    lockstep::format::Writer::publish(r, LST_WORD(LST_KIND_COMM, LST_STATE_RETURNED, 0));
+    for (uint32_t i = 0; i < kCalls; ++i) {
+      r = w.reserve(&id);
+      if (!r) throw std::runtime_error("trace file full");
+      r->op = LST_OP_ALLREDUCE;
+      r->api = LST_API_MPI;
+      r->dtype = LST_DT_FLOAT32;
+      r->redop = LST_RED_SUM;
+      r->comm = kWorld;
+      r->u.coll.seq = i;
+      r->u.coll.root_or_peer = LST_NONE;
+      r->u.coll.dtype_size = 4;
+      r->u.coll.id_lo = uint32_t(id);
+      r->u.coll.count = 256;
+      r->caller = 0;
+      // Every other call lasts 50 us and the next one enters 20 us after it: they overlap.
+      r->t_ns = t += 20000 + 1000 * uint64_t(rank);
+      r->t_return_us = i % 2 ? 1 : 50;
+      lockstep::format::Writer::publish(r, LST_WORD(LST_KIND_COLLECTIVE, LST_STATE_RETURNED, 0));
+    }
+    r = w.reserve(&id);
+    r->op = LST_MARK_MPI_FINALIZE;
+    r->t_ns = t + 100000;
+    lockstep::format::Writer::publish(r, LST_WORD(LST_KIND_MARKER, LST_STATE_RETURNED, 0));
+    w.set_end_state(LST_END_EXIT);
+    w.close();
+  }
+  return 0;
+} catch (const std::exception& e) {
+  std::fprintf(stderr, "report_write_overlap: %s\n", e.what());
+  return 2;
+}
