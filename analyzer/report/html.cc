@@ -123,8 +123,10 @@ std::string html(const check::Job& job, const check::Result& r, Timeline& tl, co
   std::vector<Json> lanes(tl.comms.size(), Json::array());
   size_t times_left = opt.time_budget;
   bool times_dropped = false;
+  std::vector<Lane> rank_lanes;  // one rank's lanes at a time, in storage the next rank reuses
   for (const check::Rank& rank : job.ranks) {
-    for (const Lane& lane : tl.lanes(rank)) {
+    tl.lanes(rank, rank_lanes);
+    for (const Lane& lane : rank_lanes) {
       const TimelineComm& comm = tl.comms[lane.comm];
       uint64_t h = lane_hash(lane);
       auto [it, fresh] = group_of[lane.comm].try_emplace(h, groups[lane.comm].size());
