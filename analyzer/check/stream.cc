@@ -157,8 +157,37 @@ void ingest_stream(Rank& rank, std::shared_ptr<const RecordSource> source) {
     // Sum of B^position over the calls since `value` was set: added to the sequence's sums (times
     // value, and to its site's weight) when the value or the slot changes, not per call.
     uint64_t run = 0;
+    // The first 8 bytes of the last call taken here, check bits cleared (kind, state, flags, op, api,
+    // dtype, redop); 0 while none. A record equal to it in these and the fields above is that call
+    // again but for its place, time and number, and takes the fast path.
+    uint64_t v0 = 0;
+    bool done = false;  // recordsig::done() of that call
+    bool rt = false;    // a runtime call with a name: recorded as a span
   };
   std::vector<Slot> cache(256);
+  auto slot_of = [&](const lst_record& r) LOCKSTEP_INLINE -> Slot& {
+    return cache[((r.caller ^ (r.comm * 0x9e3779b97f4a7c15ull)) * 0xff51afd7ed558ccdull) >> 56];
+  };
+  auto first_word = [](const lst_record& r, uint32_t word) LOCKSTEP_INLINE {
+    uint32_t head;
+    std::memcpy(&head, &r.op, sizeof head);
+    return uint64_t(head) << 32 | (word & ~LST_REC_CHECK_MASK);
+  };
+  // What the slow path below does with a call its slot last took with the same arguments, state and
+  // flags: no new value, no change of sequence, root or type; only its place in the sequence.
+  auto take = [&](Slot& sl, Sequence& s, const lst_record& r, RecordRef ref) LOCKSTEP_INLINE {
+    sl.run = fold(sl.run + s.power);
+    s.power = times_base(s.power);
+    if (__builtin_expect(sl.rt || !sl.done, 0)) {
+      if (sl.rt) rank.rt.push_back({r.t_ns, sl.done ? r.t_ns + uint64_t(r.t_return_us) * 1000 : ~0ull, r.aux});
+      if (!sl.done) {
+        s.open.push_back(s.count);
+        s.open_ref.push_back(ref);
+      }
+    }
+    s.last_seq = r.u.coll.seq;
+    ++s.count;
+  };
   auto flush = [&](Slot& sl) {
     if (!sl.run) return;
     Sequence& s = rank.seqs[sl.seq];
@@ -176,7 +205,7 @@ void ingest_stream(Rank& rank, std::shared_ptr<const RecordSource> source) {
         uint32_t head;
         std::memcpy(&head, &r->op, sizeof head);
         const uint8_t flags = uint8_t(LST_WORD_FLAGS(word));
-        Slot& sl = cache[((r->caller ^ (r->comm * 0x9e3779b97f4a7c15ull)) * 0xff51afd7ed558ccdull) >> 56];
+        Slot& sl = slot_of(*r);
         const bool hit = sl.caller == r->caller && sl.comm == r->comm;
         if (!hit) {
           flush(sl);
@@ -219,18 +248,20 @@ void ingest_stream(Rank& rank, std::shared_ptr<const RecordSource> source) {
           if (null_datatype(*r)) s.null_dtype = true;
         }
         Sequence& s = rank.seqs[sl.seq];
-        sl.run = fold(sl.run + s.power);
-        s.power = times_base(s.power);
-        if (r->api == LST_API_RT && r->aux)
-          rank.rt.push_back(
-              {r->t_ns, recordsig::done(*r) ? r->t_ns + uint64_t(r->t_return_us) * 1000 : ~0ull, r->aux});
-        if (!recordsig::done(*r)) {
-          s.open.push_back(s.count);
-          s.open_ref.push_back(ref);
-        }
+        sl.done = recordsig::done(*r);
+        sl.rt = r->api == LST_API_RT && r->aux;
+        sl.v0 = first_word(*r, word);
         if (s.count == 0) s.first_seq = r->u.coll.seq;
-        s.last_seq = r->u.coll.seq;
-        ++s.count;
+        take(sl, s, *r, ref);
+      },
+      [&](const lst_record& r, uint32_t word, RecordRef ref) LOCKSTEP_INLINE {
+        Slot& sl = slot_of(r);
+        if (first_word(r, word) != sl.v0 || r.caller != sl.caller || r.comm != sl.comm ||
+            r.u.coll.count != sl.count || r.u.coll.dtype_size != sl.dtype_size ||
+            r.u.coll.root_or_peer != sl.root || r.aux != sl.aux)
+          return false;
+        take(sl, rank.seqs.data()[sl.seq], r, ref);
+        return true;
       });
   for (auto& sl : cache) flush(sl);
   for (auto& s : rank.seqs) {
