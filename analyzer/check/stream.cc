@@ -161,11 +161,14 @@ void ingest_stream(Rank& rank, std::shared_ptr<const RecordSource> source) {
     // dtype, redop); 0 while none. A record equal to it in these and the fields above is that call
     // again but for its place, time and number, and takes the fast path.
     uint64_t v0 = 0;
-    bool done = false;  // recordsig::done() of that call
-    bool rt = false;    // a runtime call with a name: recorded as a span
+    uint32_t check = 0;          // walk::check_part() of that call's words 0, 1, 4 and 5
+    Sequence* s = nullptr;       // &rank.seqs[seq]
+    bool done = false;           // recordsig::done() of that call
+    bool rare = false;           // not done, or a runtime call with a name (recorded as a span)
   };
-  std::vector<Slot> cache(256);
-  auto slot_of = [&](const lst_record& r) LOCKSTEP_INLINE -> Slot& {
+  std::vector<Slot> slots(256);
+  Slot* const cache = slots.data();
+  auto slot_of = [cache](const lst_record& r) LOCKSTEP_INLINE -> Slot& {
     return cache[((r.caller ^ (r.comm * 0x9e3779b97f4a7c15ull)) * 0xff51afd7ed558ccdull) >> 56];
   };
   auto first_word = [](const lst_record& r, uint32_t word) LOCKSTEP_INLINE {
@@ -175,11 +178,13 @@ void ingest_stream(Rank& rank, std::shared_ptr<const RecordSource> source) {
   };
   // What the slow path below does with a call its slot last took with the same arguments, state and
   // flags: no new value, no change of sequence, root or type; only its place in the sequence.
-  auto take = [&](Slot& sl, Sequence& s, const lst_record& r, RecordRef ref) LOCKSTEP_INLINE {
+  auto take = [&rank](Slot& sl, const lst_record& r, RecordRef ref) LOCKSTEP_INLINE {
+    Sequence& s = *sl.s;
     sl.run = fold(sl.run + s.power);
     s.power = times_base(s.power);
-    if (__builtin_expect(sl.rt || !sl.done, 0)) {
-      if (sl.rt) rank.rt.push_back({r.t_ns, sl.done ? r.t_ns + uint64_t(r.t_return_us) * 1000 : ~0ull, r.aux});
+    if (__builtin_expect(sl.rare, 0)) {
+      if (r.api == LST_API_RT && r.aux)
+        rank.rt.push_back({r.t_ns, sl.done ? r.t_ns + uint64_t(r.t_return_us) * 1000 : ~0ull, r.aux});
       if (!sl.done) {
         s.open.push_back(s.count);
         s.open_ref.push_back(ref);
@@ -213,6 +218,8 @@ void ingest_stream(Rank& rank, std::shared_ptr<const RecordSource> source) {
           if (fresh) {
             rank.seqs.emplace_back();
             rank.seqs.back().comm = r->comm;
+            for (Slot& o : slots)  // the vector may have moved
+              if (o.s) o.s = &rank.seqs[o.seq];
           }
           auto [sit, new_site] = site_ids.try_emplace(r->caller, uint32_t(rank.site_addr.size()));
           if (new_site) rank.site_addr.push_back(r->caller);
@@ -226,6 +233,7 @@ void ingest_stream(Rank& rank, std::shared_ptr<const RecordSource> source) {
           sl.caller = r->caller;
           sl.comm = r->comm;
           sl.seq = it->second;
+          sl.s = &rank.seqs[sl.seq];
           sl.number = nit->second;
         }
         if (!hit || head != sl.head || flags != sl.flags || r->u.coll.count != sl.count ||
@@ -247,23 +255,23 @@ void ingest_stream(Rank& rank, std::shared_ptr<const RecordSource> source) {
           }
           if (null_datatype(*r)) s.null_dtype = true;
         }
-        Sequence& s = rank.seqs[sl.seq];
         sl.done = recordsig::done(*r);
-        sl.rt = r->api == LST_API_RT && r->aux;
+        sl.rare = !sl.done || (r->api == LST_API_RT && r->aux);
         sl.v0 = first_word(*r, word);
-        if (s.count == 0) s.first_seq = r->u.coll.seq;
-        take(sl, s, *r, ref);
+        sl.check = walk::check_part(sl.v0, r->comm, r->u.coll.count, r->caller);
+        if (sl.s->count == 0) sl.s->first_seq = r->u.coll.seq;
+        take(sl, *r, ref);
       },
-      [&](const lst_record& r, uint32_t word, RecordRef ref) LOCKSTEP_INLINE {
+      [slot_of, first_word, take](const lst_record& r, uint32_t word, RecordRef ref) LOCKSTEP_INLINE {
         Slot& sl = slot_of(r);
         if (first_word(r, word) != sl.v0 || r.caller != sl.caller || r.comm != sl.comm ||
             r.u.coll.count != sl.count || r.u.coll.dtype_size != sl.dtype_size ||
-            r.u.coll.root_or_peer != sl.root || r.aux != sl.aux)
+            r.u.coll.root_or_peer != sl.root || r.aux != sl.aux || !walk::intact_with(&r, word, sl.check))
           return false;
-        take(sl, rank.seqs.data()[sl.seq], r, ref);
+        take(sl, r, ref);
         return true;
       });
-  for (auto& sl : cache) flush(sl);
+  for (auto& sl : slots) flush(sl);
   for (auto& s : rank.seqs) {
     s.hashed_hi = s.count;
     s.power = reduce(s.power);
