@@ -161,10 +161,10 @@ void ingest_stream(Rank& rank, std::shared_ptr<const RecordSource> source) {
     // dtype, redop); 0 while none. A record equal to it in these and the fields above is that call
     // again but for its place, time and number, and takes the fast path.
     uint64_t v0 = 0;
-    uint32_t check = 0;          // walk::check_part() of that call's words 0, 1, 4 and 5
-    Sequence* s = nullptr;       // &rank.seqs[seq]
-    bool done = false;           // recordsig::done() of that call
-    bool rare = false;           // not done, or a runtime call with a name (recorded as a span)
+    uint32_t check = 0;     // walk::check_part() of that call's words 0, 1, 4 and 5
+    Sequence* s = nullptr;  // &rank.seqs[seq]
+    bool done = false;      // recordsig::done() of that call
+    bool rare = false;      // not done, or a runtime call with a name (recorded as a span)
   };
   std::vector<Slot> slots(256);
   Slot* const cache = slots.data();
@@ -205,7 +205,8 @@ void ingest_stream(Rank& rank, std::shared_ptr<const RecordSource> source) {
   std::unordered_map<uint64_t, uint32_t> numbers;  // sequence << 32 | site -> the site's number there
   const RecordSource& src = *source;
   walk::ingest_records(
-      rank, std::move(source), [&](const lst_record& rec, uint32_t word, RecordRef ref) LOCKSTEP_INLINE {
+      rank, std::move(source),
+      [&](const lst_record& rec, uint32_t word, RecordRef ref) LOCKSTEP_INLINE {
         const lst_record* r = &rec;
         uint32_t head;
         std::memcpy(&head, &r->op, sizeof head);
