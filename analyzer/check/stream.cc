@@ -258,7 +258,9 @@ void ingest_stream(Rank& rank, std::shared_ptr<const RecordSource> source) {
         }
         sl.done = recordsig::done(*r);
         sl.rare = !sl.done || (r->api == LST_API_RT && r->aux);
-        sl.v0 = first_word(*r, word);
+        // The fast path takes `word`'s answer for done(), which read the record's word again: a live
+        // trace may have changed it since, and then the slot waits for another call.
+        sl.v0 = sl.done == recordsig::done(word, r->api) ? first_word(*r, word) : 0;
         sl.check = walk::check_part(sl.v0, r->comm, r->u.coll.count, r->caller);
         if (sl.s->count == 0) sl.s->first_seq = r->u.coll.seq;
         take(sl, *r, ref);
