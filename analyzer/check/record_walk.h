@@ -79,8 +79,10 @@ bool for_each_slot(const RecordSource& src, uint64_t lo, uint64_t hi, Fn&& fn) {
     for (uint64_t id = a; id < b; ++id, ++p) {
       // The hardware's prefetcher stops at each 4 KiB page: asking for the record 2 KiB ahead starts
       // the next page's translation and first line before the walk waits on them. (A prefetch past
-      // the mapping is dropped, never a fault.)
-      __builtin_prefetch(p + kAhead);
+      // the mapping is dropped, never a fault; the address is computed as an integer, since a pointer
+      // past the array's end is not one C++ allows.)
+      __builtin_prefetch(
+          reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(p) + kAhead * sizeof(lst_record)));
       const uint32_t word = __atomic_load_n(&p->word, __ATOMIC_ACQUIRE);
       const bool there = word != 0 && !(wraps && stale(*p, word, id, major));
       if (!fn(id, there ? p : nullptr, there ? word : 0u)) return false;
