@@ -57,12 +57,13 @@ inline bool v_variant(uint8_t op, uint8_t flags) {
 
 // A call is done when nothing more will happen to it: MPI nonblocking calls need their Wait/Test;
 // NCCL and runtime calls count as done once they returned (device completion is optional).
-inline bool done(const lst_record& r) {
-  uint8_t state = LST_WORD_STATE(r.word);
+inline bool done(uint32_t word, uint8_t api) {
+  uint8_t state = LST_WORD_STATE(word);
   if (state == LST_STATE_COMPLETED || state == LST_STATE_FAILED) return true;
   if (state != LST_STATE_RETURNED) return false;
-  return !((LST_WORD_FLAGS(r.word) & LST_F_NONBLOCKING) && r.api == LST_API_MPI);
+  return !((LST_WORD_FLAGS(word) & LST_F_NONBLOCKING) && api == LST_API_MPI);
 }
+inline bool done(const lst_record& r) { return done(__atomic_load_n(&r.word, __ATOMIC_RELAXED), r.api); }
 
 // The published record at `id`, its word in `word`; nullptr when the slot is not published yet (or
 // was being rewritten while read). A record that does not match its check (2.x) or whose magic is

@@ -157,8 +157,42 @@ void ingest_stream(Rank& rank, std::shared_ptr<const RecordSource> source) {
     // Sum of B^position over the calls since `value` was set: added to the sequence's sums (times
     // value, and to its site's weight) when the value or the slot changes, not per call.
     uint64_t run = 0;
+    // The first 8 bytes of the last call taken here, check bits cleared (kind, state, flags, op, api,
+    // dtype, redop); 0 while none. A record equal to it in these and the fields above is that call
+    // again but for its place, time and number, and takes the fast path.
+    uint64_t v0 = 0;
+    uint32_t check = 0;     // walk::check_part() of that call's words 0, 1, 4 and 5
+    Sequence* s = nullptr;  // &rank.seqs[seq]
+    bool done = false;      // recordsig::done() of that call
+    bool rare = false;      // not done, or a runtime call with a name (recorded as a span)
   };
-  std::vector<Slot> cache(256);
+  std::vector<Slot> slots(256);
+  Slot* const cache = slots.data();
+  auto slot_of = [cache](const lst_record& r) LOCKSTEP_INLINE -> Slot& {
+    return cache[((r.caller ^ (r.comm * 0x9e3779b97f4a7c15ull)) * 0xff51afd7ed558ccdull) >> 56];
+  };
+  auto first_word = [](const lst_record& r, uint32_t word) LOCKSTEP_INLINE {
+    uint32_t head;
+    std::memcpy(&head, &r.op, sizeof head);
+    return uint64_t(head) << 32 | (word & ~LST_REC_CHECK_MASK);
+  };
+  // What the slow path below does with a call its slot last took with the same arguments, state and
+  // flags: no new value, no change of sequence, root or type; only its place in the sequence.
+  auto take = [&rank](Slot& sl, const lst_record& r, RecordRef ref) LOCKSTEP_INLINE {
+    Sequence& s = *sl.s;
+    sl.run = fold(sl.run + s.power);
+    s.power = times_base(s.power);
+    if (__builtin_expect(sl.rare, 0)) {
+      if (r.api == LST_API_RT && r.aux)
+        rank.rt.push_back({r.t_ns, sl.done ? r.t_ns + uint64_t(r.t_return_us) * 1000 : ~0ull, r.aux});
+      if (!sl.done) {
+        s.open.push_back(s.count);
+        s.open_ref.push_back(ref);
+      }
+    }
+    s.last_seq = r.u.coll.seq;
+    ++s.count;
+  };
   auto flush = [&](Slot& sl) {
     if (!sl.run) return;
     Sequence& s = rank.seqs[sl.seq];
@@ -171,12 +205,13 @@ void ingest_stream(Rank& rank, std::shared_ptr<const RecordSource> source) {
   std::unordered_map<uint64_t, uint32_t> numbers;  // sequence << 32 | site -> the site's number there
   const RecordSource& src = *source;
   walk::ingest_records(
-      rank, std::move(source), [&](const lst_record& rec, uint32_t word, RecordRef ref) LOCKSTEP_INLINE {
+      rank, std::move(source),
+      [&](const lst_record& rec, uint32_t word, RecordRef ref) LOCKSTEP_INLINE {
         const lst_record* r = &rec;
         uint32_t head;
         std::memcpy(&head, &r->op, sizeof head);
         const uint8_t flags = uint8_t(LST_WORD_FLAGS(word));
-        Slot& sl = cache[((r->caller ^ (r->comm * 0x9e3779b97f4a7c15ull)) * 0xff51afd7ed558ccdull) >> 56];
+        Slot& sl = slot_of(*r);
         const bool hit = sl.caller == r->caller && sl.comm == r->comm;
         if (!hit) {
           flush(sl);
@@ -184,6 +219,8 @@ void ingest_stream(Rank& rank, std::shared_ptr<const RecordSource> source) {
           if (fresh) {
             rank.seqs.emplace_back();
             rank.seqs.back().comm = r->comm;
+            for (Slot& o : slots)  // the vector may have moved
+              if (o.s) o.s = &rank.seqs[o.seq];
           }
           auto [sit, new_site] = site_ids.try_emplace(r->caller, uint32_t(rank.site_addr.size()));
           if (new_site) rank.site_addr.push_back(r->caller);
@@ -197,6 +234,7 @@ void ingest_stream(Rank& rank, std::shared_ptr<const RecordSource> source) {
           sl.caller = r->caller;
           sl.comm = r->comm;
           sl.seq = it->second;
+          sl.s = &rank.seqs[sl.seq];
           sl.number = nit->second;
         }
         if (!hit || head != sl.head || flags != sl.flags || r->u.coll.count != sl.count ||
@@ -218,21 +256,25 @@ void ingest_stream(Rank& rank, std::shared_ptr<const RecordSource> source) {
           }
           if (null_datatype(*r)) s.null_dtype = true;
         }
-        Sequence& s = rank.seqs[sl.seq];
-        sl.run = fold(sl.run + s.power);
-        s.power = times_base(s.power);
-        if (r->api == LST_API_RT && r->aux)
-          rank.rt.push_back(
-              {r->t_ns, recordsig::done(*r) ? r->t_ns + uint64_t(r->t_return_us) * 1000 : ~0ull, r->aux});
-        if (!recordsig::done(*r)) {
-          s.open.push_back(s.count);
-          s.open_ref.push_back(ref);
-        }
-        if (s.count == 0) s.first_seq = r->u.coll.seq;
-        s.last_seq = r->u.coll.seq;
-        ++s.count;
+        sl.done = recordsig::done(*r);
+        sl.rare = !sl.done || (r->api == LST_API_RT && r->aux);
+        // The fast path takes `word`'s answer for done(), which read the record's word again: a live
+        // trace may have changed it since, and then the slot waits for another call.
+        sl.v0 = sl.done == recordsig::done(word, r->api) ? first_word(*r, word) : 0;
+        sl.check = walk::check_part(sl.v0, r->comm, r->u.coll.count, r->caller);
+        if (sl.s->count == 0) sl.s->first_seq = r->u.coll.seq;
+        take(sl, *r, ref);
+      },
+      [slot_of, first_word, take](const lst_record& r, uint32_t word, RecordRef ref) LOCKSTEP_INLINE {
+        Slot& sl = slot_of(r);
+        if (first_word(r, word) != sl.v0 || r.caller != sl.caller || r.comm != sl.comm ||
+            r.u.coll.count != sl.count || r.u.coll.dtype_size != sl.dtype_size ||
+            r.u.coll.root_or_peer != sl.root || r.aux != sl.aux || !walk::intact_with(&r, word, sl.check))
+          return false;
+        take(sl, r, ref);
+        return true;
       });
-  for (auto& sl : cache) flush(sl);
+  for (auto& sl : slots) flush(sl);
   for (auto& s : rank.seqs) {
     s.hashed_hi = s.count;
     s.power = reduce(s.power);

@@ -168,6 +168,44 @@ TEST(Load, DamagedRecordIsBadInputNamingTheFile) {
   }
 }
 
+// A damaged byte in a record amid thousands of equal calls (the ingest's fast path for a call
+// repeating its slot's last one) is found as anywhere else: in a field that changes from call to call
+// (number, id, time), or in one the fast path compares (count, caller, communicator, op).
+TEST(Load, DamageInARunOfEqualCallsIsBadInput) {
+  const int kRecord = 2000;  // well inside the run: the calls before it filled the slots
+  for (size_t offset :
+       {offsetof(lst_record, u.coll.seq), offsetof(lst_record, u.coll.id_lo), offsetof(lst_record, t_ns) + 2,
+        offsetof(lst_record, t_return_us), offsetof(lst_record, u.coll.count) + 1,
+        offsetof(lst_record, caller), offsetof(lst_record, comm) + 7, offsetof(lst_record, op)}) {
+    TempDir d;
+    write_job(d.path(), 2, 3000, 1);
+    std::string victim;
+    for (auto& f : fs::directory_iterator(d.path()))
+      if (f.path().filename().string().rfind("rank-1.", 0) == 0) victim = f.path().string();
+    lst_header h;
+    {
+      std::ifstream in(victim, std::ios::binary);
+      in.read(reinterpret_cast<char*>(&h), sizeof h);
+    }
+    const uint64_t at = h.records_offset + kRecord * sizeof(lst_record) + offset;
+    {
+      std::fstream f(victim, std::ios::in | std::ios::out | std::ios::binary);
+      f.seekg(std::streamoff(at));
+      char c = 0;
+      f.read(&c, 1);
+      c = char(c ^ 0x10);
+      f.seekp(std::streamoff(at));
+      f.write(&c, 1);
+    }
+    Cli c = lockstep("check --no-symbolize " + d.path());
+    EXPECT_EQ(c.rc, 2) << "offset " << offset << ": " << c.out;
+    const std::string where = fmt::format("{}: byte {}: record {}:", victim,
+                                          h.records_offset + kRecord * sizeof(lst_record), kRecord);
+    EXPECT_NE(c.out.find(where), std::string::npos) << "offset " << offset << ": " << c.out;
+    EXPECT_EQ(std::count(c.out.begin(), c.out.end(), '\n'), 1) << c.out;
+  }
+}
+
 TEST(Load, EmptyOrAbsentDirectoryIsBadInput) {
   TempDir d;
   EXPECT_EQ(lockstep("check " + d.path()).rc, 2);
@@ -275,6 +313,14 @@ TEST(Load, StreamingAndMaterializingPathsFindTheSame) {
          s.finalize = false;
          if (s.rank == 2) s.skip_at = 80;
          s.blocked_recv_from = (s.rank + 1) % 3;
+       }},
+      // Runs of equal calls that stay open (nonblocking, never waited for) on every rank, in a job
+      // that hangs: the open positions come from the ingest's fast path for repeated calls.
+      {"unwaited nonblocking calls, hang", 4, 2, 300,
+       [](gen::Spec& s) {
+         s.finalize = false;
+         s.nonblocking_from = 240 + s.rank;
+         if (s.rank == 0) s.collectives = 280;
        }},
       {"cut short", 4, 3, 600,
        [](gen::Spec& s) {

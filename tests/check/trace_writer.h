@@ -30,6 +30,7 @@ struct Spec {
   bool two_sites = false;             // the world's calls alternate between two call sites, step by step
   uint64_t ring_records = 0;          // ring mode: keep only the last N records (0: growing file)
   uint32_t trailing_markers = 0;      // empty markers after the collectives: a ring keeps fewer of the calls
+  int64_t nonblocking_from = -1;      // calls from #nonblocking_from on are nonblocking, never waited for
 };
 
 inline uint64_t comm_id(int which, int32_t rank) {
@@ -99,8 +100,10 @@ inline std::string write_rank(const Spec& s) {
     r->t_ns = t += 1000;
     r->t_return_us = 1;
     const bool last = i + 1 == s.collectives;
+    const bool nonblocking = s.nonblocking_from >= 0 && int64_t(i) >= s.nonblocking_from;
     format::Writer::publish(
-        r, LST_WORD(LST_KIND_COLLECTIVE, last && s.last_entered ? LST_STATE_ENTERED : LST_STATE_RETURNED, 0));
+        r, LST_WORD(LST_KIND_COLLECTIVE, last && s.last_entered ? LST_STATE_ENTERED : LST_STATE_RETURNED,
+                    nonblocking ? LST_F_NONBLOCKING : 0));
   }
   if (s.blocked_recv_from >= 0) {
     lst_record* r = w.reserve(&id);
