@@ -61,6 +61,10 @@ class Writer {
                                       n < hot_.capacity->load(std::memory_order_acquire),
                                   1)) {
         r = reinterpret_cast<lst_record*>(hot_.records + n * LST_SLOT_SIZE);
+        // A growing file's slots are new memory, last touched when the page was faulted in, often on
+        // another core: fetch the slot a few records ahead as the ring does (a prefetch past the
+        // mapped capacity is dropped, never a fault).
+        __builtin_prefetch(hot_.records + (n + 8) * LST_SLOT_SIZE, 1, 3);
       } else {
         return reserve_slow(n, id);
       }
