@@ -220,8 +220,8 @@ uint64_t next_capacity(const Impl* im, uint64_t cap) {
 // published survives kill -9 exactly as before; a failure leaves them to fault lazily.
 void prefault(void* addr, uint64_t len) { (void)madvise(addr, len, MADV_POPULATE_WRITE); }
 
-// The helper's prefault of records [lo, hi): from the end backwards, in small pieces, until it meets
-// the writers. A new file page costs the kernel about 3 us (read in as zeros, made writable: 50 ns
+// The helper's prefault of records [lo, hi) that a writer mapped itself and is already filling: from
+// the end backwards, in small pieces, until it meets the writers. A new file page costs the kernel about 3 us (read in as zeros, made writable: 50 ns
 // per 64-byte record), so writers that record faster than that catch up with the helper; front to
 // back, both would fault the same pages one after the other, while from the back the writers fault
 // only the pages before the meeting point and the helper all the rest. Pages a writer already touched
@@ -296,7 +296,8 @@ void* ahead_main(void* arg) {
     // queue the next request, and the loop takes it at once.
     im->ahead_mark.store(cap, std::memory_order_release);
     // Outside the lock: writers already store into the chunk's first pages while the rest is faulted in.
-    prefault_back(im, cap, new_cap);
+    // Front to back: the writers have not reached this chunk yet and will enter it from the front.
+    prefault(im->base + im->header->records_offset + cap * LST_SLOT_SIZE, (new_cap - cap) * LST_SLOT_SIZE);
     // A chunk a writer maps after this one is left above the mark: the next request faults it in.
     im->ahead_faulted.store(new_cap, std::memory_order_relaxed);
   }
