@@ -221,11 +221,12 @@ uint64_t next_capacity(const Impl* im, uint64_t cap) {
 void prefault(void* addr, uint64_t len) { (void)madvise(addr, len, MADV_POPULATE_WRITE); }
 
 // The helper's prefault of records [lo, hi) that a writer mapped itself and is already filling: from
-// the end backwards, in small pieces, until it meets the writers. A new file page costs the kernel about 3 us (read in as zeros, made writable: 50 ns
-// per 64-byte record), so writers that record faster than that catch up with the helper; front to
-// back, both would fault the same pages one after the other, while from the back the writers fault
-// only the pages before the meeting point and the helper all the rest. Pages a writer already touched
-// are skipped, so once the writers are past a piece nothing is left to do.
+// the end backwards, in small pieces, until it meets the writers. A new file page costs the kernel
+// about 3 us (read in as zeros, made writable: 50 ns per 64-byte record), so writers that record
+// faster than that catch up with the helper; front to back, both would fault the same pages one after
+// the other, while from the back the writers fault only the pages before the meeting point and the
+// helper all the rest. Pages a writer already touched are skipped, so once the writers are past a
+// piece nothing is left to do.
 void prefault_back(Impl* im, uint64_t lo, uint64_t hi) {
   constexpr uint64_t kPiece = 16;  // pages per madvise call
   uint8_t* records = im->base + im->header->records_offset;
@@ -298,8 +299,11 @@ void* ahead_main(void* arg) {
     // Outside the lock: writers already store into the chunk's first pages while the rest is faulted in.
     // Front to back: the writers have not reached this chunk yet and will enter it from the front.
     prefault(im->base + im->header->records_offset + cap * LST_SLOT_SIZE, (new_cap - cap) * LST_SLOT_SIZE);
-    // A chunk a writer maps after this one is left above the mark: the next request faults it in.
-    im->ahead_faulted.store(new_cap, std::memory_order_relaxed);
+    // Only when everything below was faulted in: a chunk a writer mapped while this thread waited for
+    // the lock stays above the mark, and the next request faults it in (what is here already is
+    // skipped then).
+    if (im->ahead_faulted.load(std::memory_order_relaxed) >= cap)
+      im->ahead_faulted.store(new_cap, std::memory_order_relaxed);
   }
 }
 
