@@ -2,7 +2,9 @@
  * path has a traced loop (MPI_* through the preloaded tracer) and its PMPI_* twin, and callgrind
  * counts the instructions inside each loop function alone (--toggle-collect).
  *   path_loop PATH N      PATH: allreduce | iallreduce_wait | iallreduce_test | send_recv |
- *                               isend_irecv_waitall | annotate | rt_collective */
+ *                               isend_irecv_waitall | annotate | rt_collective | allreduce_8deep_fp
+ *   allreduce_8deep_fp: MPI_Allreduce 8 frames deep in code built with frame pointers (call_chain.c),
+ *   what LOCKSTEP_TRACE_STACK=8 walks. */
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -72,6 +74,9 @@ LOOP(traced_rt_collective, {
     lockstep_rt_collective_end(lockstep_rt_collective_begin(7, 3, NULL, 1, 0, 4, 1, -1), 1);
 })
 LOOP(pmpi_rt_collective, (void)x)
+int fp_allreduce(int traced);
+LOOP(traced_allreduce_8deep_fp, y += fp_allreduce(1))
+LOOP(pmpi_allreduce_8deep_fp, y += fp_allreduce(0))
 
 struct path {
   const char* name;
@@ -86,6 +91,7 @@ static const struct path kPaths[] = {
     {"isend_irecv_waitall", traced_isend_irecv_waitall, pmpi_isend_irecv_waitall},
     {"annotate", traced_annotate, pmpi_annotate},
     {"rt_collective", traced_rt_collective, pmpi_rt_collective},
+    {"allreduce_8deep_fp", traced_allreduce_8deep_fp, pmpi_allreduce_8deep_fp},
 };
 
 int main(int argc, char** argv) {

@@ -278,6 +278,78 @@ TEST(Growth, EightThreadsAcrossManyChunksLoseNothing) {
   }
 }
 
+// A call's STACK records are reserved together (Writer::reserve_n): each batch gets consecutive ids,
+// whatever other threads reserve at the same time, across chunk boundaries in a growing file and in a
+// ring, and nothing is lost or duplicated.
+TEST(Growth, BatchesOfRecordsGetConsecutiveIdsUnderEightThreads) {
+  for (const uint64_t ring : {uint64_t(0), uint64_t(1) << 16}) {
+    SCOPED_TRACE(ring ? "ring" : "growing file");
+    TempDir d;
+    Writer w;
+    WriterConfig c = small_config(d.path());
+    c.ring_records = ring;
+    ASSERT_EQ(open_error(w, c), "");
+    constexpr int kThreads = 8, kBatches = 600;
+    std::atomic<bool> go{false};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([&, t] {
+        while (!go.load()) {
+        }
+        for (int b = 0; b < kBatches; ++b) {
+          const int n = 1 + (b + t) % 4;  // 1 to 4 records, as 1 to 8 frames take
+          lst_record* recs[4];
+          uint64_t first = ~0ull;
+          w.reserve_n(recs, n, &first);
+          for (int k = 0; k < n; ++k) {
+            ASSERT_NE(recs[k], nullptr);
+            ASSERT_EQ(w.at(first + uint64_t(k)), recs[k]) << "batch records are not consecutive";
+            recs[k]->op = LST_OP_ALLREDUCE;
+            recs[k]->u.coll.count = uint64_t(t) << 48 | uint64_t(b) << 8 | uint64_t(k) << 4 | uint64_t(n);
+            Writer::publish(recs[k], LST_WORD(LST_KIND_COLLECTIVE, LST_STATE_ENTERED, 0));
+          }
+          // A single reservation in between, as the call's own record is.
+          uint64_t id;
+          lst_record* r = w.reserve(&id);
+          ASSERT_NE(r, nullptr);
+          r->op = LST_OP_BARRIER;
+          Writer::publish(r, LST_WORD(LST_KIND_COLLECTIVE, LST_STATE_ENTERED, 0));
+        }
+      });
+    }
+    go = true;
+    for (auto& th : threads) th.join();
+    const std::string p = w.path();
+    EXPECT_EQ(w.header()->dropped_records, 0u);
+    w.close();
+    TraceFile t = TraceFile::open(p);
+    t.validate();
+    uint64_t batch_records = 0, singles = 0;
+    for (uint64_t id = 0; id < t.end_id();) {
+      const lst_record* r = t.record(id);
+      ASSERT_NE(r, nullptr) << id;
+      if (r->op == LST_OP_BARRIER) {
+        ++singles;
+        ++id;
+        continue;
+      }
+      const uint64_t v = r->u.coll.count;
+      const int n = int(v & 15);
+      ASSERT_EQ((v >> 4) & 15, 0u) << "record " << id << " is not the first of its batch";
+      for (int k = 0; k < n; ++k) {
+        const lst_record* q = t.record(id + uint64_t(k));
+        ASSERT_NE(q, nullptr);
+        EXPECT_EQ(q->u.coll.count, (v & ~uint64_t(0xFF)) | uint64_t(k) << 4 | uint64_t(n))
+            << id + uint64_t(k);
+      }
+      batch_records += uint64_t(n);
+      id += uint64_t(n);
+    }
+    EXPECT_EQ(singles, uint64_t(kThreads * kBatches));
+    EXPECT_EQ(batch_records, uint64_t(kThreads) * (kBatches / 4) * (1 + 2 + 3 + 4));
+  }
+}
+
 TEST(Growth, LimitDropsAndCounts) {
   TempDir d;
   Writer w;

@@ -354,16 +354,22 @@ constexpr uint64_t head_word(uint8_t op, uint8_t api, uint8_t dtype = 0, uint8_t
 
 // ---- call stacks -------------------------------------------------------------------------------
 
-// STACK records for `frames` (two per record), after the record `ref` they belong to.
+// STACK records for `frames` (two per record), after the record `ref` they belong to: reserved with
+// one atomic add for all of them (Writer::reserve_n), each published on its own.
 void write_stack(format::Writer* w, uint64_t ref, const uint64_t* frames, int n, uint64_t t_ns) noexcept {
-  for (int i = 0; i < n; i += 2) {
-    const uint64_t f0 = frames[i], f1 = i + 1 < n ? frames[i + 1] : 0;
-    note(w, f0);
-    if (f1) note(w, f1);
-    uint64_t id = 0;
-    lst_record* r = w->reserve(&id);
-    if (!r) return;
-    store_record(r, LST_WORD(LST_KIND_STACK, 0, 0), 0, 0, ref, f0, f1, 0, t_ns, 0);
+  if (n <= 0) return;
+  if (n > kMaxFrames) n = kMaxFrames;
+  for (int i = 0; i < n; ++i)
+    if (frames[i]) note(w, frames[i]);
+  lst_record* recs[kMaxFrames / 2];
+  const int nrec = (n + 1) / 2;
+  uint64_t first = 0;
+  w->reserve_n(recs, nrec, &first);
+  for (int k = 0; k < nrec; ++k) {
+    if (!recs[k]) continue;
+    const int i = 2 * k;
+    store_record(recs[k], LST_WORD(LST_KIND_STACK, 0, 0), 0, 0, ref, frames[i], i + 1 < n ? frames[i + 1] : 0,
+                 0, t_ns, 0);
   }
 }
 

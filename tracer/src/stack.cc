@@ -39,6 +39,9 @@ constexpr int kProbes = 16;
 // Return address << 2 | verdict; user-space addresses leave the two top bits free. A full table only
 // means more DWARF unwinds.
 std::atomic<uint64_t> g_sites[kSites];
+// Bumped whenever a return address's verdict is replaced by another: the per-thread memo of linked
+// return addresses below is then forgotten.
+std::atomic<uint32_t> g_verdict_gen{0};
 
 inline size_t site_hash(uint64_t ret) noexcept {
   return static_cast<size_t>((ret * 0x9e3779b97f4a7c15ull) >> 51) & (kSites - 1);
@@ -61,7 +64,10 @@ void set_verdict(uint64_t ret, uint64_t v) noexcept {
     uint64_t e = g_sites[i].load(std::memory_order_relaxed);
     if (e == 0 && g_sites[i].compare_exchange_strong(e, ret << 2 | v, std::memory_order_relaxed)) return;
     if (e >> 2 == ret) {  // the verdict of a function never changes; last writer wins
-      g_sites[i].store(ret << 2 | v, std::memory_order_relaxed);
+      if ((e & 3) != v) {
+        g_sites[i].store(ret << 2 | v, std::memory_order_relaxed);
+        g_verdict_gen.fetch_add(1, std::memory_order_relaxed);
+      }
       return;
     }
   }
@@ -77,6 +83,17 @@ struct Tail {
   uintptr_t slots[kMaxTail];
 };
 __attribute__((tls_model("initial-exec"))) thread_local Tail t_tail;
+
+// The return addresses this thread last found kLinked, by their link's position in the stack: a call
+// from the same place as the previous one (the common case) checks each link with one comparison
+// instead of a probe of the shared table. Only kLinked is remembered; a verdict replaced in the table
+// bumps g_verdict_gen and the memo starts over.
+constexpr int kMemo = 16;
+struct LinkedMemo {
+  uint32_t gen;
+  uint64_t ret[kMemo];
+};
+__attribute__((tls_model("initial-exec"))) thread_local LinkedMemo t_linked;
 
 // ---- the current thread's stack --------------------------------------------------------------------
 
@@ -114,6 +131,7 @@ struct Chain {
   int n = 0;            // frames in out[]
   bool found = false;   // the frame that returns to `caller` was reached
   bool broken = false;  // a frame pointer failed the checks before `max` frames or the chain's end
+  uintptr_t hi = 0;     // the top of the thread's stack, once the walk found it
   // slot[i]: the stack address that held link i's return address (slot[0] holds `caller`, slot[i]
   // holds out[i - 1]); it names the activation for the per-thread tail.
   uintptr_t slot[kMaxFrames + 1];
@@ -129,6 +147,7 @@ __attribute__((noinline, no_sanitize_address)) void walk_frames(uint64_t caller,
     c.broken = true;
     return;
   }
+  c.hi = hi;
   uintptr_t prev = fp - 1;
   auto valid = [&](uintptr_t f) { return f > prev && (f & 7) == 0 && f <= hi - 16; };
   for (int i = 0; i < kTracerFrames && !c.found; ++i) {
@@ -164,10 +183,10 @@ __attribute__((noinline, no_sanitize_address)) void walk_frames(uint64_t caller,
 }
 
 // The remembered outer frames still hold the same return addresses in the same stack slots: the same
-// activations. The slots lie above the current frame on this thread's stack (mapped).
-__attribute__((no_sanitize_address)) bool tail_in_place(const Tail& t) noexcept {
-  uintptr_t hi = 0;
-  if (!stack_top(t.slot, &hi)) return false;
+// activations. The slots lie above the current frame on this thread's stack (mapped); `hi` is its top,
+// as the walk that reached t.slot found it.
+__attribute__((no_sanitize_address)) bool tail_in_place(const Tail& t, uintptr_t hi) noexcept {
+  if (t.slot >= hi) return false;
   for (int k = 0; k < t.n; ++k) {
     if (t.slots[k] <= t.slot || t.slots[k] > hi - sizeof(uintptr_t) || (t.slots[k] & 7)) return false;
     if (*reinterpret_cast<const uint64_t*>(t.slots[k]) != t.frames[k]) return false;
@@ -274,14 +293,24 @@ int capture_stack(uint64_t caller, uint64_t* out, int max) noexcept {
   if (!c.found) return counted(g_dwarf_stacks, dwarf_stack(caller, out, max, nullptr));
   // Every link that produced a frame, and the one where the chain ended, must be known good.
   const int links = c.n < max ? c.n + 1 : c.n;
+  LinkedMemo& memo = t_linked;
+  const uint32_t gen = g_verdict_gen.load(std::memory_order_relaxed);
+  if (__builtin_expect(memo.gen != gen, 0)) {
+    for (uint64_t& x : memo.ret) x = 0;
+    memo.gen = gen;
+  }
   for (int i = 0; i < links; ++i) {
     const uint64_t r = i ? out[i - 1] : caller;
+    if (i < kMemo && memo.ret[i] == r) continue;
     const uint64_t v = verdict(r);
-    if (v == kLinked) continue;
+    if (v == kLinked) {
+      if (i < kMemo) memo.ret[i] = r;
+      continue;
+    }
     if (v == kBroken) return counted(g_dwarf_stacks, dwarf_stack(caller, out, max, nullptr));
     if (v == kBottom) {
       const Tail& t = t_tail;
-      if (t.ret == r && t.slot == c.slot[i] && tail_in_place(t)) {
+      if (t.ret == r && t.slot == c.slot[i] && tail_in_place(t, c.hi)) {
         int n = i;
         for (int k = 0; k < t.n && n < max; ++k) out[n++] = t.frames[k];
         return counted(g_fp_stacks, n);

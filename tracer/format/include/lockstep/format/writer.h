@@ -45,30 +45,22 @@ class Writer {
   // Inline for a power-of-two ring and for a growing file whose next slot is mapped (every record but
   // a few); the rest in reserve_slow.
   lst_record* reserve(uint64_t* id) {
-    if (__builtin_expect(hot_.records != nullptr, 1)) {
-      const uint64_t n = __atomic_fetch_add(&header_->record_next, 1, __ATOMIC_RELAXED);
-      lst_record* r;
-      if (hot_.ring_mask) {
-        r = reinterpret_cast<lst_record*>(hot_.records + (n & hot_.ring_mask) * LST_SLOT_SIZE);
-        // The slot was last written a whole ring ago and is likely out of the cache: start fetching the
-        // slot a few records ahead, so that its miss overlaps the calls in between.
-        __builtin_prefetch(hot_.records + ((n + 8) & hot_.ring_mask) * LST_SLOT_SIZE, 1, 3);
-        // Unpublish first, so a reader never pairs the old word with the new fields: the release fence
-        // keeps the stores that refill the slot after the store of 0 (free on x86).
-        __atomic_store_n(&r->word, 0u, __ATOMIC_RELAXED);
-        __atomic_thread_fence(__ATOMIC_RELEASE);
-      } else if (__builtin_expect(n != hot_.ahead_mark->load(std::memory_order_relaxed) &&
-                                      n < hot_.capacity->load(std::memory_order_acquire),
-                                  1)) {
-        r = reinterpret_cast<lst_record*>(hot_.records + n * LST_SLOT_SIZE);
-      } else {
-        return reserve_slow(n, id);
-      }
-      r->u.coll.id_lo = uint32_t(n);
-      *id = n;
-      return r;
-    }
+    if (__builtin_expect(hot_.records != nullptr, 1))
+      return place(__atomic_fetch_add(&header_->record_next, 1, __ATOMIC_RELAXED), id);
     return reserve_any(id);
+  }
+  // Reserves `n` consecutive records with one atomic add (the STACK records of one call): out[k] is
+  // the slot of record *first + k, nullptr where it was dropped. Async-signal-safe, like reserve().
+  void reserve_n(lst_record** out, int n, uint64_t* first) {
+    if (__builtin_expect(header_ == nullptr || n <= 0, 0)) {
+      for (int k = 0; k < n; ++k) out[k] = nullptr;
+      return;
+    }
+    const uint64_t id0 = __atomic_fetch_add(&header_->record_next, uint64_t(n), __ATOMIC_RELAXED);
+    *first = id0;
+    uint64_t id;
+    for (int k = 0; k < n; ++k)
+      out[k] = hot_.records != nullptr ? place(id0 + uint64_t(k), &id) : reserve_slow(id0 + uint64_t(k), &id);
   }
   // Stores `word` (LST_WORD: kind, state, flags) sealed with the check of the record's fields (format
   // 2.0, record_check.h), with release order: every field written before is visible to a reader that
@@ -167,6 +159,33 @@ class Writer {
     const std::atomic<uint64_t>* capacity = nullptr;
     const std::atomic<uint64_t>* ahead_mark = nullptr;
   } hot_;
+  // The slot of record n, just taken from record_next, where hot_ applies (hot_.records set).
+  lst_record* place(uint64_t n, uint64_t* id) {
+    lst_record* r;
+    if (hot_.ring_mask) {
+      r = reinterpret_cast<lst_record*>(hot_.records + (n & hot_.ring_mask) * LST_SLOT_SIZE);
+      // The slot was last written a whole ring ago and is likely out of the cache: start fetching the
+      // slot a few records ahead, so that its miss overlaps the calls in between.
+      __builtin_prefetch(hot_.records + ((n + 8) & hot_.ring_mask) * LST_SLOT_SIZE, 1, 3);
+      // Unpublish first, so a reader never pairs the old word with the new fields: the release fence
+      // keeps the stores that refill the slot after the store of 0 (free on x86).
+      __atomic_store_n(&r->word, 0u, __ATOMIC_RELAXED);
+      __atomic_thread_fence(__ATOMIC_RELEASE);
+    } else if (__builtin_expect(n != hot_.ahead_mark->load(std::memory_order_relaxed) &&
+                                    n < hot_.capacity->load(std::memory_order_acquire),
+                                1)) {
+      r = reinterpret_cast<lst_record*>(hot_.records + n * LST_SLOT_SIZE);
+      // A growing file's slots are new memory, last touched when the page was faulted in, often on
+      // another core: fetch the slot a few records ahead as the ring does (a prefetch past the
+      // mapped capacity is dropped, never a fault).
+      __builtin_prefetch(hot_.records + (n + 8) * LST_SLOT_SIZE, 1, 3);
+    } else {
+      return reserve_slow(n, id);
+    }
+    r->u.coll.id_lo = uint32_t(n);
+    *id = n;
+    return r;
+  }
   lst_record* at_any(uint64_t id);
   lst_record* reserve_any(uint64_t* id);                    // the whole reservation, out of line
   lst_record* reserve_slow(uint64_t id, uint64_t* id_out);  // after the id is taken: growth, drops
