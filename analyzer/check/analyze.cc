@@ -276,6 +276,15 @@ class Analyzer {
         if (c.ref.name.empty() && !v->name.empty()) c.ref.name = v->name;
         if (c.ref.api == LST_API_NONE) c.ref.api = v->api;
       }
+      // No creation record (a ring overwrote it): the api of the calls on it says what it is.
+      if (c.ref.api == LST_API_NONE)
+        for (const Rank* r : users[id])
+          if (const Sequence* s = r->sequence(id); s && s->api != LST_API_NONE) {
+            c.ref.api = s->api;
+            break;
+          }
+      if (c.ref.name.empty() && vs.empty() && c.ref.api == LST_API_RT)
+        c.ref.name = fmt::format("process set {}", id);
       if (c.ref.name.empty()) c.ref.name = id == 0 ? "MPI_COMM_NULL" : derived_name(views, id, 0);
       if (!by_members.empty()) {
         auto best = by_members.begin();
@@ -303,6 +312,28 @@ class Analyzer {
     }
     // MPI_COMM_SELF and other one-rank communicators cannot go out of lockstep: not counted.
     for (auto& [id, c] : comms_) res_.summary.communicators += c.members.size() > 1 ? 1 : 0;
+    lost_history();
+  }
+
+  // A verdict on ring-mode traces covers only the window the ranks kept: the communicators whose earlier
+  // calls some ring overwrote are named in a warning, so that "in lockstep" is not read as covering the
+  // whole job (a divergence may have happened, and even been made up for, before the window).
+  void lost_history() {
+    std::map<std::string, uint32_t> lost;
+    for (auto& [id, first] : job_.ring_start) {
+      auto it = comms_.find(id);
+      lost[it == comms_.end() ? fmt::format("comm {:#x}", id) : it->second.ref.name] = first;
+    }
+    if (lost.empty()) return;
+    std::string list;
+    size_t n = 0;
+    for (auto& [name, first] : lost)
+      if (++n <= 4) list += fmt::format("{}#{} on {}", list.empty() ? "" : ", ", first, name);
+    if (n > 4) list += fmt::format(" and {} more communicator(s)", n - 4);
+    res_.warnings.push_back(fmt::format(
+        "ring-mode traces (LOCKSTEP_TRACE_RING) keep each rank's last records: only calls from {} on were "
+        "checked; earlier ones were overwritten on some rank",
+        list));
   }
 
   // An unnamed communicator is named after how it was made: "MPI_Comm_dup(MPI_Comm_split(MPI_COMM_WORLD))".

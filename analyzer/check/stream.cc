@@ -228,7 +228,10 @@ void ingest_stream(Rank& rank, std::shared_ptr<const RecordSource> source) {
           s.open.push_back(s.count);
           s.open_ref.push_back(ref);
         }
-        if (s.count == 0) s.first_seq = r->u.coll.seq;
+        if (s.count == 0) {
+          s.first_seq = r->u.coll.seq;
+          s.api = r->api;
+        }
         s.last_seq = r->u.coll.seq;
         ++s.count;
       });

@@ -452,6 +452,42 @@ TEST(Analyze, RingModeComparesTheCommonWindowAndNumbersFromIt) {
   // The explanation names the position the seq field and the tracer name, not the window's own count.
   EXPECT_NE(f.explanation.find("#20 on"), std::string::npos) << f.explanation;
   EXPECT_EQ(f.explanation.find("#10 on"), std::string::npos) << f.explanation;
+  // What the verdict did not cover is said: rank 0's ring kept MPI_COMM_WORLD's calls from #10 only.
+  ASSERT_EQ(r.warnings.size(), 1u);
+  EXPECT_NE(r.warnings[0].find("only calls from #10 on MPI_COMM_WORLD on were checked"), std::string::npos)
+      << r.warnings[0];
+}
+
+TEST(Analyze, RingModeThatLostNothingWarnsOfNothing) {
+  auto b = ranks(2);
+  for (int i = 0; i < 2; ++i) {
+    b[i].lost(kWorld, 0);
+    b[i].calls(kWorld, allreduce(), 5).finalize();
+  }
+  Result r = run(b);
+  EXPECT_TRUE(r.in_lockstep());
+  EXPECT_TRUE(r.warnings.empty()) << r.warnings[0];
+}
+
+// A runtime process set whose creation record a ring overwrote is named as one, not as MPI_COMM_NULL
+// (the global process set's id is 0, as MPI_COMM_NULL's).
+TEST(Analyze, RingModeNamesAProcessSetWhoseCreationWasOverwritten) {
+  auto b = ranks(2);
+  for (int i = 0; i < 2; ++i) {
+    b[i].lost(0, 7);
+    for (int s = 0; s < 4; ++s) {
+      Call c = allreduce(i == 1 && s == 2 ? 512 : 256);
+      c.api = LST_API_RT;
+      c.name = "grad/" + std::to_string(s);
+      b[i].call(0, c);
+    }
+    b[i].finalize();
+  }
+  Result r = run(b);
+  const Finding& f = only(r);
+  EXPECT_EQ(f.comm.name, "process set 0");
+  EXPECT_EQ(f.seq, 9);
+  EXPECT_NE(f.explanation.find("#9 on process set 0"), std::string::npos) << f.explanation;
 }
 
 TEST(Analyze, RingModeExplanationsOfASkippedCallUseTheTracersNumbers) {
