@@ -329,10 +329,10 @@ class Analyzer {
     size_t n = 0;
     for (auto& [name, first] : lost)
       if (++n <= 4) list += fmt::format("{}#{} on {}", list.empty() ? "" : ", ", first, name);
-    if (n > 4) list += fmt::format(" and {} more communicator(s)", n - 4);
+    if (n > 4) list += fmt::format(" and on {} more communicator(s)", n - 4);
     res_.warnings.push_back(fmt::format(
-        "ring-mode traces (LOCKSTEP_TRACE_RING) keep each rank's last records: only calls from {} on were "
-        "checked; earlier ones were overwritten on some rank",
+        "ring-mode traces (LOCKSTEP_TRACE_RING) keep each rank's last records: the calls before {} were "
+        "overwritten on some rank and not checked",
         list));
   }
 
