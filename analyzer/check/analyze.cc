@@ -276,6 +276,15 @@ class Analyzer {
         if (c.ref.name.empty() && !v->name.empty()) c.ref.name = v->name;
         if (c.ref.api == LST_API_NONE) c.ref.api = v->api;
       }
+      // No creation record (a ring overwrote it): the api of the calls on it says what it is.
+      if (c.ref.api == LST_API_NONE)
+        for (const Rank* r : users[id])
+          if (const Sequence* s = r->sequence(id); s && s->api != LST_API_NONE) {
+            c.ref.api = s->api;
+            break;
+          }
+      if (c.ref.name.empty() && vs.empty() && c.ref.api == LST_API_RT)
+        c.ref.name = fmt::format("process set {}", id);
       if (c.ref.name.empty()) c.ref.name = id == 0 ? "MPI_COMM_NULL" : derived_name(views, id, 0);
       if (!by_members.empty()) {
         auto best = by_members.begin();
@@ -303,6 +312,28 @@ class Analyzer {
     }
     // MPI_COMM_SELF and other one-rank communicators cannot go out of lockstep: not counted.
     for (auto& [id, c] : comms_) res_.summary.communicators += c.members.size() > 1 ? 1 : 0;
+    lost_history();
+  }
+
+  // A verdict on ring-mode traces covers only the window the ranks kept: the communicators whose earlier
+  // calls some ring overwrote are named in a warning, so that "in lockstep" is not read as covering the
+  // whole job (a divergence may have happened, and even been made up for, before the window).
+  void lost_history() {
+    std::map<std::string, uint32_t> lost;
+    for (auto& [id, first] : job_.ring_start) {
+      auto it = comms_.find(id);
+      lost[it == comms_.end() ? fmt::format("comm {:#x}", id) : it->second.ref.name] = first;
+    }
+    if (lost.empty()) return;
+    std::string list;
+    size_t n = 0;
+    for (auto& [name, first] : lost)
+      if (++n <= 4) list += fmt::format("{}#{} on {}", list.empty() ? "" : ", ", first, name);
+    if (n > 4) list += fmt::format(" and on {} more communicator(s)", n - 4);
+    res_.warnings.push_back(fmt::format(
+        "ring-mode traces (LOCKSTEP_TRACE_RING) keep each rank's last records: the calls before {} were "
+        "overwritten on some rank and not checked",
+        list));
   }
 
   // An unnamed communicator is named after how it was made: "MPI_Comm_dup(MPI_Comm_split(MPI_COMM_WORLD))".
@@ -557,8 +588,8 @@ class Analyzer {
       const bool every = f.culprits.size() == c.ranks.size();
       std::string who = every ? "every rank" : ranks_phrase(f.culprits);
       f.explanation = died_text.empty()
-                          ? fmt::format("{} called {} #{} on {} with an argument MPI rejects: {}", who, op, i,
-                                        c.ref.name, why)
+                          ? fmt::format("{} called {} #{} on {} with an argument MPI rejects: {}", who, op,
+                                        at(c.ref.id, int64_t(i)), c.ref.name, why)
                           : fmt::format("{} ({}); {} passed it", died_text, why, every ? "every rank" : who);
       for (auto& e : errors) f.notes.push_back(e);
       findings_.push_back(std::move(f));
@@ -723,7 +754,7 @@ class Analyzer {
         // A rank that went on was, when it skipped, where its next call on this communicator is.
         if (!tail && rs && b0 < rs->size()) f.detail.back().context = std::string(r.context(rs->ref[b0]));
         RankDetail md = detail_at(mr, ms, a0);
-        std::string what = fmt::format("{} #{} on {}{}", md.operation, a0, c.ref.name,
+        std::string what = fmt::format("{} #{} on {}{}", md.operation, at(c.ref.id, a0), c.ref.name,
                                        md.site.text().empty() ? "" : " (" + md.site.text() + ")");
         if (!tail) {
           // Skip and continue: MPI pairs calls by position, so everything after the skip pairs wrong
@@ -756,7 +787,7 @@ class Analyzer {
               RankDetail extra = detail_at(r, rs, ch.b0);
               f.notes.push_back(fmt::format(
                   "rank {} later made an extra {} call at its #{}{}, which let the counts agree again",
-                  r.world_rank, extra.operation, ch.b0,
+                  r.world_rank, extra.operation, at(c.ref.id, ch.b0),
                   extra.site.text().empty() ? "" : " (" + extra.site.text() + ")"));
               absorbed_.insert({r.world_rank, c.ref.id, ch.b0});
             }
@@ -767,7 +798,8 @@ class Analyzer {
                                       ranks_phrase(majority), why.empty() ? "" : ": " + why);
         }
         if (n - k > 1)
-          f.notes.push_back(fmt::format("{} consecutive collectives are missing from #{}", n - k, a0));
+          f.notes.push_back(
+              fmt::format("{} consecutive collectives are missing from #{}", n - k, at(c.ref.id, a0)));
         // Identical calls before it cannot be told apart: the one left out may be any of them.
         uint32_t run = a0;
         while (run > 0 && a[run - 1] == a[a0]) --run;
@@ -775,7 +807,7 @@ class Analyzer {
           f.notes.push_back(
               fmt::format("#{}..#{} are identical calls (same operation, arguments and line), so the one "
                           "left out may be any of them; #{} is the first place the ranks can be told apart",
-                          run, a0, a0));
+                          at(c.ref.id, run), at(c.ref.id, a0), at(c.ref.id, a0)));
         push(std::move(f));
       }
       if (m > k) {
@@ -787,9 +819,10 @@ class Analyzer {
         Finding f = base(c, Kind::kMissingCollective, a0, ref, r, tie, majority);
         RankDetail d = detail_at(r, rs, b0);
         f.detail.push_back(d);
-        f.explanation = fmt::format(
-            "rank {} called {} (its #{} on {}{}) that {} never called there", r.world_rank, d.operation, b0,
-            c.ref.name, d.site.text().empty() ? "" : ", " + d.site.text(), ranks_phrase(majority));
+        f.explanation =
+            fmt::format("rank {} called {} (its #{} on {}{}) that {} never called there", r.world_rank,
+                        d.operation, at(c.ref.id, b0), c.ref.name,
+                        d.site.text().empty() ? "" : ", " + d.site.text(), ranks_phrase(majority));
         if (m - k > 1) f.notes.push_back(fmt::format("{} extra collectives in a row", m - k));
         push(std::move(f));
       }
@@ -837,8 +870,8 @@ class Analyzer {
     std::string then = next.context.empty() ? "" : fmt::format(" in {}", next.context);
     f.explanation = fmt::format(
         "rank {} skipped the {} {} {}{} (#{}..#{} on {}{}) that {} called, and went on to '{}'{}{}",
-        r.world_rank, first.operation, n == 1 ? "call" : "calls", what, step, h.a0, h.a1 - 1, c.ref.name,
-        line, ranks_phrase(majority), next.tensor,
+        r.world_rank, first.operation, n == 1 ? "call" : "calls", what, step, at(c.ref.id, h.a0),
+        at(c.ref.id, h.a1 - 1), c.ref.name, line, ranks_phrase(majority), next.tensor,
         next.site.text().empty() ? "" : " (" + next.site.text() + ")", then);
     RankDetail d = detail(r, nullptr, -1, UINT32_MAX);
     const std::string skip = fmt::format("skipped {} and went on to '{}'", what, next.tensor);
@@ -849,7 +882,7 @@ class Analyzer {
     f.detail.push_back(d);
     f.notes.push_back(
         fmt::format("consequence: at #{} rank {} named tensor '{}' where {} named '{}' (a name mismatch)",
-                    h.a0, r.world_rank, next.tensor, ranks_phrase(majority), first.tensor));
+                    at(c.ref.id, h.a0), r.world_rank, next.tensor, ranks_phrase(majority), first.tensor));
     if (n > 1) {
       std::string all;
       for (auto& t : f.skipped_tensors) all += (all.empty() ? "'" : ", '") + t + "'";
@@ -878,7 +911,7 @@ class Analyzer {
       f.detail.push_back(detail_at(r, rs, int64_t(n)));
       f.explanation = fmt::format(
           "rank {} made {} collectives on {} where {} made {}; they first differ in number at #{}",
-          r.world_rank, len(rs), c.ref.name, ranks_phrase(majority), len(ms), n);
+          r.world_rank, len(rs), c.ref.name, ranks_phrase(majority), len(ms), at(c.ref.id, int64_t(n)));
       push(std::move(f));
     }
   }
@@ -966,11 +999,13 @@ class Analyzer {
     Finding f = base(c, kind, ai, ref, r, tie, majority);
     f.severity = sev;
     f.detail.push_back(db);
-    f.explanation = fmt::format("at {} #{} on {}, {}", da.operation, ai, c.ref.name, diffs.front());
+    f.explanation =
+        fmt::format("at {} #{} on {}, {}", da.operation, at(c.ref.id, ai), c.ref.name, diffs.front());
     if (kind == Kind::kDtypeMismatch && sev == Severity::kWarning)
       f.explanation += ": the same bytes, read as different types";
     for (size_t i = 1; i < diffs.size(); ++i) f.notes.push_back("also: " + diffs[i]);
-    if (ai != bi) f.notes.push_back(fmt::format("rank {} numbers this call #{}", r.world_rank, bi));
+    if (ai != bi)
+      f.notes.push_back(fmt::format("rank {} numbers this call #{}", r.world_rank, at(c.ref.id, bi)));
     push(std::move(f));
   }
 
@@ -1002,8 +1037,8 @@ class Analyzer {
         "at {} #{} on {}, rank {} made the call from {} where {} made it from {}; the arguments agree, but "
         "rank {} "
         "made this call from {} one step earlier (#{}), so its calls part from the others' here",
-        da.operation, ai, c.ref.name, r.world_rank, site(db), ranks_phrase(majority), site(da), r.world_rank,
-        site(was), bi - p);
+        da.operation, at(c.ref.id, ai), c.ref.name, r.world_rank, site(db), ranks_phrase(majority), site(da),
+        r.world_rank, site(was), at(c.ref.id, int64_t(bi - p)));
     f.notes.push_back(
         "a call skipped and made up from another line (a flush, a retry path) pairs every later "
         "collective with the wrong partner while every count and type still agrees");
@@ -1237,9 +1272,9 @@ class Analyzer {
   };
   std::set<int32_t> cycle_culprits_;
 
-  static std::string waits_in(const WaitEdge& e) {
+  std::string waits_in(const WaitEdge& e) const {
     if (e.message) return fmt::format("{} on {}", e.operation, e.comm_name);
-    return fmt::format("{} #{} on {}", e.operation, e.seq, e.comm_name);
+    return fmt::format("{} #{} on {}", e.operation, at(e.comm, e.seq), e.comm_name);
   }
 
   // The rank's calls (collectives on every communicator and messages) in call order, up to and with
@@ -1345,7 +1380,7 @@ class Analyzer {
               fmt::format(
                   "rank {}'s own calls on {} repeat every {} call{} before #{} and break that pattern there, "
                   "while the other rank's follow theirs (evidence: the rank's own per-step pattern)",
-                  r.world_rank, c.ref.name, p, p == 1 ? "" : "s", pa ? qa : qb)};
+                  r.world_rank, c.ref.name, p, p == 1 ? "" : "s", at(c.ref.id, int64_t(pa ? qa : qb)))};
     }
     // 2. One rank blocked in a call the other, which has ended, never reaches. When that call breaks
     // the blocked rank's own per-step pattern, the blocked rank made a call too many; when it
@@ -1375,8 +1410,9 @@ class Analyzer {
                 "rank {} waits in {} #{} on {}, which continues its own calls' pattern (every {} call{}), "
                 "while rank {} will never get there: {} (evidence: the rank that {} while the other waits "
                 "for it)",
-                waiter.world_rank, format::op_name(*in), o, c.ref.name, p, p == 1 ? "" : "s", gone.world_rank,
-                ending(gone), gone.end == EndState::kFinalizing ? "went on to MPI_Finalize" : "exited")};
+                waiter.world_rank, format::op_name(*in), at(c.ref.id, int64_t(o)), c.ref.name, p,
+                p == 1 ? "" : "s", gone.world_rank, ending(gone),
+                gone.end == EndState::kFinalizing ? "went on to MPI_Finalize" : "exited")};
       return {
           names(wa ? a : b),
           fmt::format(
@@ -1431,10 +1467,10 @@ class Analyzer {
         const Blocked& ob = blocked_.at(out.front());
         auto it = comms_.find(tb.comm);
         std::string where = it == comms_.end() ? "" : " on " + it->second.ref.name;
-        return {out,
-                fmt::format("{} wait in {} #{}{}, which {} never entered: {} blocked in {} instead",
-                            ranks_phrase(*top), format::op_name(*tb.rec), tb.pos, where, ranks_phrase(out),
-                            out.size() == 1 ? "it is" : "they are", format::op_name(*ob.rec))};
+        return {out, fmt::format("{} wait in {} #{}{}, which {} never entered: {} blocked in {} instead",
+                                 ranks_phrase(*top), format::op_name(*tb.rec), at(tb.comm, tb.pos), where,
+                                 ranks_phrase(out), out.size() == 1 ? "it is" : "they are",
+                                 format::op_name(*ob.rec))};
       }
     }
     std::vector<int32_t> out;
@@ -1475,9 +1511,7 @@ class Analyzer {
     const size_t before = size_t(std::upper_bound(s->ref.begin(), s->ref.end(), b.ref) - s->ref.begin());
     if (!held) r.release();
     if (before == 0) return fmt::format("{}, before its first collective on {}", what, name);
-    auto base = job_.ring_base.find(b.comm);
-    const int64_t shift = base == job_.ring_base.end() ? 0 : int64_t(base->second);
-    return fmt::format("{}, after #{} on {}", what, int64_t(before) - 1 + shift, name);
+    return fmt::format("{}, after #{} on {}", what, at(b.comm, int64_t(before) - 1), name);
   }
 
   // The job hung: stopped at --timeout, or every rank still running is blocked with nothing to wait for.
@@ -1519,8 +1553,8 @@ class Analyzer {
       RankDetail& d = f.detail.back();
       if (b.p2p || b.pos < 0) {
         d.position = message_position(*job_.rank(w), b);
-      } else if (auto it = job_.ring_base.find(b.comm); it != job_.ring_base.end()) {
-        d.seq += int64_t(it->second);  // ring mode, as finish() shifts the other findings
+      } else {
+        d.seq = at(b.comm, d.seq);  // ring mode, as finish() shifts the other findings
       }
       if (f.comm.id == 0) {
         auto it = comms_.find(b.comm);
@@ -1769,9 +1803,9 @@ class Analyzer {
           f.culprits = stuck_free;
         else if (open.size() < done.size())
           f.culprits = open;
-        f.explanation =
-            fmt::format("every rank entered {} #{} on {}, but {} never {} it", d.operation, k, c.ref.name,
-                        ranks_phrase(open), (d.flags & LST_F_NONBLOCKING) ? "completed" : "returned from");
+        f.explanation = fmt::format("every rank entered {} #{} on {}, but {} never {} it", d.operation,
+                                    at(c.ref.id, k), c.ref.name, ranks_phrase(open),
+                                    (d.flags & LST_F_NONBLOCKING) ? "completed" : "returned from");
         if (first_dead)
           f.notes.push_back(fmt::format("rank {} died inside it ({}): the others were waiting for it",
                                         first_dead->world_rank, death(*first_dead)));
@@ -1794,6 +1828,13 @@ class Analyzer {
                        [&](const Rank& r) { return r.died_in && died(r); });
   }
 
+  // A position as the tracer numbers it. Ring mode counts positions from the first collective every rank
+  // still had (trim_ring_starts); explanations and the findings' seq fields both name the tracer's number.
+  int64_t at(uint64_t comm, int64_t i) const {
+    auto it = job_.ring_base.find(comm);
+    return it == job_.ring_base.end() ? i : i + int64_t(it->second);
+  }
+
   void finish() {
     std::stable_sort(findings_.begin(), findings_.end(), [](const Finding& a, const Finding& b) {
       if (a.control != b.control) return !a.control;
@@ -1801,10 +1842,7 @@ class Analyzer {
       return a.seq < b.seq;
     });
     // Ring mode: positions were counted from the first collective every rank still had.
-    auto shift = [&](uint64_t comm) -> int64_t {
-      auto it = job_.ring_base.find(comm);
-      return it == job_.ring_base.end() ? 0 : int64_t(it->second);
-    };
+    auto shift = [&](uint64_t comm) { return at(comm, 0); };
     for (auto& st : res_.states)
       if (st.blocked && st.in.seq >= 0 && !(st.in.op == LST_OP_SEND || st.in.op == LST_OP_RECV))
         st.in.seq += shift(st.comm.id);

@@ -20,6 +20,7 @@
 
 #include "lockstep/format/escape.h"
 #include "lockstep/format/reader.h"
+#include "record_sig.h"
 
 namespace lockstep::check {
 namespace {
@@ -148,6 +149,10 @@ Rank load_one(const std::string& path, const LoadOptions& options, const std::st
   r.dropped = h.dropped_records;
   for (auto& m : f.modules()) r.modules.push_back({m.path, m.build_id, m.base, m.lo, m.hi, 0});
   try {
+    // Ring mode (format 2.1): the communicators whose creation records the ring may have overwritten,
+    // from their copies in the metadata region; a creation record still in the window replaces its copy.
+    if (r.ring)
+      for (const lst_record& c : f.comm_copies()) recordsig::ingest_event(r, *src, c, c.word, 0);
     if (options.materialize) {
       ingest(r, src, /*defer_sites=*/bool(options.site_keys));
     } else {

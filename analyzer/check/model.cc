@@ -243,7 +243,10 @@ void ingest(Rank& rank, std::shared_ptr<const RecordSource> source, bool defer_s
           seq->open.push_back(uint32_t(seq->sig.size()));
           seq->open_ref.push_back(ref);
         }
-        if (seq->sig.empty()) seq->first_seq = r->u.coll.seq;
+        if (seq->sig.empty()) {
+          seq->first_seq = r->u.coll.seq;
+          seq->api = r->api;
+        }
         seq->last_seq = r->u.coll.seq;
         seq->sig.push_back(sig);
         seq->ref.push_back(ref);
@@ -351,12 +354,16 @@ void trim_ring_starts(Job& job) {
   bool any_ring = false;
   for (auto& r : job.ranks) any_ring |= r.ring;
   job.ring_base.clear();
+  job.ring_start.clear();
   if (!any_ring) return;
   std::unordered_map<uint64_t, uint32_t> base;
+  std::unordered_map<uint64_t, uint32_t> starts;  // the latest first number any rank kept
   auto dense = [](const Sequence& s) { return uint64_t(s.last_seq) - s.first_seq + 1 == s.size(); };
   for (auto& r : job.ranks)
-    for (auto& s : r.seqs)
+    for (auto& s : r.seqs) {
       if (dense(s)) base[s.comm] = std::max(base[s.comm], s.first_seq);
+      starts[s.comm] = std::max(starts[s.comm], s.first_seq);
+    }
   for (auto& r : job.ranks) {
     bool trimmed = false;
     for (auto& s : r.seqs) {
@@ -370,6 +377,8 @@ void trim_ring_starts(Job& job) {
   }
   for (auto& [comm, b] : base)
     if (b) job.ring_base[comm] = b;
+  for (auto& [comm, first] : starts)
+    if (first) job.ring_start[comm] = first;
 }
 
 // A rank whose tracer dropped records (its file could not grow: a full disk) has a trace that ends

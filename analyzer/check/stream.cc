@@ -262,7 +262,10 @@ void ingest_stream(Rank& rank, std::shared_ptr<const RecordSource> source) {
         // trace may have changed it since, and then the slot waits for another call.
         sl.v0 = sl.done == recordsig::done(word, r->api) ? first_word(*r, word) : 0;
         sl.check = walk::check_part(sl.v0, r->comm, r->u.coll.count, r->caller);
-        if (sl.s->count == 0) sl.s->first_seq = r->u.coll.seq;
+        if (sl.s->count == 0) {
+          sl.s->first_seq = r->u.coll.seq;
+          sl.s->api = r->api;
+        }
         take(sl, *r, ref);
       },
       [slot_of, first_word, take](const lst_record& r, uint32_t word, RecordRef ref) LOCKSTEP_INLINE {

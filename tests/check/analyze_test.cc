@@ -449,6 +449,84 @@ TEST(Analyze, RingModeComparesTheCommonWindowAndNumbersFromIt) {
   EXPECT_EQ(f.kind, Kind::kCountMismatch);
   EXPECT_EQ(f.seq, 20);
   EXPECT_EQ(f.culprits, V{2});
+  // The explanation names the position the seq field and the tracer name, not the window's own count.
+  EXPECT_NE(f.explanation.find("#20 on"), std::string::npos) << f.explanation;
+  EXPECT_EQ(f.explanation.find("#10 on"), std::string::npos) << f.explanation;
+  // What the verdict did not cover is said: rank 0's ring kept MPI_COMM_WORLD's calls from #10 only.
+  ASSERT_EQ(r.warnings.size(), 1u);
+  EXPECT_NE(r.warnings[0].find("the calls before #10 on MPI_COMM_WORLD were overwritten"), std::string::npos)
+      << r.warnings[0];
+}
+
+TEST(Analyze, RingModeThatLostNothingWarnsOfNothing) {
+  auto b = ranks(2);
+  for (int i = 0; i < 2; ++i) {
+    b[i].lost(kWorld, 0);
+    b[i].calls(kWorld, allreduce(), 5).finalize();
+  }
+  Result r = run(b);
+  EXPECT_TRUE(r.in_lockstep());
+  EXPECT_TRUE(r.warnings.empty()) << r.warnings[0];
+}
+
+// A runtime process set whose creation record a ring overwrote is named as one, not as MPI_COMM_NULL
+// (the global process set's id is 0, as MPI_COMM_NULL's).
+TEST(Analyze, RingModeNamesAProcessSetWhoseCreationWasOverwritten) {
+  auto b = ranks(2);
+  for (int i = 0; i < 2; ++i) {
+    b[i].lost(0, 7);
+    for (int s = 0; s < 4; ++s) {
+      Call c = allreduce(i == 1 && s == 2 ? 512 : 256);
+      c.api = LST_API_RT;
+      c.name = "grad/" + std::to_string(s);
+      b[i].call(0, c);
+    }
+    b[i].finalize();
+  }
+  Result r = run(b);
+  const Finding& f = only(r);
+  EXPECT_EQ(f.comm.name, "process set 0");
+  EXPECT_EQ(f.seq, 9);
+  EXPECT_NE(f.explanation.find("#9 on process set 0"), std::string::npos) << f.explanation;
+}
+
+TEST(Analyze, RingModeExplanationsOfASkippedCallUseTheTracersNumbers) {
+  auto b = ranks(3);
+  const uint32_t kept_from[3] = {40, 35, 30};
+  for (int i = 0; i < 3; ++i) {
+    b[i].lost(kWorld, kept_from[i]);
+    for (uint32_t s = kept_from[i]; s < 60; ++s) {
+      if (i == 1 && s == 50) continue;  // rank 1 skips one and goes on
+      b[i].call(kWorld, allreduce(256 + s));
+    }
+    b[i].finalize();
+  }
+  Result r = run(b);
+  ASSERT_FALSE(r.findings.empty());
+  const Finding& f = r.findings.front();
+  EXPECT_EQ(f.kind, Kind::kMissingCollective);
+  EXPECT_EQ(f.seq, 50);
+  EXPECT_EQ(f.culprits, V{1});
+  EXPECT_NE(f.explanation.find("#50 on"), std::string::npos) << f.explanation;
+  for (auto& n : f.notes) EXPECT_EQ(n.find("#10"), std::string::npos) << n;
+}
+
+TEST(Analyze, RingModeHangNamesTheTracersNumber) {
+  auto b = ranks(2);
+  for (int i = 0; i < 2; ++i) {
+    b[i].lost(kWorld, 100);
+    for (uint32_t s = 100; s < 110; ++s) b[i].call(kWorld, allreduce());
+  }
+  Call in = allreduce();
+  in.state = LST_STATE_ENTERED;
+  b[0].call(kWorld, in);
+  b[1].finalize();
+  Result r = run(b, {EndState::kKilled, EndState::kExited});
+  ASSERT_FALSE(r.findings.empty());
+  std::string all;
+  for (auto& f : r.findings) all += f.explanation + "\n";
+  EXPECT_NE(all.find("#110"), std::string::npos) << all;
+  EXPECT_EQ(all.find("#10 "), std::string::npos) << all;
 }
 
 TEST(Analyze, MissingProcessIsReported) {

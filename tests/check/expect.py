@@ -29,6 +29,8 @@ def main():
     ap.add_argument("--min-collectives", type=int, default=0)
     ap.add_argument("--explains", default=None,
                     help="regular expression the finding's explanation must match")
+    ap.add_argument("--warning", default=None,
+                    help="regular expression one of the report's warnings must match")
     ap.add_argument("--note", default=None,
                     help="regular expression one of the finding's notes must match")
     a = ap.parse_args()
@@ -36,6 +38,8 @@ def main():
     with open(a.report) as f:
         report = json.load(f)
     problems = []
+    if a.warning and not any(re.search(a.warning, w) for w in report["warnings"]):
+        problems.append(f"no warning matches {a.warning!r}: {report['warnings']}")
     if a.schema:
         try:
             import jsonschema

@@ -179,6 +179,41 @@ TEST(Metadata, StringsAreInternedAndBounded) {
   EXPECT_THROW(t.string(100000), FormatError);
 }
 
+// (2.1) Copies of communicator creations, kept in the metadata region for rings: read back whole and
+// in order; a copy of another length is damage, named at its length field.
+TEST(Metadata, CommunicatorCopiesReadBackAndAreChecked) {
+  TempDir d1, d2;
+  auto write = [&](const TempDir& d, size_t second_len) {
+    Writer w;
+    WriterConfig c = small_config(d.path());
+    EXPECT_EQ(open_error(w, c), "");
+    lst_record a{}, b{};
+    a.word = b.word = LST_WORD(LST_KIND_COMM, LST_STATE_RETURNED, 0);
+    a.comm = 0x1111;
+    b.comm = 0x2222;
+    b.u.comm.color = 7;
+    w.intern(&a, sizeof a, LST_STR_COMM);
+    w.intern(&b, second_len, LST_STR_COMM);
+    const std::string p = w.path();
+    w.close();
+    return p;
+  };
+  {
+    TraceFile t = TraceFile::open(write(d1, sizeof(lst_record)));
+    std::vector<lst_record> copies = t.comm_copies();
+    ASSERT_EQ(copies.size(), 2u);
+    EXPECT_EQ(copies[0].comm, 0x1111u);
+    EXPECT_EQ(copies[1].comm, 0x2222u);
+    EXPECT_EQ(copies[1].u.comm.color, 7);
+  }
+  try {
+    TraceFile::open(write(d2, 40));
+    ADD_FAILURE() << "a 40-byte communicator copy was accepted";
+  } catch (const FormatError& e) {
+    EXPECT_NE(std::string(e.what()).find("has length 40, not 64"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Metadata, EmptyMemberBlobReadsAsNoMembers) {
   // Found by the fuzzer: a zero-length blob is legal on disk even though the writer never makes one.
   TempDir d;

@@ -574,7 +574,7 @@ void emit_comm(format::Writer* w, uint8_t api, uint8_t comm_op, uint64_t id, uin
                int32_t color, int32_t key, int32_t size, int32_t rank, uint32_t members_id, uint32_t name_id,
                uint64_t caller) noexcept {
   if (caller) note(w, caller);
-  emit(w, LST_WORD(LST_KIND_COMM, 0, 0), [&](lst_record& r, uint64_t) {
+  auto fill = [&](lst_record& r, uint64_t) {
     r.op = comm_op;
     r.api = api;
     r.comm = id;
@@ -587,7 +587,22 @@ void emit_comm(format::Writer* w, uint8_t api, uint8_t comm_op, uint64_t id, uin
     r.t_ns = now_ns();
     r.members = members_id;
     r.aux = name_id;
-  });
+  };
+  emit(w, LST_WORD(LST_KIND_COMM, 0, 0), fill);
+  // A ring soon overwrites the creation records of a long job, and with them the names and members the
+  // checker reports communicators by: the first creations (the long-lived communicators, made at start)
+  // are also copied into the metadata region, which a ring never reuses. Capped, so that a job creating
+  // a communicator per step cannot fill the region that tensor names need too.
+  constexpr uint32_t kMaxCopies = 1024;
+  static std::atomic<uint32_t> copies{0};
+  const bool release = comm_op == LST_COMM_FREE || comm_op == LST_COMM_NCCL_DESTROY ||
+                       comm_op == LST_COMM_NCCL_ABORT || comm_op == LST_COMM_NCCL_FINALIZE;
+  if (g_config.ring && !release && copies.fetch_add(1, std::memory_order_relaxed) < kMaxCopies) {
+    lst_record copy{};
+    fill(copy, 0);
+    copy.word = LST_WORD(LST_KIND_COMM, LST_STATE_RETURNED, 0);
+    w->intern(&copy, sizeof copy, LST_STR_COMM);
+  }
 }
 }  // namespace
 

@@ -55,7 +55,7 @@ const char* file_type(mode_t m) {
 }
 
 constexpr uint64_t kMaxRegion = 1ull << 40;  // no sane trace has a region over 1 TiB
-constexpr uint8_t kMaxSubkind = LST_STR_BUILD_ID;
+constexpr uint8_t kMaxSubkind = LST_STR_COMM;
 
 }  // namespace
 
@@ -227,6 +227,9 @@ TraceFile TraceFile::open(const std::string& path) {
                               " does not match its check byte (damaged somewhere in "
                               "bytes %" PRIu64 "..%" PRIu64 ")",
                               i, at, at + sizeof(lst_meta_string) + s->len));
+      if (sub == LST_STR_COMM && s->len != sizeof(lst_record))
+        throw fail(at + 4, format("communicator copy at metadata slot %" PRIu64 " has length %u, not %zu", i,
+                                  s->len, sizeof(lst_record)));
       t.string_start_[i] = uint8_t(sub + 1);
       i += nslots;
     } else if (kind == LST_KIND_MODULE) {
@@ -329,6 +332,17 @@ std::vector<int32_t> TraceFile::members(uint32_t id) const {
     throw FormatError(path_, at, format("string %u is not a member list", id));
   out.resize(b.size() / 4);
   if (!b.empty()) memcpy(out.data(), b.data(), b.size());
+  return out;
+}
+
+std::vector<lst_record> TraceFile::comm_copies() const {
+  std::vector<lst_record> out;
+  for (size_t i = 0; i < string_start_.size(); ++i)
+    if (string_start_[i] == LST_STR_COMM + 1) {
+      std::string_view b = string(uint32_t(i + 1));
+      out.emplace_back();
+      memcpy(&out.back(), b.data(), sizeof(lst_record));  // length checked at open
+    }
   return out;
 }
 

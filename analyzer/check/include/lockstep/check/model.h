@@ -81,7 +81,8 @@ struct Sequence {
   std::vector<uint32_t> open;
   std::vector<RecordRef> open_ref;  // the record of each open position
   bool has_control = false;
-  uint32_t first_seq = 0;  // the tracer's number of the first collective kept (ring mode drops some)
+  uint32_t first_seq = 0;      // the tracer's number of the first collective kept (ring mode drops some)
+  uint8_t api = LST_API_NONE;  // of the first collective kept: names a communicator whose creation is lost
   uint32_t last_seq = 0;
   uint32_t count = 0;  // collectives kept: sig.size() once materialized
   uint32_t skip = 0;   // collectives of the rank's trace before the first kept (trimmed windows)
@@ -262,6 +263,9 @@ struct Job {
   // Ring-mode traces: per communicator, the tracer's number of the first collective every rank still
   // has; sequences are trimmed to start there (finish_job) and positions are reported from it.
   std::unordered_map<uint64_t, uint32_t> ring_base;
+  // Ring-mode traces: per communicator whose earlier calls some rank's ring overwrote, the latest first
+  // number any rank kept (dense or not); the verdict covers nothing before it.
+  std::unordered_map<uint64_t, uint32_t> ring_start;
   // Set when `lockstep run --timeout` stopped the job (its note in the trace directory): the job hung.
   std::string stopped_by_run;
   const Rank* rank(int32_t world) const {

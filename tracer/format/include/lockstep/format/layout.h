@@ -12,7 +12,7 @@ extern "C" {
 
 #define LST_MAGIC "LSTRACE\x01" /* 8 bytes at offset 0 */
 #define LST_VERSION_MAJOR 2     /* bumped when a field changes meaning or place */
-#define LST_VERSION_MINOR 0     /* bumped when a field, kind or enum value is added */
+#define LST_VERSION_MINOR 1     /* bumped when a field, kind or enum value is added */
 #define LST_V1_LAST_MINOR 2     /* 1.x files (no record checks) are still read: 1.0 to 1.2 */
 #define LST_HEADER_SIZE 4096u   /* the header page */
 #define LST_SLOT_SIZE 64u       /* every record and metadata slot: one cache line */
@@ -350,7 +350,9 @@ typedef struct lst_meta_string {
 enum lst_string_subkind {
   LST_STR_TEXT = 0,
   LST_STR_MEMBERS = 1 /* int32 world ranks */,
-  LST_STR_BUILD_ID = 2
+  LST_STR_BUILD_ID = 2,
+  LST_STR_COMM = 3 /* (2.1) ring mode: a copy of a COMM creation record (one lst_record, 64 bytes), kept
+                      where the ring cannot overwrite it */
 };
 
 typedef struct lst_meta_module {

@@ -74,6 +74,9 @@ class TraceFile {
   std::string_view string(uint32_t id) const;
   // Members blob (world ranks) by id; empty for 0.
   std::vector<int32_t> members(uint32_t id) const;
+  // (2.1) Ring mode: copies of the COMM creation records, in the order they were made (the ring may
+  // have overwritten the records themselves).
+  std::vector<lst_record> comm_copies() const;
   const std::vector<Module>& modules() const { return modules_; }
 
  private:
