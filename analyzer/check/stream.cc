@@ -91,7 +91,9 @@ void walk_calls(const Rank& rank, Fn fn) {
       src, first, src.end_id(), [&](uint64_t id, const lst_record* r, uint32_t word) LOCKSTEP_INLINE {
         if (!r || LST_WORD_KIND(word) != LST_KIND_COLLECTIVE || recordsig::is_message(*r, word)) return true;
         if (r->comm != last_comm) {
-          CommSlot& cs = comms[(r->comm ^ (r->comm >> 17)) & 15];
+          // Fibonacci hashing: ids that differ only in a few low or middle bits (as NCCL's and a
+          // generator's do) would share a slot under a plain fold, and then look up the map on every call.
+          CommSlot& cs = comms[(r->comm * 0x9e3779b97f4a7c15ull) >> 60];
           if (cs.comm != r->comm) {
             auto it = rank.seq_index.find(r->comm);
             if (it == rank.seq_index.end()) return true;  // published after the ingest: not in the model
