@@ -568,12 +568,13 @@ CommEntry* comm_find(uint8_t api, uintptr_t handle) noexcept {
 }
 
 namespace {
-// One COMM record, for a communicator added or removed (a removal has no parent, colour, key, members
-// or name).
-void emit_comm(format::Writer* w, uint8_t api, uint8_t comm_op, uint64_t id, uint64_t parent_id,
+// One COMM record, for a communicator added (`created`) or removed (a removal has no parent, colour,
+// key, members or name).
+void emit_comm(format::Writer* w, bool created, uint8_t api, uint8_t comm_op, uint64_t id, uint64_t parent_id,
                int32_t color, int32_t key, int32_t size, int32_t rank, uint32_t members_id, uint32_t name_id,
                uint64_t caller) noexcept {
   if (caller) note(w, caller);
+  const uint64_t t = now_ns();
   auto fill = [&](lst_record& r, uint64_t) {
     r.op = comm_op;
     r.api = api;
@@ -584,7 +585,7 @@ void emit_comm(format::Writer* w, uint8_t api, uint8_t comm_op, uint64_t id, uin
     r.u.comm.size = size;
     r.u.comm.rank = rank;
     r.caller = caller;
-    r.t_ns = now_ns();
+    r.t_ns = t;
     r.members = members_id;
     r.aux = name_id;
   };
@@ -595,9 +596,7 @@ void emit_comm(format::Writer* w, uint8_t api, uint8_t comm_op, uint64_t id, uin
   // a communicator per step cannot fill the region that tensor names need too.
   constexpr uint32_t kMaxCopies = 1024;
   static std::atomic<uint32_t> copies{0};
-  const bool release = comm_op == LST_COMM_FREE || comm_op == LST_COMM_NCCL_DESTROY ||
-                       comm_op == LST_COMM_NCCL_ABORT || comm_op == LST_COMM_NCCL_FINALIZE;
-  if (g_config.ring && !release && copies.fetch_add(1, std::memory_order_relaxed) < kMaxCopies) {
+  if (g_config.ring && created && copies.fetch_add(1, std::memory_order_relaxed) < kMaxCopies) {
     lst_record copy{};
     fill(copy, 0);
     copy.word = LST_WORD(LST_KIND_COMM, LST_STATE_RETURNED, 0);
@@ -655,7 +654,7 @@ CommEntry* comm_add(uint8_t api, uintptr_t handle, uint8_t comm_op, uint64_t id,
   uint32_t name_id = (name && *name) ? w->intern(name, std::strlen(name)) : 0;
   uint64_t py[1];
   if (caller && python_frames(w, py, 1) > 0) caller = py[0];
-  emit_comm(w, api, comm_op, id, parent_id, color, key_arg, size, rank, members_id, name_id, caller);
+  emit_comm(w, true, api, comm_op, id, parent_id, color, key_arg, size, rank, members_id, name_id, caller);
   return entry;
 }
 
@@ -674,7 +673,7 @@ void comm_remove(uint8_t api, uintptr_t handle, uint8_t comm_op, uint64_t caller
   }
   format::Writer* w = writer();
   if (!w) return;
-  emit_comm(w, api, comm_op, id, 0, LST_NONE, 0, size, rank, 0, 0, caller);
+  emit_comm(w, false, api, comm_op, id, 0, LST_NONE, 0, size, rank, 0, 0, caller);
 }
 
 Pending collective_enter(const CollectiveArgs& a, uint64_t caller) noexcept {

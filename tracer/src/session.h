@@ -102,7 +102,8 @@ struct Pending {
 };
 Pending collective_enter(const CollectiveArgs& a, uint64_t caller) noexcept;
 void collective_return(Pending& p, bool ok) noexcept;
-// Marks an earlier record COMPLETED (MPI Wait/Test, device completion); no-op if it was overwritten.
+// Marks an earlier record COMPLETED where other threads may update it too (device completions); no-op
+// if it was overwritten.
 void collective_complete(uint64_t id) noexcept;
 // The same for the one thread that completes a nonblocking call's request (MPI Wait/Test): the call's
 // own return came before (the request was handed out after it) and no other thread updates the record,
