@@ -361,8 +361,16 @@ void Rank::materialize() const {
   materialized = true;
 }
 
-void Rank::for_each_call(
-    const std::function<void(uint32_t, uint32_t, const lst_record&, RecordRef)>& fn) const {
+void Rank::for_each_call(const std::function<void(const CallAt*, size_t)>& fn) const {
+  CallAt batch[kCallBatch];
+  size_t n = 0;
+  auto add = [&](uint32_t si, uint32_t pos, const lst_record& r, RecordRef ref) LOCKSTEP_INLINE {
+    batch[n++] = {si, pos, ref, &r};
+    if (n == kCallBatch) {
+      fn(batch, n);
+      n = 0;
+    }
+  };
   if (!streamed || materialized) {
     // In record order, as the streamed walk below goes: the sequences merged by their references
     // (each increasing), so that what is built from the calls (the report's kinds, numbered as met)
@@ -377,16 +385,17 @@ void Rank::for_each_call(
       next.pop();
       const uint32_t i = at[si]++;
       const RecordRef ref = seqs[si].ref[i];
-      if (const lst_record* r = record(ref)) fn(si, i, *r, ref);
+      if (const lst_record* r = record(ref)) add(si, i, *r, ref);
       if (at[si] < seqs[si].ref.size()) next.emplace(seqs[si].ref[at[si]], si);
     }
-    return;
+  } else {
+    walk_calls(*this, [&](uint32_t si, uint32_t pos, const lst_record& r, RecordRef ref) LOCKSTEP_INLINE {
+      const Sequence& s = seqs[si];
+      if (pos >= s.skip && pos - s.skip < s.count) add(si, pos - s.skip, r, ref);
+      return true;
+    });
   }
-  walk_calls(*this, [&](uint32_t si, uint32_t pos, const lst_record& r, RecordRef ref) {
-    const Sequence& s = seqs[si];
-    if (pos >= s.skip && pos - s.skip < s.count) fn(si, pos - s.skip, r, ref);
-    return true;
-  });
+  if (n) fn(batch, n);
 }
 
 void Rank::release() const {

@@ -171,24 +171,22 @@ class PerfettoWriter {
   }
 
   // A slice on the current lane sequence's track: a begin packet carrying the TrackEvent fields `fields`
-  // (what every call of its kind carries) and `tail` (what is the call's own), and the interned data
-  // `in` they need, then an end packet. Framed straight into the output buffer: this runs once per call.
+  // (what every call of its kind carries, followed by at least kCopy readable bytes), what tail(o) writes
+  // at o (the call's own fields, at most kTail bytes) and the interned data `in` they need, then an end
+  // packet. Framed straight into the output buffer, since this runs once per call: each length is first
+  // given one byte, which is what nearly every slice needs, and widened afterwards when it does not fit.
   // The packets leave out sequence_flags: it only tells a reader to drop them when the sequence's state
-  // was lost, and every sequence here starts by setting it. `fields` and `tail` are followed by at
-  // least kCopy readable bytes.
+  // was lost, and every sequence here starts by setting it.
+  static constexpr size_t kTail = 64;
+  template <class Tail>
   __attribute__((always_inline)) void slice(int64_t begin, int64_t end, std::string_view in,
-                                            const char* fields, size_t fields_len, const char* tail,
-                                            size_t tail_len) {
-    const size_t ev_len = 2 + fields_len + tail_len;
-    const Stamp s0 = stamp(begin < 0 ? 0 : uint64_t(begin));
-    const Stamp s1 = stamp(end < 0 ? 0 : uint64_t(end));
-    const size_t body0 = s0.size + (in.empty() ? 0 : 1 + varint_size(in.size()) + in.size()) + 1 +
-                         varint_size(ev_len) + ev_len;
-    const size_t body1 = s1.size + 4;
-    char* o = room(2 + 20 + body0 + body1 + kCopy);
-    *o++ = char(kTracePacket << 3 | 2);
-    o = put_varint(o, body0);
-    o = put_stamp(o, s0);
+                                            const char* fields, size_t fields_len, Tail&& tail) {
+    // Two packets: tags, lengths (at most 10 bytes each once widened), stamps, the fixed fields.
+    constexpr size_t kFrame = 2 * (2 + 10 + kMaxStamp) + 2 * (2 + 10) + 4 + kTail;
+    char* o = room(kFrame + fields_len + kCopy + (in.empty() ? 0 : 11 + in.size()));
+    char* const packet = o;
+    o += 2;  // the packet's tag and length
+    o = put_stamp(o, stamp(begin < 0 ? 0 : uint64_t(begin)));
     if (!in.empty()) {
       *o++ = char(kInternedData << 3 | 2);
       o = put_varint(o, in.size());
@@ -196,20 +194,28 @@ class PerfettoWriter {
       o += in.size();
     }
     *o++ = char(kTrackEvent << 3 | 2);
-    o = put_varint(o, ev_len);
+    char* const event = o++;  // its length
     *o++ = char(kEvType << 3);
     *o++ = char(kSliceBegin);
     copy_short(o, fields, fields_len);
-    o += fields_len;
-    copy_short(o, tail, tail_len);
-    o += tail_len;
+    o = tail(o + fields_len);
+    const size_t ev_len = size_t(o - event - 1), body = size_t(o - packet - 2);
+    packet[0] = char(kTracePacket << 3 | 2);
+    if (__builtin_expect(body < 0x80, 1)) {
+      packet[1] = char(body);
+      *event = char(ev_len);
+    } else {
+      o = widen(packet, event, o);
+    }
+    char* const end_packet = o;
     *o++ = char(kTracePacket << 3 | 2);
-    o = put_varint(o, body1);
-    o = put_stamp(o, s1);
+    o++;
+    o = put_stamp(o, stamp(end < 0 ? 0 : uint64_t(end)));
     *o++ = char(kTrackEvent << 3 | 2);
     *o++ = 2;
     *o++ = char(kEvType << 3);
     *o++ = char(kSliceEnd);
+    end_packet[1] = char(o - end_packet - 2);  // at most 4 + kMaxStamp
     len_ = size_t(o - buf_.data());
     stats.packets += 2;
     ++stats.slices;
@@ -386,6 +392,18 @@ class PerfettoWriter {
     if (len_ + n > buf_.size()) buf_.resize(len_ + n);
     return buf_.data() + len_;
   }
+  // The begin packet at p, whose TrackEvent's length byte is at e and which ends at o, with its two
+  // lengths written as the varints they need: the bytes after each move up to make room.
+  static char* widen(char* p, char* e, char* o) {
+    const size_t ev_len = size_t(o - e - 1), ev_extra = varint_size(ev_len) - 1;
+    std::memmove(e + 1 + ev_extra, e + 1, ev_len);
+    put_varint(e, ev_len);
+    o += ev_extra;
+    const size_t body = size_t(o - p - 2), body_extra = varint_size(body) - 1;
+    std::memmove(p + 2 + body_extra, p + 2, body);
+    put_varint(p + 1, body);
+    return o + body_extra;
+  }
   // Copies n bytes, and up to kCopy whatever n is when n is below it: the caller made room for that.
   static void copy_short(char* o, const char* p, size_t n) {
     if (n <= kCopy)
@@ -396,18 +414,18 @@ class PerfettoWriter {
 
   // A lane packet's timestamp and sequence id: the delta from the sequence's previous time, or, for a
   // time before it (which the unsigned delta cannot say), the absolute time on the trace clock.
+  static constexpr size_t kMaxStamp = 1 + 10 + 3 + 2;  // the largest put_stamp writes
   struct Stamp {
     uint64_t value;
     bool absolute;
-    size_t size;
   };
   Stamp stamp(uint64_t t) {
     if (t >= last_) {
       const uint64_t d = t - last_;
       last_ = t;
-      return {d, false, 1 + varint_size(d) + 2};
+      return {d, false};
     }
-    return {t, true, 1 + varint_size(t) + 3 + 2};
+    return {t, true};
   }
   char* put_stamp(char* o, const Stamp& s) const {
     *o++ = char(kTimestamp << 3);
@@ -480,7 +498,6 @@ PerfettoStats write_perfetto_trace(const check::Job& job, const check::Result& r
       const size_t last = std::min<size_t>(lane.calls.size(), size_t(std::max<int64_t>(opt.to, 0)));
       const uint32_t seq = w.start_sequence(track, true);
       bool any_device = false;
-      char e[64 + kCopy] = {};  // the call's own fields: seq, state, flow id
       const KindBlock* kb = nullptr;
       uint32_t kb_kind = 0;
       for (size_t i = first; i < last; ++i) {
@@ -493,26 +510,29 @@ PerfettoStats write_perfetto_trace(const check::Job& job, const check::Result& r
           kb_kind = c.kind;
           w.define(c.kind, seq, in);
         }
-        char* o = e;
-        o = uint_arg(o, kArgSeq, i);
+        uint64_t state = 0;  // the iid of a call's state other than RETURNED
         if (!c.returned || c.state == LST_STATE_FAILED) {
-          uint64_t s = w.string_iid(c.returned ? format::state_name(c.state) : "ENTERED (never returned)");
-          w.define_string(s, seq, in);
-          o = string_arg(o, kArgState, s);
+          state = w.string_iid(c.returned ? format::state_name(c.state) : "ENTERED (never returned)");
+          w.define_string(state, seq, in);
         }
         // One flow per position every rank of the communicator reached (MPI pairs calls by it); Perfetto
         // chains the slices that share a flow id by time.
         // Ids interleave the communicators (position K of communicator C is K * comms + C + 1), so
         // that they stay small whatever the number of communicators.
-        if (flows && i < comm.min_length) {
-          static_assert(kEvFlowIdsVarint << 3 >= 0x80 && kEvFlowIdsVarint << 3 < 0x4000);
-          *o++ = char((kEvFlowIdsVarint << 3) | 0x80);
-          *o++ = char((kEvFlowIdsVarint << 3) >> 7);
-          o = put_varint(o, uint64_t(i) * ncomms + lane.comm + 1);
-          ++w.stats.flows;
-        }
+        const bool flow = flows && i < comm.min_length;
+        w.stats.flows += flow;
         const int64_t t1 = c.returned ? c.t1_ns : std::max(rank_end, c.t0_ns);
-        w.slice(c.t0_ns, std::max(t1, c.t0_ns), in.b, kb->fields.data(), kb->size, e, size_t(o - e));
+        w.slice(c.t0_ns, std::max(t1, c.t0_ns), in.b, kb->fields.data(), kb->size, [&](char* o) {
+          o = uint_arg(o, kArgSeq, i);
+          if (state) o = string_arg(o, kArgState, state);
+          if (flow) {
+            static_assert(kEvFlowIdsVarint << 3 >= 0x80 && kEvFlowIdsVarint << 3 < 0x4000);
+            *o++ = char((kEvFlowIdsVarint << 3) | 0x80);
+            *o++ = char((kEvFlowIdsVarint << 3) >> 7);
+            o = put_varint(o, uint64_t(i) * ncomms + lane.comm + 1);
+          }
+          return o;
+        });
         any_device |= c.device && c.dev1_ns >= c.dev0_ns;
       }
       if (!any_device) continue;
@@ -526,12 +546,12 @@ PerfettoStats write_perfetto_trace(const check::Job& job, const check::Result& r
         const uint64_t name = w.kind(c.kind).name;
         in.clear();
         w.define(c.kind, dseq, in);
-        char* o = e;
-        o = put_varint(o, kEvNameIid << 3);
-        o = put_varint(o, name);
-        o = uint_arg(o, kArgSeq, i);
         static const char kNone[kCopy] = {};
-        w.slice(c.dev0_ns, c.dev1_ns, in.b, kNone, 0, e, size_t(o - e));
+        w.slice(c.dev0_ns, c.dev1_ns, in.b, kNone, 0, [&](char* o) {
+          o = put_varint(o, kEvNameIid << 3);
+          o = put_varint(o, name);
+          return uint_arg(o, kArgSeq, i);
+        });
       }
     }
     auto fit = findings_of.find(rank);

@@ -139,62 +139,65 @@ void Timeline::lanes(const Rank& r, std::vector<Lane>& out) {
     out[si].calls.reserve(r.seqs[si].size());
   }
   const bool has_rt = !r.rt.empty();
-  r.for_each_call([&](uint32_t si, uint32_t, const lst_record& rec, check::RecordRef ref) {
-    const bool with_root = check::is_rooted(rec.op),
-               with_peer = rec.op == LST_OP_SEND || rec.op == LST_OP_RECV;
-    KindKey key;
-    key.a = uint64_t(rec.api) | uint64_t(rec.op) << 8 | uint64_t(rec.dtype) << 16 |
-            uint64_t(rec.redop) << 24 | uint64_t(LST_WORD_FLAGS(rec.word)) << 32 |
-            uint64_t(with_root || with_peer ? uint16_t(rec.u.coll.root_or_peer) : 0) << 48;
-    key.count = rec.u.coll.count ^ uint64_t(rec.u.coll.dtype_size) << 48 ^
-                (with_root || with_peer ? uint64_t(uint32_t(rec.u.coll.root_or_peer)) << 16 : 0);
-    key.caller = rec.caller;
-    key.tensor = has_rt || rec.api == LST_API_RT ? tensor_id(rec) : 0;
-    KindKey& slot =
-        cache[(key.a ^ key.count * 0x9e3779b97f4a7c15ull ^ key.caller ^ key.tensor) * 0x2545f4914f6cdd1dull >>
-              56];
-    uint32_t kind_id;
-    if (slot.a == key.a && slot.count == key.count && slot.caller == key.caller &&
-        slot.tensor == key.tensor) {
-      kind_id = slot.kind;
-    } else {
-      CallKind k;
-      k.api = rec.api;
-      k.op = rec.op;
-      k.dtype = rec.dtype;
-      k.redop = rec.redop;
-      k.flags = uint8_t(LST_WORD_FLAGS(rec.word));
-      k.count = rec.u.coll.count;
-      k.dtype_size = rec.u.coll.dtype_size;
-      if (with_root) k.root = rec.u.coll.root_or_peer;
-      if (with_peer) k.peer = rec.u.coll.root_or_peer;
-      k.tensor = key.tensor ? std::string(r.source->string(key.tensor)) : std::string();
-      k.site = site(rec.caller);
-      k.operation = format::op_name(rec);
-      std::string full = fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|", k.api, k.op, k.dtype, k.redop,
-                                     k.flags, k.count, k.dtype_size, k.root, k.peer, k.site, k.operation);
-      full += k.tensor;
-      auto [it, fresh] = kind_index_.try_emplace(full, uint32_t(kinds.size()));
-      if (fresh) kinds.push_back(std::move(k));
-      kind_id = it->second;
-      key.kind = kind_id;
-      slot = key;
-    }
-    // Filled in place: a Call built on the stack and copied in stalled on store forwarding.
-    Call& c = out[si].calls.emplace_back();
-    c.kind = kind_id;
-    c.state = uint8_t(LST_WORD_STATE(rec.word));
-    c.t0_ns = time_of(r, rec.t_ns);
-    if (c.state >= LST_STATE_RETURNED) {  // FAILED calls returned too, with an error
-      c.returned = true;
-      c.t1_ns = c.t0_ns + int64_t(rec.t_return_us) * 1000;
-    }
-    if (!device.empty()) {
-      auto d = device.find(r.source->first_id() + ref);
-      if (d != device.end() && d->second.second) {
-        c.device = true;
-        c.dev0_ns = time_of(r, d->second.first);
-        c.dev1_ns = time_of(r, d->second.second);
+  r.for_each_call([&](const Rank::CallAt* at, size_t n) {
+    for (const Rank::CallAt* end = at + n; at != end; ++at) {
+      const lst_record& rec = *at->rec;
+      const bool with_root = check::is_rooted(rec.op),
+                 with_peer = rec.op == LST_OP_SEND || rec.op == LST_OP_RECV;
+      KindKey key;
+      key.a = uint64_t(rec.api) | uint64_t(rec.op) << 8 | uint64_t(rec.dtype) << 16 |
+              uint64_t(rec.redop) << 24 | uint64_t(LST_WORD_FLAGS(rec.word)) << 32 |
+              uint64_t(with_root || with_peer ? uint16_t(rec.u.coll.root_or_peer) : 0) << 48;
+      key.count = rec.u.coll.count ^ uint64_t(rec.u.coll.dtype_size) << 48 ^
+                  (with_root || with_peer ? uint64_t(uint32_t(rec.u.coll.root_or_peer)) << 16 : 0);
+      key.caller = rec.caller;
+      key.tensor = has_rt || rec.api == LST_API_RT ? tensor_id(rec) : 0;
+      KindKey& slot = cache[(key.a ^ key.count * 0x9e3779b97f4a7c15ull ^ key.caller ^ key.tensor) *
+                                0x2545f4914f6cdd1dull >>
+                            56];
+      uint32_t kind_id;
+      if (slot.a == key.a && slot.count == key.count && slot.caller == key.caller &&
+          slot.tensor == key.tensor) {
+        kind_id = slot.kind;
+      } else {
+        CallKind k;
+        k.api = rec.api;
+        k.op = rec.op;
+        k.dtype = rec.dtype;
+        k.redop = rec.redop;
+        k.flags = uint8_t(LST_WORD_FLAGS(rec.word));
+        k.count = rec.u.coll.count;
+        k.dtype_size = rec.u.coll.dtype_size;
+        if (with_root) k.root = rec.u.coll.root_or_peer;
+        if (with_peer) k.peer = rec.u.coll.root_or_peer;
+        k.tensor = key.tensor ? std::string(r.source->string(key.tensor)) : std::string();
+        k.site = site(rec.caller);
+        k.operation = format::op_name(rec);
+        std::string full = fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|", k.api, k.op, k.dtype, k.redop,
+                                       k.flags, k.count, k.dtype_size, k.root, k.peer, k.site, k.operation);
+        full += k.tensor;
+        auto [it, fresh] = kind_index_.try_emplace(full, uint32_t(kinds.size()));
+        if (fresh) kinds.push_back(std::move(k));
+        kind_id = it->second;
+        key.kind = kind_id;
+        slot = key;
+      }
+      // Filled in place: a Call built on the stack and copied in stalled on store forwarding.
+      Call& c = out[at->seq].calls.emplace_back();
+      c.kind = kind_id;
+      c.state = uint8_t(LST_WORD_STATE(rec.word));
+      c.t0_ns = time_of(r, rec.t_ns);
+      if (c.state >= LST_STATE_RETURNED) {  // FAILED calls returned too, with an error
+        c.returned = true;
+        c.t1_ns = c.t0_ns + int64_t(rec.t_return_us) * 1000;
+      }
+      if (!device.empty()) {
+        auto d = device.find(r.source->first_id() + at->ref);
+        if (d != device.end() && d->second.second) {
+          c.device = true;
+          c.dev0_ns = time_of(r, d->second.first);
+          c.dev1_ns = time_of(r, d->second.second);
+        }
       }
     }
   });

@@ -194,10 +194,18 @@ struct Rank {
   // was streamed; nothing otherwise. `release()` gives that memory back (a streamed rank only).
   void materialize() const;
   void release() const;
-  // Every kept collective once, without materializing: fn(sequence index, position among the sequence's
-  // kept calls, record, its RecordRef). A streamed rank walks its trace in record order (one pass, pages
-  // released behind it); a materialized one goes through its sequences' refs.
-  void for_each_call(const std::function<void(uint32_t, uint32_t, const lst_record&, RecordRef)>& fn) const;
+  // Every kept collective once, in record order, without materializing: fn(calls, n) with batches of up
+  // to kCallBatch, so that a caller's loop over the calls runs inline rather than one call through fn
+  // per record. A streamed rank walks its trace (one pass, pages released behind it: a record a batch
+  // points to may be read again from the page cache); a materialized one goes through its sequences' refs.
+  struct CallAt {
+    uint32_t seq;  // index into seqs
+    uint32_t pos;  // position among the sequence's kept calls
+    RecordRef ref;
+    const lst_record* rec;
+  };
+  static constexpr size_t kCallBatch = 256;
+  void for_each_call(const std::function<void(const CallAt*, size_t)>& fn) const;
 
   const Sequence* sequence(uint64_t comm) const {
     auto it = seq_index.find(comm);
