@@ -182,7 +182,7 @@ class PerfettoWriter {
   __attribute__((always_inline)) void slice(int64_t begin, int64_t end, std::string_view in,
                                             const char* fields, size_t fields_len, Tail&& tail) {
     // Two packets: tags, lengths (at most 10 bytes each once widened), stamps, the fixed fields.
-    constexpr size_t kFrame = 2 * (2 + 10 + kMaxStamp) + 2 * (2 + 10) + 4 + kTail;
+    constexpr size_t kFrame = 2 * (2 + 10 + kMaxStamp) + size_t{2} * (2 + 10) + 4 + kTail;
     char* o = room(kFrame + fields_len + kCopy + (in.empty() ? 0 : 11 + in.size()));
     char* const packet = o;
     o += 2;  // the packet's tag and length
