@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <deque>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -37,10 +38,10 @@ constexpr uint64_t kBootTime = 6, kLaneClock = 64;
 // fixed64): an id below 2^21 takes 3 bytes there instead of 8.
 constexpr uint32_t kEvAnnotation = 4, kEvType = 9, kEvNameIid = 10, kEvTrackUuid = 11, kEvName = 23,
                    kEvSourceLocationIid = 34, kEvFlowIdsVarint = 36;
-// Packet sequences: every lane in turn on one, clearing its state each time (so its id is one byte),
-// the findings of every rank in turn on another.
-constexpr uint32_t kLaneSequence = 1, kFindingSequence = 2;
-static_assert(kLaneSequence < 0x80, "a lane packet's sequence id is one byte");
+// Packet sequences: the findings of every rank in turn on one; a rank's lanes each on their own, written
+// together as the rank's calls are read, with ids from kFirstLaneSequence (so that they take one byte
+// for a rank's first 126 communicators), cleared and reused by the next rank.
+constexpr uint32_t kFindingSequence = 1, kFirstLaneSequence = 2;
 // DebugAnnotation
 constexpr uint32_t kDaNameIid = 1, kDaUint = 3, kDaInt = 4, kDaString = 6, kDaStringIid = 17;
 // InternedData; each entry is { iid = 1, name/str/file_name = 2, function_name = 3, line_number = 4 }
@@ -116,18 +117,26 @@ class Table {
     return it->second;
   }
   const std::string& value(uint64_t iid) const { return values_[iid - 1]; }
-  // True once per sequence for each iid.
-  bool first_use(uint64_t iid, uint32_t sequence) {
-    if (seen_.size() <= iid) seen_.resize(iid + 1, 0);
-    if (seen_[iid] == sequence) return false;
-    seen_[iid] = sequence;
-    return true;
-  }
 
  private:
   std::unordered_map<std::string, uint64_t> index_;
   std::vector<std::string> values_;
-  std::vector<uint32_t> seen_;
+};
+
+// A packet sequence's incremental state as written so far: the interned ids it has defined, each marked
+// with the generation the sequence was (re)started as, so that a restart clears nothing; and its clock.
+struct Sequence {
+  uint32_t wire = 0;  // trusted_packet_sequence_id
+  uint32_t generation = 0;
+  uint64_t last = 0;  // the lane clock's time
+  std::vector<uint32_t> names, strings, sites, kinds;
+  // True the first time since the sequence's start that it uses `iid` of table `t`.
+  bool first_use(std::vector<uint32_t>& t, uint64_t iid) {
+    if (t.size() <= iid) t.resize(iid + 1, 0);
+    if (t[iid] == generation) return false;
+    t[iid] = generation;
+    return true;
+  }
 };
 
 constexpr size_t kCopy = 64;  // bytes copied at once from a short field list
@@ -179,14 +188,14 @@ class PerfettoWriter {
   // was lost, and every sequence here starts by setting it.
   static constexpr size_t kTail = 64;
   template <class Tail>
-  __attribute__((always_inline)) void slice(int64_t begin, int64_t end, std::string_view in,
+  __attribute__((always_inline)) void slice(Sequence& seq, int64_t begin, int64_t end, std::string_view in,
                                             const char* fields, size_t fields_len, Tail&& tail) {
     // Two packets: tags, lengths (at most 10 bytes each once widened), stamps, the fixed fields.
     constexpr size_t kFrame = 2 * (2 + 10 + kMaxStamp) + size_t{2} * (2 + 10) + 4 + kTail;
     char* o = room(kFrame + fields_len + kCopy + (in.empty() ? 0 : 11 + in.size()));
     char* const packet = o;
     o += 2;  // the packet's tag and length
-    o = put_stamp(o, stamp(begin < 0 ? 0 : uint64_t(begin)));
+    o = put_stamp(o, seq, begin < 0 ? 0 : uint64_t(begin));
     if (!in.empty()) {
       *o++ = char(kInternedData << 3 | 2);
       o = put_varint(o, in.size());
@@ -210,7 +219,7 @@ class PerfettoWriter {
     char* const end_packet = o;
     *o++ = char(kTracePacket << 3 | 2);
     o++;
-    o = put_stamp(o, stamp(end < 0 ? 0 : uint64_t(end)));
+    o = put_stamp(o, seq, end < 0 ? 0 : uint64_t(end));
     *o++ = char(kTrackEvent << 3 | 2);
     *o++ = 2;
     *o++ = char(kEvType << 3);
@@ -256,13 +265,14 @@ class PerfettoWriter {
     packet(p);
   }
 
-  // (Re)starts the lane or the findings packet sequence, its events landing on `track` unless they say
-  // otherwise, and returns the generation that interned ids are defined for. A lane sequence also times its
+  // (Re)starts a lane's or the findings' packet sequence, its events landing on `track` unless they say
+  // otherwise: it has defined no interned ids yet. A lane sequence also times its
   // packets on an incremental clock: each timestamp is the delta from the previous one on the sequence. Its
   // snapshot puts it and BOOTTIME (the trace clock) at 0, so the times it adds up are the absolute ones,
   // and every lane's snapshot is the same (the trace clock must not go back from one to the next).
-  uint32_t start_sequence(uint64_t track, bool lane) {
-    const uint32_t wire = lane ? kLaneSequence : kFindingSequence;
+  void start_sequence(Sequence& seq, uint64_t track, bool lane) {
+    const uint32_t wire = seq.wire;
+    seq.generation = ++generation_;
     Proto p, defaults, ted, in, e;
     p.u(kSequenceId, wire);
     p.u(kSequenceFlags, kSeqCleared | kSeqNeedsState);
@@ -292,9 +302,8 @@ class PerfettoWriter {
       snap.msg(kCsClocks, clock);
       p.msg(kClockSnapshot, snap);
       packet(p);
-      last_ = 0;
+      seq.last = 0;
     }
-    return ++generation_;
   }
 
   const KindBlock& kind(uint32_t k) {
@@ -343,19 +352,17 @@ class PerfettoWriter {
   }
 
   // The interned data a packet on `seq` must carry before it can use kind `k` (empty when defined already).
-  void define(uint32_t k, uint32_t seq, Proto& in) {
-    if (kind_seen_.size() <= k) kind_seen_.resize(k + 1, 0);
-    if (kind_seen_[k] == seq) return;
-    kind_seen_[k] = seq;
+  void define(uint32_t k, Sequence& seq, Proto& in) {
+    if (!seq.first_use(seq.kinds, k)) return;
     const KindBlock& b = blocks_[k];
     Proto e;
-    if (names_.first_use(b.name, seq)) {
+    if (seq.first_use(seq.names, b.name)) {
       e.u(1, b.name);
       e.bytes(2, names_.value(b.name));
       in.msg(kInEventNames, e);
     }
     for (uint64_t s : b.strings) define_string(s, seq, in);
-    if (b.site && site_first_use(b.site, seq)) {
+    if (b.site && seq.first_use(seq.sites, b.site)) {
       const check::Site& site = tl_.sites[b.site - 1];
       e.clear();
       e.u(1, b.site);
@@ -365,8 +372,8 @@ class PerfettoWriter {
       in.msg(kInSourceLocations, e);
     }
   }
-  void define_string(uint64_t s, uint32_t seq, Proto& in) {
-    if (!strings_.first_use(s, seq)) return;
+  void define_string(uint64_t s, Sequence& seq, Proto& in) {
+    if (!seq.first_use(seq.strings, s)) return;
     Proto e;
     e.u(1, s);
     e.bytes(2, strings_.value(s));
@@ -377,13 +384,6 @@ class PerfettoWriter {
   PerfettoStats stats;
 
  private:
-  bool site_first_use(uint64_t iid, uint32_t seq) {
-    if (sites_.size() <= iid) sites_.resize(iid + 1, 0);
-    if (sites_[iid] == seq) return false;
-    sites_[iid] = seq;
-    return true;
-  }
-
   static constexpr size_t kFlushAt = 1 << 20;  // one write per megabyte
 
   // Space for `n` more bytes at the end of the buffer, flushing it first once it holds a megabyte.
@@ -414,41 +414,28 @@ class PerfettoWriter {
 
   // A lane packet's timestamp and sequence id: the delta from the sequence's previous time, or, for a
   // time before it (which the unsigned delta cannot say), the absolute time on the trace clock.
-  static constexpr size_t kMaxStamp = 1 + 10 + 3 + 2;  // the largest put_stamp writes
-  struct Stamp {
-    uint64_t value;
-    bool absolute;
-  };
-  Stamp stamp(uint64_t t) {
-    if (t >= last_) {
-      const uint64_t d = t - last_;
-      last_ = t;
-      return {d, false};
-    }
-    return {t, true};
-  }
-  char* put_stamp(char* o, const Stamp& s) const {
+  static constexpr size_t kMaxStamp = 1 + 10 + 3 + 1 + 5;  // the largest put_stamp writes
+  static char* put_stamp(char* o, Sequence& seq, uint64_t t) {
     *o++ = char(kTimestamp << 3);
-    o = put_varint(o, s.value);
-    if (s.absolute) {
+    if (t >= seq.last) {
+      o = put_varint(o, t - seq.last);
+      seq.last = t;
+    } else {
+      o = put_varint(o, t);
       o = put_varint(o, kTimestampClockId << 3);
       *o++ = char(kBootTime);
     }
     *o++ = char(kSequenceId << 3);
-    *o++ = char(kLaneSequence);
-    return o;
+    return put_varint(o, seq.wire);
   }
 
   std::FILE* f_;
   report::Timeline& tl_;
   std::vector<char> buf_;
   size_t len_ = 0;
-  uint32_t generation_ = 0;  // of the sequence being written: interned ids are defined once per generation
-  uint64_t last_ = 0;        // the lane clock's time
+  uint32_t generation_ = 0;  // of the sequence last (re)started
   Table names_, strings_;
-  std::vector<uint32_t> sites_;
-  std::vector<KindBlock> blocks_;
-  std::vector<uint32_t> kind_seen_;  // the last sequence each kind was defined on
+  std::deque<KindBlock> blocks_;  // a deque: lanes keep references to their kinds while others are added
 };
 
 // A DebugAnnotation with an unsigned or an interned string value, framed as TrackEvent field 4.
@@ -482,81 +469,111 @@ PerfettoStats write_perfetto_trace(const check::Job& job, const check::Result& r
   w.root_ordering();
   const auto findings_of = findings_by_rank(result);
   Proto ev, a, in;
-  std::vector<report::Lane> lanes;
+  // A lane being written: its sequence, and what each of its calls needs.
+  struct LaneOut {
+    Sequence seq;
+    uint32_t comm = 0;  // index into tl.comms
+    bool flows = false;
+    size_t paired = 0;  // positions every rank of the communicator reached
+    const KindBlock* kb = nullptr;
+    uint32_t kb_kind = 0;
+  };
+  std::vector<LaneOut> lanes;
+  struct DeviceCall {
+    uint32_t lane, pos, kind;
+    int64_t t0, t1;
+  };
+  std::vector<DeviceCall> device;
+  Sequence findings;
+  findings.wire = kFindingSequence;
   const uint64_t ncomms = tl.comms.size();
+  const uint64_t first = uint64_t(std::max<int64_t>(opt.from, 0)),
+                 to = uint64_t(std::max<int64_t>(opt.to, 0));
   for (const check::Rank& r : job.ranks) {
     const int32_t rank = r.world_rank;
     w.track(process_uuid(rank), 0, fmt::format("rank {} ({} pid {})", rank, r.host, r.pid), rank, rank);
-    tl.lanes(r, lanes);
     const int64_t rank_end = tl.time_of(r, r.last_t_ns);
-    for (const report::Lane& lane : lanes) {
-      const report::TimelineComm& comm = tl.comms[lane.comm];
-      const uint64_t track = host_uuid(rank, lane.comm);
-      w.track(track, process_uuid(rank), comm.ref.name, 2 * int64_t(lane.comm));
-      const bool flows = opt.flows && comm.ranks.size() > 1;
-      const size_t first = size_t(std::max<int64_t>(opt.from, 0));
-      const size_t last = std::min<size_t>(lane.calls.size(), size_t(std::max<int64_t>(opt.to, 0)));
-      const uint32_t seq = w.start_sequence(track, true);
-      bool any_device = false;
-      const KindBlock* kb = nullptr;
-      uint32_t kb_kind = 0;
-      for (size_t i = first; i < last; ++i) {
-        const report::Call& c = lane.calls[i];
+    // Every lane's track and sequence first; then the rank's calls in record order, each a slice on its
+    // lane's sequence as it is read, so that no rank's calls are ever held in memory.
+    if (lanes.size() < r.seqs.size()) lanes.resize(r.seqs.size());
+    for (size_t si = 0; si < r.seqs.size(); ++si) {
+      LaneOut& l = lanes[si];
+      l.comm = uint32_t(tl.comm_index(r.seqs[si].comm));
+      const report::TimelineComm& comm = tl.comms[l.comm];
+      const uint64_t track = host_uuid(rank, l.comm);
+      w.track(track, process_uuid(rank), comm.ref.name, 2 * int64_t(l.comm));
+      l.flows = opt.flows && comm.ranks.size() > 1;
+      l.paired = comm.min_length;
+      l.kb = nullptr;
+      l.seq.wire = kFirstLaneSequence + uint32_t(si);
+      w.start_sequence(l.seq, track, true);
+    }
+    device.clear();
+    tl.for_each_call(r, [&](const report::LaneCall* at, size_t n) {
+      for (const report::LaneCall* end = at + n; at != end; ++at) {
+        const uint64_t i = at->pos;
+        if (i < first || i >= to) continue;
+        const report::Call& c = at->call;
+        LaneOut& l = lanes[at->lane];
         in.clear();
         // A lane repeats its kinds in runs: the same kind as the previous call is defined on the
         // sequence already.
-        if (!kb || c.kind != kb_kind) {
-          kb = &w.kind(c.kind);
-          kb_kind = c.kind;
-          w.define(c.kind, seq, in);
+        if (!l.kb || c.kind != l.kb_kind) {
+          l.kb = &w.kind(c.kind);
+          l.kb_kind = c.kind;
+          w.define(c.kind, l.seq, in);
         }
         uint64_t state = 0;  // the iid of a call's state other than RETURNED
         if (!c.returned || c.state == LST_STATE_FAILED) {
           state = w.string_iid(c.returned ? format::state_name(c.state) : "ENTERED (never returned)");
-          w.define_string(state, seq, in);
+          w.define_string(state, l.seq, in);
         }
         // One flow per position every rank of the communicator reached (MPI pairs calls by it); Perfetto
         // chains the slices that share a flow id by time.
         // Ids interleave the communicators (position K of communicator C is K * comms + C + 1), so
         // that they stay small whatever the number of communicators.
-        const bool flow = flows && i < comm.min_length;
+        const bool flow = l.flows && i < l.paired;
         w.stats.flows += flow;
         const int64_t t1 = c.returned ? c.t1_ns : std::max(rank_end, c.t0_ns);
-        w.slice(c.t0_ns, std::max(t1, c.t0_ns), in.b, kb->fields.data(), kb->size, [&](char* o) {
+        w.slice(l.seq, c.t0_ns, std::max(t1, c.t0_ns), in.b, l.kb->fields.data(), l.kb->size, [&](char* o) {
           o = uint_arg(o, kArgSeq, i);
           if (state) o = string_arg(o, kArgState, state);
           if (flow) {
             static_assert(kEvFlowIdsVarint << 3 >= 0x80 && kEvFlowIdsVarint << 3 < 0x4000);
             *o++ = char((kEvFlowIdsVarint << 3) | 0x80);
             *o++ = char((kEvFlowIdsVarint << 3) >> 7);
-            o = put_varint(o, uint64_t(i) * ncomms + lane.comm + 1);
+            o = put_varint(o, i * ncomms + l.comm + 1);
           }
           return o;
         });
-        any_device |= c.device && c.dev1_ns >= c.dev0_ns;
+        if (c.device && c.dev1_ns >= c.dev0_ns)
+          device.push_back({at->lane, at->pos, c.kind, c.dev0_ns, c.dev1_ns});
       }
-      if (!any_device) continue;
-      // Device times on their own track: they overlap the host calls that enqueued them.
-      const uint64_t dtrack = device_uuid(rank, lane.comm);
-      w.track(dtrack, process_uuid(rank), comm.ref.name + " (device)", 2 * int64_t(lane.comm) + 1);
-      const uint32_t dseq = w.start_sequence(dtrack, true);
-      for (size_t i = first; i < last; ++i) {
-        const report::Call& c = lane.calls[i];
-        if (!c.device || c.dev1_ns < c.dev0_ns) continue;
+    });
+    // Device times on their own track per lane: they overlap the host calls that enqueued them.
+    std::stable_sort(device.begin(), device.end(),
+                     [](const DeviceCall& x, const DeviceCall& y) { return x.lane < y.lane; });
+    for (size_t d = 0; d < device.size();) {
+      LaneOut& l = lanes[device[d].lane];
+      const uint64_t dtrack = device_uuid(rank, l.comm);
+      w.track(dtrack, process_uuid(rank), tl.comms[l.comm].ref.name + " (device)", 2 * int64_t(l.comm) + 1);
+      w.start_sequence(l.seq, dtrack, true);
+      for (const uint32_t lane = device[d].lane; d < device.size() && device[d].lane == lane; ++d) {
+        const DeviceCall& c = device[d];
         const uint64_t name = w.kind(c.kind).name;
         in.clear();
-        w.define(c.kind, dseq, in);
+        w.define(c.kind, l.seq, in);
         static const char kNone[kCopy] = {};
-        w.slice(c.dev0_ns, c.dev1_ns, in.b, kNone, 0, [&](char* o) {
+        w.slice(l.seq, c.t0, c.t1, in.b, kNone, 0, [&](char* o) {
           o = put_varint(o, kEvNameIid << 3);
           o = put_varint(o, name);
-          return uint_arg(o, kArgSeq, i);
+          return uint_arg(o, kArgSeq, c.pos);
         });
       }
     }
     auto fit = findings_of.find(rank);
     if (fit == findings_of.end()) continue;
-    w.start_sequence(process_uuid(rank), false);
+    w.start_sequence(findings, process_uuid(rank), false);
     for (const check::Finding* f : fit->second) {
       if (f->seq >= 0 && (f->seq < opt.from || f->seq >= opt.to)) continue;
       const int ci = tl.comm_index(f->comm.id);

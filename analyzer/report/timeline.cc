@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 #include <unordered_map>
 
 #include "lockstep/check/op_semantics.h"
@@ -70,6 +71,19 @@ std::vector<Lane> Timeline::lanes(const Rank& r) {
 }
 
 void Timeline::lanes(const Rank& r, std::vector<Lane>& out) {
+  out.resize(r.seqs.size());
+  for (size_t si = 0; si < r.seqs.size(); ++si) {
+    out[si].rank = r.world_rank;
+    out[si].comm = uint32_t(comm_index(r.seqs[si].comm));
+    out[si].calls.clear();
+    out[si].calls.reserve(r.seqs[si].size());
+  }
+  for_each_call(r, [&](const LaneCall* at, size_t n) {
+    for (const LaneCall* end = at + n; at != end; ++at) out[at->lane].calls.push_back(at->call);
+  });
+}
+
+void Timeline::for_each_call(const Rank& r, const std::function<void(const LaneCall*, size_t)>& fn) {
   // Call sites: each distinct address once per rank, shared across ranks by module and offset.
   std::unordered_map<uint64_t, uint32_t> site_of;
   auto site = [&](uint64_t caller) -> uint32_t {
@@ -131,16 +145,13 @@ void Timeline::lanes(const Rank& r, std::vector<Lane>& out) {
     uint32_t tensor = 0, kind = 0;
   };
   std::vector<KindKey> cache(256);
-  out.resize(r.seqs.size());
-  for (size_t si = 0; si < r.seqs.size(); ++si) {
-    out[si].rank = r.world_rank;
-    out[si].comm = uint32_t(comm_index(r.seqs[si].comm));
-    out[si].calls.clear();
-    out[si].calls.reserve(r.seqs[si].size());
-  }
   const bool has_rt = !r.rt.empty();
+  // Rank::for_each_call's batches, one for one.
+  static_assert(Rank::kCallBatch <= kLaneCallBatch);
+  std::vector<LaneCall> batch(kLaneCallBatch);
   r.for_each_call([&](const Rank::CallAt* at, size_t n) {
-    for (const Rank::CallAt* end = at + n; at != end; ++at) {
+    LaneCall* lc = batch.data();
+    for (const Rank::CallAt* end = at + n; at != end; ++at, ++lc) {
       const lst_record& rec = *at->rec;
       const bool with_root = check::is_rooted(rec.op),
                  with_peer = rec.op == LST_OP_SEND || rec.op == LST_OP_RECV;
@@ -182,8 +193,11 @@ void Timeline::lanes(const Rank& r, std::vector<Lane>& out) {
         key.kind = kind_id;
         slot = key;
       }
+      lc->lane = at->seq;
+      lc->pos = at->pos;
       // Filled in place: a Call built on the stack and copied in stalled on store forwarding.
-      Call& c = out[at->seq].calls.emplace_back();
+      Call& c = lc->call;
+      c = Call();
       c.kind = kind_id;
       c.state = uint8_t(LST_WORD_STATE(rec.word));
       c.t0_ns = time_of(r, rec.t_ns);
@@ -200,6 +214,7 @@ void Timeline::lanes(const Rank& r, std::vector<Lane>& out) {
         }
       }
     }
+    fn(batch.data(), n);
   });
   // The lanes hold what the page and the export need: let the rank's mapped records go, so that a
   // 1,024-rank job is read once rank by rank rather than kept resident (a hint; reading again works).

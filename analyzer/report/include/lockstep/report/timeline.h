@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -41,6 +42,15 @@ struct Lane {
   std::vector<Call> calls;
 };
 
+// A call as Timeline::for_each_call hands it out: its lane (the index lanes() gives the communicator
+// among the rank's) and its position there.
+struct LaneCall {
+  uint32_t lane = 0;
+  uint32_t pos = 0;
+  Call call;
+};
+constexpr size_t kLaneCallBatch = 256;
+
 struct TimelineComm {
   check::CommRef ref;
   std::vector<int32_t> ranks;   // world ranks with calls on it, ascending
@@ -62,6 +72,10 @@ class Timeline {
   // The same into `out`, whose call vectors keep their memory: ranks read in turn into one `out` reuse
   // it instead of having the allocator map, fault in and give back a rank's worth of calls each.
   void lanes(const check::Rank& rank, std::vector<Lane>& out);
+  // The same calls without keeping them: fn(calls, n) with batches of up to kLaneCallBatch in record
+  // order, for a writer that needs each call once (the Perfetto export), so that a rank's calls are
+  // never all in memory.
+  void for_each_call(const check::Rank& rank, const std::function<void(const LaneCall*, size_t)>& fn);
 
   std::vector<TimelineComm> comms;  // every communicator with collectives, by first rank seen
   std::vector<CallKind> kinds;
