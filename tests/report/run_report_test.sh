@@ -111,6 +111,12 @@ if [ "$step" = export ]; then
   if [ "$case" = overlap ]; then
     grep -Eq ", [1-9][0-9]* absolute timestamps" "$work/validate.log" ||
       fail "overlapping calls, yet no packet with an absolute timestamp"
+    # The NCCL calls' device times are slices of their own (which --chrome compared above).
+    python3 - "$work/trace.json" <<'PY' || fail "no device slices in the JSON export"
+import json, sys
+sys.exit(0 if sum(e.get("ph") == "X" and e.get("cat") == "device"
+                  for e in json.load(open(sys.argv[1]))["traceEvents"]) >= 2 else 1)
+PY
   fi
   # The validator itself rejects a damaged trace: the file cut short inside its last packet.
   head -c -3 "$work/trace.perfetto-trace" > "$work/trace-cut.perfetto-trace"

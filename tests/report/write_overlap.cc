@@ -1,6 +1,7 @@
 // Writes a 2-rank job whose calls on one communicator overlap in time (each enters before the previous
 // one returned, as calls from two threads can), with times on the real monotonic clock: the export must
-// keep every slice's absolute times where the lane's time goes back.
+// keep every slice's absolute times where the lane's time goes back. Between them, calls on an NCCL
+// communicator with device times: two lanes written together, and a device track.
 #include <time.h>
 
 #include <cstdio>
@@ -16,7 +17,7 @@ int main(int argc, char** argv) try {
     return 2;
   }
   constexpr int kRanks = 2, kCalls = 40;
-  constexpr uint64_t kWorld = 0x1000000000000001ull;
+  constexpr uint64_t kWorld = 0x1000000000000001ull, kNccl = 0x2000000000000002ull;
   for (int rank = 0; rank < kRanks; ++rank) {
     lockstep::format::Writer w;
     lockstep::format::WriterConfig c;
@@ -44,6 +45,18 @@ int main(int argc, char** argv) try {
     r->members = w.intern(all.data(), all.size() * sizeof(int32_t), LST_STR_MEMBERS);
     r->aux = w.intern("MPI_COMM_WORLD", 14);
     lockstep::format::Writer::publish(r, LST_WORD(LST_KIND_COMM, LST_STATE_RETURNED, 0));
+    r = w.reserve(&id);
+    r->op = LST_COMM_NCCL_INIT_RANK;
+    r->api = LST_API_NCCL;
+    r->comm = kNccl;
+    r->u.comm.parent = 0;
+    r->u.comm.color = LST_NONE;
+    r->u.comm.key = LST_NONE;
+    r->u.comm.size = kRanks;
+    r->u.comm.rank = rank;
+    r->members = w.intern(all.data(), all.size() * sizeof(int32_t), LST_STR_MEMBERS);
+    r->aux = w.intern("nccl", 4);
+    lockstep::format::Writer::publish(r, LST_WORD(LST_KIND_COMM, LST_STATE_RETURNED, 0));
     for (uint32_t i = 0; i < kCalls; ++i) {
       r = w.reserve(&id);
       if (!r) throw std::runtime_error("trace file full");
@@ -62,6 +75,33 @@ int main(int argc, char** argv) try {
       r->t_ns = t += 20000 + 1000 * uint64_t(rank);
       r->t_return_us = i % 2 ? 1 : 50;
       lockstep::format::Writer::publish(r, LST_WORD(LST_KIND_COLLECTIVE, LST_STATE_RETURNED, 0));
+      if (i % 4 != 1) continue;
+      // Every fourth call, an NCCL allreduce that its kernel ran 3-7 us after, and its device times.
+      r = w.reserve(&id);
+      if (!r) throw std::runtime_error("trace file full");
+      const uint64_t nccl_id = id, t_nccl = t + 500;
+      r->op = LST_OP_ALLREDUCE;
+      r->api = LST_API_NCCL;
+      r->dtype = LST_DT_FLOAT16;
+      r->redop = LST_RED_SUM;
+      r->comm = kNccl;
+      r->u.coll.seq = i / 4;
+      r->u.coll.root_or_peer = LST_NONE;
+      r->u.coll.dtype_size = 2;
+      r->u.coll.id_lo = uint32_t(id);
+      r->u.coll.count = 1024;
+      r->caller = 0;
+      r->t_ns = t_nccl;
+      r->t_return_us = 2;
+      lockstep::format::Writer::publish(r, LST_WORD(LST_KIND_COLLECTIVE, LST_STATE_COMPLETED, 0));
+      r = w.reserve(&id);
+      if (!r) throw std::runtime_error("trace file full");
+      r->api = LST_API_CUDA;
+      r->comm = kNccl;
+      r->u.device.ref = nccl_id;
+      r->u.device.start_ns = t_nccl + 3000;
+      r->u.device.end_ns = t_nccl + 7000 + 1000 * i;
+      lockstep::format::Writer::publish(r, LST_WORD(LST_KIND_DEVICE, 0, 0));
     }
     r = w.reserve(&id);
     r->op = LST_MARK_MPI_FINALIZE;
