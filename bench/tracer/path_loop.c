@@ -1,7 +1,7 @@
 /* One intercepted path in a loop, for instruction counts under callgrind (path_instructions.sh): each
  * path has a traced loop (MPI_* through the preloaded tracer) and its PMPI_* twin, and callgrind
  * counts the instructions inside each loop function alone (--toggle-collect).
- *   path_loop PATH N      PATH: allreduce | iallreduce_wait | iallreduce_test | send_recv |
+ *   path_loop PATH N      PATH: allreduce | iallreduce_wait | iallreduce_test | send_recv | sendrecv |
  *                               isend_irecv_waitall | annotate | rt_collective | allreduce_8deep_fp
  *   allreduce_8deep_fp: MPI_Allreduce 8 frames deep in code built with frame pointers (call_chain.c),
  *   what LOCKSTEP_TRACE_STACK=8 walks. */
@@ -54,6 +54,8 @@ LOOP(pmpi_send_recv, {
   PMPI_Send(&x, 1, MPI_INT, 0, 7, MPI_COMM_SELF);
   PMPI_Recv(&y, 1, MPI_INT, 0, 7, MPI_COMM_SELF, MPI_STATUS_IGNORE);
 })
+LOOP(traced_sendrecv, MPI_Sendrecv(&x, 1, MPI_INT, 0, 7, &y, 1, MPI_INT, 0, 7, MPI_COMM_SELF, MPI_STATUS_IGNORE))
+LOOP(pmpi_sendrecv, PMPI_Sendrecv(&x, 1, MPI_INT, 0, 7, &y, 1, MPI_INT, 0, 7, MPI_COMM_SELF, MPI_STATUS_IGNORE))
 LOOP(traced_isend_irecv_waitall, {
   MPI_Request r[2];
   MPI_Irecv(&y, 1, MPI_INT, 0, 7, MPI_COMM_SELF, &r[0]);
@@ -88,6 +90,7 @@ static const struct path kPaths[] = {
     {"iallreduce_wait", traced_iallreduce_wait, pmpi_iallreduce_wait},
     {"iallreduce_test", traced_iallreduce_test, pmpi_iallreduce_test},
     {"send_recv", traced_send_recv, pmpi_send_recv},
+    {"sendrecv", traced_sendrecv, pmpi_sendrecv},
     {"isend_irecv_waitall", traced_isend_irecv_waitall, pmpi_isend_irecv_waitall},
     {"annotate", traced_annotate, pmpi_annotate},
     {"rt_collective", traced_rt_collective, pmpi_rt_collective},

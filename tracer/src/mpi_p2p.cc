@@ -30,20 +30,25 @@ __attribute__((always_inline)) inline CollectiveArgs p2p_args(uint8_t op, int co
   return a;
 }
 
-// MPI_Sendrecv: a SEND and a RECV record, both entered before the call and returned after it. MPI says
-// not which half an error code is about, so both records fail with it; a process that ends inside
-// the call names the RECV record, the half it waits in longest.
+// MPI_Sendrecv: a SEND and a RECV record, both entered before the call and returned after it, with
+// consecutive ids and one entry time and duration between them (one call: one clock reading at each
+// end). MPI says not which half an error code is about, so both records fail with it; a process that
+// ends inside the call names the RECV record, the half it waits in longest.
 template <typename Call>
 int send_and_receive(const CollectiveArgs& send, const CollectiveArgs& recv, uint64_t caller, Call&& call) {
-  Pending ps = collective_enter(send, caller);
-  Pending pr = collective_enter(recv, caller);
+  Pending p[2];
+  collective_enter_pair(send, recv, caller, p);
+  const bool recorded_send = p[0].rec != nullptr, recorded_recv = p[1].rec != nullptr;
   int rc;
   {
-    InsideCall in(pr);
+    InsideCall in(p[1]);
     rc = call();
   }
-  returned(ps, rc);
-  returned(pr, rc);
+  collective_return_pair(p, rc == MPI_SUCCESS);
+  if (__builtin_expect(rc != MPI_SUCCESS, 0)) {
+    if (recorded_send) record_error(p[0].id, rc);
+    if (recorded_recv) record_error(p[1].id, rc);
+  }
   return rc;
 }
 
