@@ -786,12 +786,13 @@ void collective_enter_pair(const CollectiveArgs& a, const CollectiveArgs& b, uin
   if (!r[0] && !r[1]) return;
   const Stamp t0 = stamp();
   note(w, caller);
+  const uint8_t thread_flags = flags_now(CollectiveArgs{});
   if (r[0]) {
-    store_collective(r[0], first, a, seq[0], flags_now(a), caller, t0.ns);
+    store_collective(r[0], first, a, seq[0], a.flags | thread_flags, caller, t0.ns);
     out[0] = {r[0], first, t0.ns, t0.tsc};
   }
   if (r[1]) {
-    store_collective(r[1], first + 1, b, seq[1], flags_now(b), caller, t0.ns);
+    store_collective(r[1], first + 1, b, seq[1], b.flags | thread_flags, caller, t0.ns);
     out[1] = {r[1], first + 1, t0.ns, t0.tsc};
   }
 }
@@ -826,14 +827,32 @@ void collective_return_pair(Pending* p, bool ok) noexcept {
   if (!any.rec) return;
   const uint32_t us = elapsed_us(any.t0, any.ticks0);
   const uint8_t state = ok ? LST_STATE_RETURNED : LST_STATE_FAILED;
+  uint32_t first_word = 0, first_next = 0;  // the first record's word before and after (0: none)
   for (int k = 0; k < 2; ++k) {
     lst_record* r = p[k].rec;
     if (!r) continue;
-    const uint32_t word = __atomic_load_n(&r->word, __ATOMIC_ACQUIRE);
-    if (!g_config.ring ||
-        (LST_WORD_KIND(word) == LST_KIND_COLLECTIVE && r->u.coll.id_lo == static_cast<uint32_t>(p[k].id)))
-      format::Writer::finish_own(r, word, state, us);
     p[k].rec = nullptr;
+    const uint32_t word = __atomic_load_n(&r->word, __ATOMIC_ACQUIRE);
+    if (g_config.ring &&
+        (LST_WORD_KIND(word) != LST_KIND_COLLECTIVE || r->u.coll.id_lo != static_cast<uint32_t>(p[k].id)))
+      continue;
+    // Writer::finish_own's update. The second record changes exactly as the first (the same kind,
+    // state and flags; t_return_us from 0 to the same value), and the check is linear: its new check
+    // is its old one with the first record's change applied, without computing the check again.
+    constexpr uint32_t kCheck = LST_REC_CHECK_MASK;
+    const uint32_t was = r->t_return_us;
+    uint32_t next;
+    if (first_word && ((word ^ first_word) & ~kCheck) == 0 && was == 0) {
+      next = (first_next & ~kCheck) | ((word ^ first_word ^ first_next) & kCheck);
+    } else {
+      next = format::returned_word(word, state, 0, uint64_t(was ^ us));
+      if (was == 0) {
+        first_word = word;
+        first_next = next;
+      }
+    }
+    r->t_return_us = us;
+    __atomic_store_n(&r->word, next, __ATOMIC_RELEASE);
   }
 }
 
