@@ -22,7 +22,8 @@ int32_t peer_of(int rank) noexcept {
 int32_t tag_of(int tag) noexcept { return tag == MPI_ANY_TAG ? LST_ANY_TAG : tag; }
 
 __attribute__((always_inline)) inline CollectiveArgs p2p_args_on(uint8_t op, int count, MPI_Datatype dt,
-                                                                 int peer, int tag, CommEntry* comm) noexcept {
+                                                                 int peer, int tag,
+                                                                 CommEntry* comm) noexcept {
   CollectiveArgs a = args_on(op, comm, count, dt);
   a.flags |= LST_F_P2P;
   a.root_or_peer = peer_of(peer);
