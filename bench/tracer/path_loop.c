@@ -140,7 +140,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const long n = strtol(argv[2], NULL, 10);
-  const int rounds = argc == 4 ? atoi(argv[3]) : 0;
+  const int rounds = argc == 4 ? (int)strtol(argv[3], NULL, 10) : 0;
   MPI_Init(&argc, &argv);
   if (lockstep_rt_process_set) {
     const int32_t me = 0;
