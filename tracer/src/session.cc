@@ -683,10 +683,9 @@ inline uint32_t seq_of(const CollectiveArgs& a) noexcept {
          : a.comm              ? a.comm->next_seq.fetch_add(1, std::memory_order_relaxed)
                                : 0;
 }
-// The flags of a record entered now: the call's own and what the thread's state adds.
-inline uint8_t flags_now(const CollectiveArgs& a) noexcept {
+// `flags` with what the thread's state adds to a record entered now.
+inline uint8_t with_thread_flags(uint8_t flags) noexcept {
   const ThreadState& ts = thread_state();
-  uint8_t flags = a.flags;
   if (ts.nccl_group_depth > 0) flags |= LST_F_IN_GROUP;
   if (ts.control > 0) flags |= LST_F_CONTROL;
   return flags;
@@ -709,7 +708,7 @@ Pending collective_enter(const CollectiveArgs& a, uint64_t caller) noexcept {
   format::Writer* w = writer();
   if (!w) return p;
   InTracer in;
-  const uint8_t flags = flags_now(a);
+  const uint8_t flags = with_thread_flags(a.flags);
   // Called from Python: the Python frames are the call site (and the extra frames), before the slot
   // is reserved, since reading them may intern strings.
   uint64_t py[kMaxFrames];
@@ -757,7 +756,7 @@ __attribute__((noinline)) void enter_pair_with_stacks(format::Writer* w, const C
       t0 = stamp();
       stamped = true;
     }
-    store_collective(r, id, args[k], seq[k], flags_now(args[k]), caller, t0.ns);
+    store_collective(r, id, args[k], seq[k], with_thread_flags(args[k].flags), caller, t0.ns);
     write_stack(w, id, f, n, t0.ns);
     out[k] = {r, id, t0.ns, t0.tsc};
   }
@@ -786,13 +785,13 @@ void collective_enter_pair(const CollectiveArgs& a, const CollectiveArgs& b, uin
   if (!r[0] && !r[1]) return;
   const Stamp t0 = stamp();
   note(w, caller);
-  const uint8_t thread_flags = flags_now(CollectiveArgs{});
+  const uint8_t from_thread = with_thread_flags(0);
   if (r[0]) {
-    store_collective(r[0], first, a, seq[0], a.flags | thread_flags, caller, t0.ns);
+    store_collective(r[0], first, a, seq[0], a.flags | from_thread, caller, t0.ns);
     out[0] = {r[0], first, t0.ns, t0.tsc};
   }
   if (r[1]) {
-    store_collective(r[1], first + 1, b, seq[1], b.flags | thread_flags, caller, t0.ns);
+    store_collective(r[1], first + 1, b, seq[1], b.flags | from_thread, caller, t0.ns);
     out[1] = {r[1], first + 1, t0.ns, t0.tsc};
   }
 }
