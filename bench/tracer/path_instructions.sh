@@ -15,7 +15,7 @@ n=${3:-20000}
 shift $(($# < 3 ? $# : 3))
 paths=("$@")
 [ ${#paths[@]} -gt 0 ] ||
-  paths=(allreduce iallreduce_wait iallreduce_test send_recv isend_irecv_waitall annotate rt_collective)
+  paths=(allreduce iallreduce_wait iallreduce_test send_recv sendrecv isend_irecv_waitall annotate rt_collective)
 loop=$(realpath "$build/bench/tracer/bench_path_loop")
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT

@@ -43,16 +43,24 @@ void expect(int op, int flags, int ci, long long count, int dtype, int dtype_siz
 // One expected point-to-point record: op, flags (P2P added), comm, count, dtype, dtype size, peer as
 // recorded (LST_ANY_SOURCE, LST_PROC_NULL), tag as recorded, and the line of the call.
 // With LOCKSTEP_TRACE_P2P=0 the same calls are made and none is expected in the trace.
-void expect_p2p(int op, int flags, int ci, long long count, int dtype, int dtype_size, int peer, int tag, int line) {
+bool p2p_off() {
   static const bool off = [] {
     const char* v = std::getenv("LOCKSTEP_TRACE_P2P");
     return v && std::strcmp(v, "0") == 0;
   }();
-  if (off) return;
+  return off;
+}
+void expect_p2p(int op, int flags, int ci, long long count, int dtype, int dtype_size, int peer, int tag, int line) {
+  if (p2p_off()) return;
   std::fprintf(g_expected, "P %d %d %c %lld %d %d %d %d %d\n", op, flags | LST_F_P2P, kCommTag[ci], count, dtype,
                dtype_size, peer, tag, line);
 }
 #define P2P(op, flags, ci, count, dtype, size, peer, tag) expect_p2p(op, flags, ci, count, dtype, size, peer, tag, __LINE__)
+// The last two expected records are one call's (MPI_Sendrecv's SEND and RECV): consecutive ids, one
+// entry time, one duration and one state.
+void expect_pair() {
+  if (!p2p_off()) std::fprintf(g_expected, "pair\n");
+}
 
 struct Type {
   MPI_Datatype t;
@@ -261,11 +269,13 @@ void p2p_step() {
       expect_p2p(LST_OP_SEND, 0, ci, count, LST_DT_INT32, 4, right, tag, __LINE__ + 2);
       expect_p2p(LST_OP_RECV, 0, ci, count + 1, LST_DT_INT32, 4, left, tag, __LINE__ + 1);
       MPI_Sendrecv(sb, count, MPI_INT, right, tag, rb, count + 1, MPI_INT, left, tag, c, &st);
+      expect_pair();
       break;
     case 3:
       expect_p2p(LST_OP_SEND, 0, ci, count, LST_DT_INT32, 4, right, tag + 1, __LINE__ + 2);
       expect_p2p(LST_OP_RECV, 0, ci, count, LST_DT_INT32, 4, left, tag + 1, __LINE__ + 1);
       MPI_Sendrecv_replace(rb, count, MPI_INT, right, tag + 1, left, tag + 1, c, &st);
+      expect_pair();
       break;
     case 4: {
       MPI_Request reqs[2];

@@ -1,7 +1,9 @@
 // Reads the traces written by the tracer test programs back with the trace reader and the symbolizer
 // and checks them against what the programs say they did:
 //   trace_check sequence TRACES EXPECTED_DIR NRANKS    mpi_sequence: every collective in order, with its
-//                                                      arguments, state, communicator identity and file:line
+//                                                      arguments, state, communicator identity and file:line;
+//                                                      a Sendrecv's two records with one id apart and the
+//                                                      same times
 //   trace_check threads TRACES NRANKS NTHREADS CALLS   mpi_threads: per thread communicator, every call once
 //   trace_check errors TRACES NRANKS                   mpi_safety errors: failed calls FAILED, each with
 //                                                      its one MPI_ERROR marker
@@ -90,7 +92,8 @@ struct Expected {
   char comm;
   long long count;
   int dtype, dtype_size, root, redop, line;
-  int tag = 0;  // point-to-point only
+  int tag = 0;        // point-to-point only
+  bool pair = false;  // this and the record before it are one call's (MPI_Sendrecv)
 };
 
 int sequence(const std::string& traces, const std::string& expected_dir, int nranks) {
@@ -115,6 +118,13 @@ int sequence(const std::string& traces, const std::string& expected_dir, int nra
       ls >> tag;
       if (tag == "split_color") {
         ls >> colour[rank];
+        continue;
+      }
+      if (tag == "pair") {
+        if (want.empty())
+          FAILF("rank %d: a pair with no record before it in the expected file", rank);
+        else
+          want.back().pair = true;
         continue;
       }
       Expected e{};
@@ -163,6 +173,16 @@ int sequence(const std::string& traces, const std::string& expected_dir, int nra
       } else {
         uint32_t seq = next_seq[r->comm]++;
         if (r->u.coll.seq != seq) bad("seq", r->u.coll.seq, seq);
+      }
+      if (e.pair && i > 0) {
+        // One call's two records: reserved together and stamped once at each end of the call.
+        const lst_record* q = got[i - 1];
+        if (r->u.coll.id_lo != q->u.coll.id_lo + 1)
+          bad("id after its pair's", r->u.coll.id_lo, q->u.coll.id_lo + 1);
+        if (r->t_ns != q->t_ns) bad("t_ns minus its pair's", (long long)(r->t_ns - q->t_ns), 0);
+        if (r->t_return_us != q->t_return_us) bad("t_return_us", r->t_return_us, q->t_return_us);
+        if (state(r) != state(q)) bad("state", state(r), state(q));
+        if (r->caller != q->caller) bad("caller differs from its pair's", 1, 0);
       }
       auto [it, fresh] = comm_of[e.comm].emplace(rank, r->comm);
       if (!fresh && it->second != r->comm)

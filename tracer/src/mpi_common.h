@@ -99,14 +99,18 @@ inline CommEntry* comm_of(MPI_Comm c) noexcept {
 }
 // The base of every argument mapper: api, op, communicator, count and datatype. Inline, so that a
 // wrapper fills its arguments in place.
-inline CollectiveArgs args(uint8_t op, MPI_Comm comm, int64_t count, MPI_Datatype dt) noexcept {
+// args_on: the same on a communicator already looked up (the two records of one MPI_Sendrecv).
+inline CollectiveArgs args_on(uint8_t op, CommEntry* comm, int64_t count, MPI_Datatype dt) noexcept {
   CollectiveArgs a;
   a.api = LST_API_MPI;
   a.op = op;
-  a.comm = comm_of(comm);
+  a.comm = comm;
   a.count = count < 0 ? 0 : static_cast<uint64_t>(count);
   if (dt) set_dtype(a, dt);
   return a;
+}
+inline CollectiveArgs args(uint8_t op, MPI_Comm comm, int64_t count, MPI_Datatype dt) noexcept {
+  return args_on(op, comm_of(comm), count, dt);
 }
 
 // ---- the record path of one call -------------------------------------------------------------------

@@ -21,29 +21,39 @@ int32_t peer_of(int rank) noexcept {
 
 int32_t tag_of(int tag) noexcept { return tag == MPI_ANY_TAG ? LST_ANY_TAG : tag; }
 
-__attribute__((always_inline)) inline CollectiveArgs p2p_args(uint8_t op, int count, MPI_Datatype dt,
-                                                              int peer, int tag, MPI_Comm comm) noexcept {
-  CollectiveArgs a = args(op, comm, count, dt);
+__attribute__((always_inline)) inline CollectiveArgs p2p_args_on(uint8_t op, int count, MPI_Datatype dt,
+                                                                 int peer, int tag,
+                                                                 CommEntry* comm) noexcept {
+  CollectiveArgs a = args_on(op, comm, count, dt);
   a.flags |= LST_F_P2P;
   a.root_or_peer = peer_of(peer);
   a.tag = tag_of(tag);
   return a;
 }
+__attribute__((always_inline)) inline CollectiveArgs p2p_args(uint8_t op, int count, MPI_Datatype dt,
+                                                              int peer, int tag, MPI_Comm comm) noexcept {
+  return p2p_args_on(op, count, dt, peer, tag, comm_of(comm));
+}
 
-// MPI_Sendrecv: a SEND and a RECV record, both entered before the call and returned after it. MPI says
-// not which half an error code is about, so both records fail with it; a process that ends inside
-// the call names the RECV record, the half it waits in longest.
+// MPI_Sendrecv: a SEND and a RECV record, both entered before the call and returned after it, with
+// consecutive ids and one entry time and duration between them (one call: one clock reading at each
+// end). MPI says not which half an error code is about, so both records fail with it; a process that
+// ends inside the call names the RECV record, the half it waits in longest.
 template <typename Call>
 int send_and_receive(const CollectiveArgs& send, const CollectiveArgs& recv, uint64_t caller, Call&& call) {
-  Pending ps = collective_enter(send, caller);
-  Pending pr = collective_enter(recv, caller);
+  Pending p[2];
+  collective_enter_pair(send, recv, caller, p);
+  const bool recorded_send = p[0].rec != nullptr, recorded_recv = p[1].rec != nullptr;
   int rc;
   {
-    InsideCall in(pr);
+    InsideCall in(p[1]);
     rc = call();
   }
-  returned(ps, rc);
-  returned(pr, rc);
+  collective_return_pair(p, rc == MPI_SUCCESS);
+  if (__builtin_expect(rc != MPI_SUCCESS, 0)) {
+    if (recorded_send) record_error(p[0].id, rc);
+    if (recorded_recv) record_error(p[1].id, rc);
+  }
   return rc;
 }
 
@@ -175,17 +185,19 @@ WRAP_EXPORT int MPI_Sendrecv(const void* sbuf, int scount, MPI_Datatype stype, i
                              int rcount, MPI_Datatype rtype, int source, int rtag, MPI_Comm comm,
                              MPI_Status* st) {
   P2P_PASSTHROUGH(MPI_Sendrecv, sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag, comm, st);
+  CommEntry* c = comm_of(comm);
   return send_and_receive(
-      p2p_args(LST_OP_SEND, scount, stype, dest, stag, comm),
-      p2p_args(LST_OP_RECV, rcount, rtype, source, rtag, comm), caller,
+      p2p_args_on(LST_OP_SEND, scount, stype, dest, stag, c),
+      p2p_args_on(LST_OP_RECV, rcount, rtype, source, rtag, c), caller,
       CALL_REAL(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag, comm, st));
 }
 
 WRAP_EXPORT int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype dt, int dest, int stag, int source,
                                      int rtag, MPI_Comm comm, MPI_Status* st) {
   P2P_PASSTHROUGH(MPI_Sendrecv_replace, buf, count, dt, dest, stag, source, rtag, comm, st);
-  return send_and_receive(p2p_args(LST_OP_SEND, count, dt, dest, stag, comm),
-                          p2p_args(LST_OP_RECV, count, dt, source, rtag, comm), caller,
+  CommEntry* c = comm_of(comm);
+  return send_and_receive(p2p_args_on(LST_OP_SEND, count, dt, dest, stag, c),
+                          p2p_args_on(LST_OP_RECV, count, dt, source, rtag, c), caller,
                           CALL_REAL(buf, count, dt, dest, stag, source, rtag, comm, st));
 }
 

@@ -676,19 +676,39 @@ void comm_remove(uint8_t api, uintptr_t handle, uint8_t comm_op, uint64_t caller
   emit_comm(w, false, api, comm_op, id, 0, LST_NONE, 0, size, rank, 0, 0, caller);
 }
 
+namespace {
+// Point-to-point calls are not in the communicator's collective sequence: the tag takes its place.
+inline uint32_t seq_of(const CollectiveArgs& a) noexcept {
+  return (a.flags & LST_F_P2P) ? static_cast<uint32_t>(a.tag)
+         : a.comm              ? a.comm->next_seq.fetch_add(1, std::memory_order_relaxed)
+                               : 0;
+}
+// `flags` with what the thread's state adds to a record entered now.
+inline uint8_t with_thread_flags(uint8_t flags) noexcept {
+  const ThreadState& ts = thread_state();
+  if (ts.nccl_group_depth > 0) flags |= LST_F_IN_GROUP;
+  if (ts.control > 0) flags |= LST_F_CONTROL;
+  return flags;
+}
+// A collective record in state ENTERED. t_return_us stays 0 until the return (verify_record's
+// torn-return rule); id_lo tells a ring reader the slot's owner.
+inline void store_collective(lst_record* r, uint64_t id, const CollectiveArgs& a, uint32_t seq, uint8_t flags,
+                             uint64_t caller, uint64_t t_ns) noexcept {
+  store_record(r, LST_WORD(LST_KIND_COLLECTIVE, LST_STATE_ENTERED, flags),
+               head_word(a.op, a.api, a.dtype, a.redop), a.comm ? a.comm->id : 0,
+               uint64_t(seq) | uint64_t(static_cast<uint32_t>(a.root_or_peer)) << 32,
+               uint64_t(a.dtype_size) | uint64_t(static_cast<uint32_t>(id)) << 32, a.count, caller, t_ns,
+               uint64_t(a.name) << 32);
+}
+}  // namespace
+
 Pending collective_enter(const CollectiveArgs& a, uint64_t caller) noexcept {
   Pending p;
-  // Point-to-point calls are not in the communicator's collective sequence: the tag takes its place.
-  uint32_t seq = (a.flags & LST_F_P2P) ? static_cast<uint32_t>(a.tag)
-                 : a.comm              ? a.comm->next_seq.fetch_add(1, std::memory_order_relaxed)
-                                       : 0;
+  const uint32_t seq = seq_of(a);
   format::Writer* w = writer();
   if (!w) return p;
   InTracer in;
-  ThreadState& ts = thread_state();
-  uint8_t flags = a.flags;
-  if (ts.nccl_group_depth > 0) flags |= LST_F_IN_GROUP;
-  if (ts.control > 0) flags |= LST_F_CONTROL;
+  const uint8_t flags = with_thread_flags(a.flags);
   // Called from Python: the Python frames are the call site (and the extra frames), before the slot
   // is reserved, since reading them may intern strings.
   uint64_t py[kMaxFrames];
@@ -699,13 +719,7 @@ Pending collective_enter(const CollectiveArgs& a, uint64_t caller) noexcept {
   if (!r) return p;
   const Stamp t0 = stamp();
   note(w, caller);
-  // t_return_us stays 0 until the return (verify_record's torn-return rule); id_lo tells a ring reader
-  // the slot's owner.
-  store_record(r, LST_WORD(LST_KIND_COLLECTIVE, LST_STATE_ENTERED, flags),
-               head_word(a.op, a.api, a.dtype, a.redop), a.comm ? a.comm->id : 0,
-               uint64_t(seq) | uint64_t(static_cast<uint32_t>(a.root_or_peer)) << 32,
-               uint64_t(a.dtype_size) | uint64_t(static_cast<uint32_t>(id)) << 32, a.count, caller, t0.ns,
-               uint64_t(a.name) << 32);
+  store_collective(r, id, a, seq, flags, caller, t0.ns);
   if (npy > 1)
     write_stack(w, id, py + 1, npy - 1, t0.ns);
   else if (g_config.stack_frames > 1 && npy == 0)
@@ -715,6 +729,71 @@ Pending collective_enter(const CollectiveArgs& a, uint64_t caller) noexcept {
   p.t0 = t0.ns;
   p.ticks0 = t0.tsc;
   return p;
+}
+
+namespace {
+// A pair with LOCKSTEP_TRACE_STACK (or called from Python with extra frames): each record keeps its
+// STACK records right after it, as every record does, so the two are reserved apart; the frames are
+// captured once (one call site) and both records still take the one clock reading.
+__attribute__((noinline)) void enter_pair_with_stacks(format::Writer* w, const CollectiveArgs* args,
+                                                      const uint32_t* seq, uint64_t caller,
+                                                      const uint64_t* py, int npy, Pending* out) noexcept {
+  uint64_t frames[kMaxFrames];
+  int n = npy - 1;
+  const uint64_t* f = py + 1;
+  if (npy == 0) {
+    n = capture_stack(caller, frames, g_config.stack_frames - 1);
+    f = frames;
+  }
+  note(w, caller);
+  Stamp t0{0, 0};
+  bool stamped = false;
+  for (int k = 0; k < 2; ++k) {
+    uint64_t id = 0;
+    lst_record* r = w->reserve(&id);
+    if (!r) continue;
+    if (!stamped) {
+      t0 = stamp();
+      stamped = true;
+    }
+    store_collective(r, id, args[k], seq[k], with_thread_flags(args[k].flags), caller, t0.ns);
+    write_stack(w, id, f, n, t0.ns);
+    out[k] = {r, id, t0.ns, t0.tsc};
+  }
+}
+}  // namespace
+
+void collective_enter_pair(const CollectiveArgs& a, const CollectiveArgs& b, uint64_t caller,
+                           Pending* out) noexcept {
+  out[0] = Pending{};
+  out[1] = Pending{};
+  const uint32_t seq[2] = {seq_of(a), seq_of(b)};
+  format::Writer* w = writer();
+  if (!w) return;
+  InTracer in;
+  uint64_t py[kMaxFrames];
+  const int npy = python_frames(w, py, g_config.stack_frames > 1 ? g_config.stack_frames : 1);
+  if (npy > 0) caller = py[0];
+  if (__builtin_expect(npy > 1 || (g_config.stack_frames > 1 && npy == 0), 0)) {
+    const CollectiveArgs both[2] = {a, b};
+    enter_pair_with_stacks(w, both, seq, caller, py, npy, out);
+    return;
+  }
+  lst_record* r[2];
+  uint64_t first = 0;
+  w->reserve_n(r, 2, &first);
+  if (!r[0] && !r[1]) return;
+  const Stamp t0 = stamp();
+  note(w, caller);
+  const uint8_t from_thread = with_thread_flags(0);
+  if (r[0]) {
+    store_collective(r[0], first, a, seq[0], a.flags | from_thread, caller, t0.ns);
+    out[0] = {r[0], first, t0.ns, t0.tsc};
+  }
+  if (r[1]) {
+    store_collective(r[1], first + 1, b, seq[1], b.flags | from_thread, caller, t0.ns);
+    out[1] = {r[1], first + 1, t0.ns, t0.tsc};
+  }
 }
 
 namespace {
@@ -738,6 +817,43 @@ inline void return_own(Pending& p, bool ok) noexcept {
 }  // namespace
 
 void collective_return(Pending& p, bool ok) noexcept { return_own(p, ok); }
+
+// Both records of a pair share their entry reading (collective_enter_pair): one TSC read gives both
+// the same duration.
+void collective_return_pair(Pending* p, bool ok) noexcept {
+  if (!open_writer_or_null()) return;
+  const Pending& any = p[0].rec ? p[0] : p[1];
+  if (!any.rec) return;
+  const uint32_t us = elapsed_us(any.t0, any.ticks0);
+  const uint8_t state = ok ? LST_STATE_RETURNED : LST_STATE_FAILED;
+  uint32_t first_word = 0, first_next = 0;  // the first record's word before and after (0: none)
+  for (int k = 0; k < 2; ++k) {
+    lst_record* r = p[k].rec;
+    if (!r) continue;
+    p[k].rec = nullptr;
+    const uint32_t word = __atomic_load_n(&r->word, __ATOMIC_ACQUIRE);
+    if (g_config.ring &&
+        (LST_WORD_KIND(word) != LST_KIND_COLLECTIVE || r->u.coll.id_lo != static_cast<uint32_t>(p[k].id)))
+      continue;
+    // Writer::finish_own's update. The second record changes exactly as the first (the same kind,
+    // state and flags; t_return_us from 0 to the same value), and the check is linear: its new check
+    // is its old one with the first record's change applied, without computing the check again.
+    constexpr uint32_t kCheck = LST_REC_CHECK_MASK;
+    const uint32_t was = r->t_return_us;
+    uint32_t next;
+    if (first_word && ((word ^ first_word) & ~kCheck) == 0 && was == 0) {
+      next = (first_next & ~kCheck) | ((word ^ first_word ^ first_next) & kCheck);
+    } else {
+      next = format::returned_word(word, state, 0, uint64_t(was ^ us));
+      if (was == 0) {
+        first_word = word;
+        first_next = next;
+      }
+    }
+    r->t_return_us = us;
+    __atomic_store_n(&r->word, next, __ATOMIC_RELEASE);
+  }
+}
 
 // A record known only by its id may be returned from another thread than the one that entered it
 // (runtime tokens): the compare-and-swap of Writer::finish keeps the first return if two race. A

@@ -102,6 +102,14 @@ struct Pending {
 };
 Pending collective_enter(const CollectiveArgs& a, uint64_t caller) noexcept;
 void collective_return(Pending& p, bool ok) noexcept;
+// One call that writes two records (MPI_Sendrecv: its SEND and its RECV): both reserved with one
+// atomic add (consecutive ids, `a` first; with extra frames each keeps its STACK records after it)
+// and stamped with one clock reading, so they hold the same entry time; out[k].rec is null where
+// record k was not written. collective_return_pair ends both with one reading too: the same state
+// and duration.
+void collective_enter_pair(const CollectiveArgs& a, const CollectiveArgs& b, uint64_t caller,
+                           Pending* out) noexcept;
+void collective_return_pair(Pending* p, bool ok) noexcept;
 // Marks an earlier record COMPLETED where other threads may update it too (device completions); no-op
 // if it was overwritten.
 void collective_complete(uint64_t id) noexcept;
