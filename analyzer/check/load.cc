@@ -60,7 +60,7 @@ class FileSource : public RecordSource {
   void prefetch(uint64_t lo, uint64_t hi) const override {
     if (capacity_) return;  // measured: slower than the faults of a walk for a ring's few pages
     runs(lo, hi, [](const uint8_t* a, const uint8_t* b) {
-      constexpr uintptr_t kBlock = 64 * 1024;
+      constexpr uintptr_t kBlock = uintptr_t{64} << 10;
       for (uintptr_t p = reinterpret_cast<uintptr_t>(a); p < reinterpret_cast<uintptr_t>(b);
            p = (p | (kBlock - 1)) + 1)
         (void)*reinterpret_cast<const volatile uint8_t*>(p);
