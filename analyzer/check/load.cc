@@ -53,17 +53,19 @@ class FileSource : public RecordSource {
       if (p1 > p0) ::madvise(reinterpret_cast<void*>(p0), p1 - p0, MADV_DONTNEED);
     });
   }
-  // One call maps a whole window in, instead of a page fault every few pages of it.
+  // Maps a window in ahead of its walk, so that the walk rarely stops on a fault: one read per 64 KiB
+  // faults in the whole block (the kernel's fault-around, 16 pages by default). Measured cheaper than
+  // madvise(MADV_POPULATE_READ), which after faulting walks the page table again page by page: 0.15-0.2 s
+  // less system time per 100M records, one thread or two. Only the window's own record bytes are read.
+  // A ring's window too, where the walk reads it whole (the walk that trims a ring's hash stops after a
+  // few calls, and asks for nothing ahead): 0.1 s less CPU per 67M records, mostly the walk's own.
   void prefetch(uint64_t lo, uint64_t hi) const override {
-#ifdef MADV_POPULATE_READ
-    if (capacity_) return;  // measured: slower than the faults of a walk for a ring's few pages
     runs(lo, hi, [](const uint8_t* a, const uint8_t* b) {
-      const uintptr_t page = uintptr_t(sysconf(_SC_PAGESIZE));
-      uintptr_t p0 = reinterpret_cast<uintptr_t>(a) & ~(page - 1);
-      // Older kernels: EINVAL, no harm.
-      ::madvise(reinterpret_cast<void*>(p0), reinterpret_cast<uintptr_t>(b) - p0, MADV_POPULATE_READ);
+      constexpr uintptr_t kBlock = uintptr_t{64} << 10;
+      for (uintptr_t p = reinterpret_cast<uintptr_t>(a); p < reinterpret_cast<uintptr_t>(b);
+           p = (p | (kBlock - 1)) + 1)
+        (void)*reinterpret_cast<const volatile uint8_t*>(p);
     });
-#endif
   }
   const format::TraceFile& file() const { return file_; }
   uint32_t format_major() const override { return file_.header().version_major; }

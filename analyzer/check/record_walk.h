@@ -66,9 +66,10 @@ inline bool intact_with(const lst_record* r, uint32_t word, uint32_t part) {
 }
 
 // Calls fn(id, record, word) for ids [lo, hi) in order: record is nullptr (and word 0) where the slot is
-// not published or a ring's stale one. fn returns false to stop the walk; so does for_each_slot.
+// not published or a ring's stale one. fn returns false to stop the walk; so does for_each_slot. A walk
+// that usually stops early passes ahead = false: its windows are not mapped in ahead of it.
 template <class Fn>
-bool for_each_slot(const RecordSource& src, uint64_t lo, uint64_t hi, Fn&& fn) {
+bool for_each_slot(const RecordSource& src, uint64_t lo, uint64_t hi, Fn&& fn, bool ahead = true) {
   const uint64_t first = src.first_id();
   const uint32_t major = src.format_major();
   uint64_t capacity = 0;
@@ -91,7 +92,7 @@ bool for_each_slot(const RecordSource& src, uint64_t lo, uint64_t hi, Fn&& fn) {
   };
   for (uint64_t w0 = lo; w0 < hi;) {
     const uint64_t w1 = std::min(hi, w0 + kWindow);
-    src.prefetch(w0, w1);
+    if (ahead) src.prefetch(w0, w1);
     bool go = true;
     if (flat) {
       go = run(flat + (w0 - first), w0, w1, false);

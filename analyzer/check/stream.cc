@@ -74,9 +74,9 @@ void seal(const Rank& rank, Sequence& s) {
 
 // Every collective of a rank (messages left out) in record order from the trace's first record, with
 // its sequence and its position in that sequence over the whole trace (before any trimming); fn returns
-// false to stop.
+// false to stop; `ahead` as for walk::for_each_slot.
 template <class Fn>
-void walk_calls(const Rank& rank, Fn fn) {
+void walk_calls(const Rank& rank, Fn fn, bool ahead = true) {
   const RecordSource& src = *rank.source;
   const uint64_t first = src.first_id();
   std::vector<uint32_t> pos(rank.seqs.size(), 0);
@@ -88,7 +88,8 @@ void walk_calls(const Rank& rank, Fn fn) {
   uint64_t last_comm = ~0ull;
   uint32_t si = 0;
   walk::for_each_slot(
-      src, first, src.end_id(), [&](uint64_t id, const lst_record* r, uint32_t word) LOCKSTEP_INLINE {
+      src, first, src.end_id(),
+      [&](uint64_t id, const lst_record* r, uint32_t word) LOCKSTEP_INLINE {
         if (!r || LST_WORD_KIND(word) != LST_KIND_COLLECTIVE || recordsig::is_message(*r, word)) return true;
         if (r->comm != last_comm) {
           // Fibonacci hashing: ids that differ only in a few low or middle bits (as NCCL's and a
@@ -103,7 +104,8 @@ void walk_calls(const Rank& rank, Fn fn) {
           last_comm = r->comm;
         }
         return fn(si, pos[si]++, *r, RecordRef(id - first));
-      });
+      },
+      ahead);
 }
 
 // Site index of a call address, through a small direct-mapped cache.
@@ -305,20 +307,23 @@ void rehash_stream(Rank& rank) {
   }
   if (starts || ends) {
     SiteLookup site(rank);
-    walk_calls(rank, [&](uint32_t si, uint32_t pos, const lst_record& r, RecordRef) {
-      Sequence& s = rank.seqs[si];
-      Cut& c = cut[si];
-      const uint64_t pw = c.power;
-      c.power = reduce(times_base(c.power));
-      const bool before = pos >= s.hashed_lo && pos < s.skip;
-      if (before || (pos >= s.skip + s.count && pos < s.hashed_hi)) {
-        s.calls = sub(s.calls, mul(call_value(*rank.source, r), pw));
-        auto it = c.number.find(site(r.caller));
-        if (it != c.number.end()) s.site_weight[it->second] = sub(s.site_weight[it->second], pw);
-        if (before && pos + 1 == s.skip) --starts;
-      }
-      return starts > 0 || ends;
-    });
+    walk_calls(
+        rank,
+        [&](uint32_t si, uint32_t pos, const lst_record& r, RecordRef) {
+          Sequence& s = rank.seqs[si];
+          Cut& c = cut[si];
+          const uint64_t pw = c.power;
+          c.power = reduce(times_base(c.power));
+          const bool before = pos >= s.hashed_lo && pos < s.skip;
+          if (before || (pos >= s.skip + s.count && pos < s.hashed_hi)) {
+            s.calls = sub(s.calls, mul(call_value(*rank.source, r), pw));
+            auto it = c.number.find(site(r.caller));
+            if (it != c.number.end()) s.site_weight[it->second] = sub(s.site_weight[it->second], pw);
+            if (before && pos + 1 == s.skip) --starts;
+          }
+          return starts > 0 || ends;
+        },
+        /*ahead=*/false);  // trims a few calls, usually at the start
   }
   for (auto& s : rank.seqs) {
     s.hashed_lo = s.skip;

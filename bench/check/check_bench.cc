@@ -2,11 +2,12 @@
 //   check_bench gen DIR RANKS COLLECTIVES [COMMS [RING]]  write one job (once; several GB at full size);
 //                                                       RING > 0: ring-mode files keeping RING records
 //   check_bench run DIR [JOBS]                            baseline read pass vs check, each in a child
+//   check_bench split DIR [JOBS [ROUNDS]]                 baseline read on 1 thread, JOBS threads and
+//                                                       JOBS processes, alternating, user/system CPU
 // The baseline maps every file and touches every record (what merely reading costs); the check loads
 // (mapping, validation, ingest) and analyzes, streaming (the default) and with every call kept in memory
 // (LoadOptions::materialize, the earlier path). Each runs in its own child so peak RSS is its own.
 #include <fmt/format.h>
-#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -62,6 +63,7 @@ int gen(const std::string& dir, int ranks, uint64_t n, int comms, uint64_t ring)
 struct Measure {
   double seconds = 0;      // wall, measured in the child
   double cpu_seconds = 0;  // user + system CPU of the child: steadier on a shared machine
+  double sys_seconds = 0;  // the system part of it
   uint64_t records = 0;
   long max_rss_kb = 0;
   int rc = 0;
@@ -93,6 +95,7 @@ Measure in_child(Fn fn) {
   m.max_rss_kb = ru.ru_maxrss;
   m.cpu_seconds = double(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
                   1e-6 * double(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+  m.sys_seconds = double(ru.ru_stime.tv_sec) + 1e-6 * double(ru.ru_stime.tv_usec);
   if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) m.rc = -1;
   return m;
 }
@@ -104,8 +107,8 @@ std::vector<std::string> trace_files(const std::string& dir) {
   return v;
 }
 
-// With `populate`, each window of 65,536 records of a growing file is mapped in with one
-// madvise(MADV_POPULATE_READ) before it is read, as the check's streaming ingest does.
+// With `populate`, each window of 65,536 records of a growing file is faulted in ahead of its read, one
+// byte per 64 KiB block (the kernel maps the block around it), as the check's streaming ingest does.
 uint64_t baseline(const std::vector<std::string>& files, int jobs, bool populate = false) {
   std::atomic<size_t> next{0};
   std::atomic<uint64_t> total{0}, sink{0};
@@ -119,10 +122,9 @@ uint64_t baseline(const std::vector<std::string>& files, int jobs, bool populate
           const uint64_t last = std::min(f.end_id(), id + 65536) - 1;
           const auto* a = reinterpret_cast<const uint8_t*>(f.record(id));
           const auto* b = reinterpret_cast<const uint8_t*>(f.record(last));
-          if (a && b && b > a) {
-            const uintptr_t p0 = reinterpret_cast<uintptr_t>(a) & ~uintptr_t(4095);
-            ::madvise(reinterpret_cast<void*>(p0), uintptr_t(b) + 64 - p0, MADV_POPULATE_READ);
-          }
+          if (a && b && b > a)
+            for (uintptr_t p = uintptr_t(a); p < uintptr_t(b) + 64; p = (p | 0xFFFF) + 1)
+              acc += *reinterpret_cast<const volatile uint8_t*>(p);
         }
         if (const lst_record* r = f.record(id)) {
           acc += r->word + r->u.coll.count;
@@ -190,6 +192,52 @@ int run(const std::string& dir, int jobs) {
   return base.rc || full.rc || fast.rc || old.rc ? 1 : 0;
 }
 
+// Whether a second worker costs more CPU per record because the two share one address space (each
+// release of a window flushes the other CPU's TLB; mapping takes the address space's locks) or because
+// two cores read memory at once: the bare read with the files shared out over threads, then over
+// processes (file i to process i % jobs; a process's usage includes its children it waited for).
+uint64_t baseline_procs(const std::vector<std::string>& files, int jobs) {
+  auto share = [&](int k) {
+    std::vector<std::string> mine;
+    for (size_t i = size_t(k); i < files.size(); i += size_t(jobs)) mine.push_back(files[i]);
+    return mine;
+  };
+  std::vector<pid_t> kids;
+  for (int k = 1; k < jobs; ++k) {
+    const pid_t pid = fork();
+    if (pid == 0) _exit(baseline(share(k), 1) == 0 ? 1 : 0);
+    kids.push_back(pid);
+  }
+  uint64_t n = baseline(share(0), 1);
+  for (pid_t pid : kids) {
+    int st = 0;
+    waitpid(pid, &st, 0);
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) _exit(3);
+  }
+  return n;  // this process's share: the rate is taken from the threads' count
+}
+
+int split(const std::string& dir, int jobs, int rounds) {
+  auto files = trace_files(dir);
+  in_child([&] { return baseline(files, jobs); });  // warm the page cache
+  fmt::print("traces: {} files in {}; bare read, {} worker(s) as threads and as processes\n", files.size(),
+             dir, jobs);
+  int rc = 0;
+  for (int r = 0; r < rounds; ++r) {
+    Measure one = in_child([&] { return baseline(files, 1); });
+    Measure threads = in_child([&] { return baseline(files, jobs); });
+    Measure procs = in_child([&] { return baseline_procs(files, jobs); });
+    procs.records = threads.records;
+    for (auto [name, m] : {std::pair{"1 thread", one}, {"threads", threads}, {"processes", procs}}) {
+      fmt::print("round {} {:<10} CPU {:.3f} s (user {:.3f}, system {:.3f})  {:.1f} M records/s per core{}\n",
+                 r + 1, name, m.cpu_seconds, m.cpu_seconds - m.sys_seconds, m.sys_seconds,
+                 double(m.records) / m.cpu_seconds / 1e6, m.rc ? " FAILED" : "");
+      rc |= m.rc;
+    }
+  }
+  return rc ? 1 : 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) try {
@@ -198,9 +246,12 @@ int main(int argc, char** argv) try {
     return gen(a[1], std::stoi(a[2]), std::stoull(a[3]), a.size() > 4 ? std::stoi(a[4]) : 3,
                a.size() > 5 ? std::stoull(a[5]) : 0);
   if (a.size() >= 2 && a[0] == "run") return run(a[1], a.size() > 2 ? std::stoi(a[2]) : 1);
+  if (a.size() >= 2 && a[0] == "split")
+    return split(a[1], a.size() > 2 ? std::stoi(a[2]) : 2, a.size() > 3 ? std::stoi(a[3]) : 5);
   std::fprintf(
       stderr,
-      "usage: check_bench gen DIR RANKS COLLECTIVES [COMMS [RING]] | check_bench run DIR [THREADS]\n");
+      "usage: check_bench gen DIR RANKS COLLECTIVES [COMMS [RING]] | check_bench run DIR [THREADS] | "
+      "check_bench split DIR [JOBS [ROUNDS]]\n");
   return 2;
 } catch (const std::exception& e) {  // a number that does not parse, a directory that cannot be written
   std::fprintf(stderr, "check_bench: %s\n", e.what());
