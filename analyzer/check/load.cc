@@ -27,7 +27,7 @@ namespace {
 
 class FileSource : public RecordSource {
  public:
-  explicit FileSource(format::TraceFile f) : file_(std::move(f)) {
+  FileSource(format::TraceFile f, bool keep) : file_(std::move(f)), keep_(keep) {
     const lst_header& h = file_.header();
     // The header opens the mapping; slot i is records_offset + 64 * i (TraceFile::offset_of).
     slots_ = reinterpret_cast<const lst_record*>(reinterpret_cast<const uint8_t*>(&h) + h.records_offset);
@@ -40,7 +40,9 @@ class FileSource : public RecordSource {
   std::vector<int32_t> members(uint32_t id) const override { return file_.members(id); }
   // Pages already ingested are dropped from this process: they stay in the page cache, and resident
   // memory stays near the model's size rather than the traces'.
+  // With `keep` (LoadOptions::keep_mapped), nothing is dropped: the caller reads every rank again.
   void release(uint64_t lo, uint64_t hi) const override {
+    if (keep_) return;
     // A ring is small (its capacity) and its windows wrap: it goes at once when its walk ends.
     if (capacity_) {
       if (hi != end_id()) return;
@@ -94,6 +96,7 @@ class FileSource : public RecordSource {
   }
 
   format::TraceFile file_;
+  bool keep_ = false;
   const lst_record* slots_ = nullptr;
   uint64_t capacity_ = 0;  // a ring's slots; 0: a growing file
 };
@@ -130,10 +133,11 @@ void check_world(const Rank& r) {
                       r.world_rank, r.world_size, v.rank, v.size));
 }
 
-Rank load_one(const std::string& path, const LoadOptions& options, const std::string& host) {
+Rank load_one(const std::string& path, const LoadOptions& options, const std::string& host,
+              bool keep = false) {
   auto file = format::TraceFile::open(path);
   if (options.validate) file.validate();
-  auto src = std::make_shared<FileSource>(std::move(file));
+  auto src = std::make_shared<FileSource>(std::move(file), keep);
   const format::TraceFile& f = src->file();
   const lst_header& h = f.header();
   Rank r;
@@ -264,6 +268,27 @@ std::vector<std::string> trace_paths(const std::vector<std::string>& inputs,
 
 Job load_dir(const std::string& dir, const LoadOptions& options) { return load_paths({dir}, options); }
 
+namespace {
+// True when the files take at most half the memory the kernel says is available (MemAvailable): their
+// pages can then stay mapped for a second pass without crowding out what else the machine runs.
+bool fits_in_memory(const std::vector<std::string>& paths) {
+  uint64_t bytes = 0;
+  for (auto& p : paths) {
+    struct stat st{};
+    if (::stat(p.c_str(), &st) == 0) bytes += uint64_t(st.st_size);
+  }
+  std::FILE* f = std::fopen("/proc/meminfo", "r");
+  if (!f) return false;
+  unsigned long long kib = 0;
+  char line[256];
+  bool found = false;
+  while (!found && std::fgets(line, sizeof line, f))
+    found = std::sscanf(line, "MemAvailable: %llu kB", &kib) == 1;
+  std::fclose(f);
+  return found && bytes <= uint64_t(kib) * 1024 / 2;
+}
+}  // namespace
+
 Job load_paths(const std::vector<std::string>& inputs, const LoadOptions& options) {
   std::vector<std::string> skipped;
   std::vector<std::string> paths = trace_paths(inputs, skipped);
@@ -272,6 +297,7 @@ Job load_paths(const std::vector<std::string>& inputs, const LoadOptions& option
   if (paths.empty()) throw LoadError(fmt::format("{}: no trace files (*.lstrace)", dir));
 
   const std::string host = options.this_host.empty() ? hostname() : options.this_host;
+  const bool keep = options.keep_mapped && fits_in_memory(paths);
   size_t workers =
       options.jobs > 0 ? size_t(options.jobs) : std::max(1u, std::thread::hardware_concurrency());
   workers = std::min(workers, paths.size());
@@ -281,7 +307,7 @@ Job load_paths(const std::vector<std::string>& inputs, const LoadOptions& option
   auto work = [&] {
     for (size_t i; (i = next.fetch_add(1)) < paths.size();) {
       try {
-        ranks[i] = load_one(paths[i], options, host);
+        ranks[i] = load_one(paths[i], options, host, keep);
       } catch (const std::exception& e) {
         errors[i] = e.what();
       }

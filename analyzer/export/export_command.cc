@@ -33,6 +33,7 @@ Checked load_and_check(const std::string& dir, int jobs, bool no_symbolize, cons
   check::DirOptions d;
   d.jobs = jobs;
   d.symbolize = !no_symbolize;
+  d.keep_mapped = true;  // every rank is read again, for its lanes
   check::Analysis a;
   try {
     a = check::analyze_dir(dir, d);

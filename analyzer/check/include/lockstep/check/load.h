@@ -29,6 +29,11 @@ struct LoadOptions {
   // With it, a file that cannot be loaded is left out and its one-line error appended here (and to the
   // job's warnings) instead of failing the whole load; the load still fails when no file is left.
   std::vector<std::string>* skipped = nullptr;
+  // Leave the records' pages mapped once read, instead of dropping them from this process behind each
+  // walk: for a caller that reads every rank again after the analysis (the report, the export), whose
+  // second pass then finds them mapped. Peak resident memory then counts the traces (pages of the page
+  // cache, not copies). Only where the files take at most half of the memory available; else ignored.
+  bool keep_mapped = false;
 };
 
 Job load_dir(const std::string& dir, const LoadOptions& options = {});
