@@ -13,9 +13,11 @@
 #include <cerrno>
 #include <cstddef>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <string_view>
 #include <thread>
 
 #include "lockstep/format/escape.h"
@@ -279,11 +281,17 @@ bool fits_in_memory(const std::vector<std::string>& paths) {
   }
   std::FILE* f = std::fopen("/proc/meminfo", "r");
   if (!f) return false;
-  unsigned long long kib = 0;
-  char line[256];
+  uint64_t kib = 0;
   bool found = false;
-  while (!found && std::fgets(line, sizeof line, f))
-    found = std::sscanf(line, "MemAvailable: %llu kB", &kib) == 1;
+  char line[256];
+  constexpr std::string_view kKey = "MemAvailable:";
+  while (!found && std::fgets(line, sizeof line, f)) {
+    if (std::string_view(line).substr(0, kKey.size()) != kKey) continue;
+    char* end = nullptr;
+    errno = 0;
+    kib = std::strtoull(line + kKey.size(), &end, 10);
+    found = errno == 0 && end != line + kKey.size();
+  }
   std::fclose(f);
   return found && bytes <= uint64_t(kib) * 1024 / 2;
 }
