@@ -90,13 +90,21 @@ std::vector<Row> decode(const TraceFile& t, symbolize::Symbolizer* sym) {
     switch (kind) {
       case LST_KIND_COLLECTIVE: {
         row.comm = r->comm ? comm_text(r->comm, comm_names) : format::null_comm_name(*r);
-        row.seq = std::to_string(r->u.coll.seq);
+        // A point-to-point record's seq is its tag (int32 bits).
+        const auto tag = int32_t(r->u.coll.seq);
+        row.seq = !(flags & LST_F_P2P) ? std::to_string(r->u.coll.seq)
+                  : tag == LST_ANY_TAG ? "any"
+                                       : std::to_string(tag);
         row.count = std::to_string(r->u.coll.count);
         row.dtype = format::dtype_text(*r);
         row.bytes = std::to_string(r->u.coll.count * r->u.coll.dtype_size);
         // A rooted MPI collective's root as given, -1 included (format 2.0); elsewhere only a real rank.
         if (r->api == LST_API_MPI && check::is_rooted(r->op) && !(flags & LST_F_P2P))
           row.root = format::root_text(r->u.coll.root_or_peer);
+        else if ((flags & LST_F_P2P) && r->u.coll.root_or_peer == LST_ANY_SOURCE)
+          row.root = "any";
+        else if ((flags & LST_F_P2P) && r->u.coll.root_or_peer == LST_PROC_NULL)
+          row.root = "null";
         else
           row.root = r->u.coll.root_or_peer < 0 ? "" : std::to_string(r->u.coll.root_or_peer);
         row.redop = format::redop_name(r->redop);

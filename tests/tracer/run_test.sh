@@ -27,6 +27,14 @@ case "$mode" in
     mkdir -p "$work/expected"
     "$lockstep" run -o "$work/traces" --tracer "$tracer" -- "${launcher[@]}" -np 4 "${program[@]}" "$work/expected" "${extra[0]}"
     "$check" sequence "$work/traces" "$work/expected" 4
+    if [[ ${LOCKSTEP_TRACE_P2P:-1} != 0 ]]; then
+      # show names a receive's wildcards: tag (SEQ) and source (ROOT) "any", MPI_PROC_NULL "null".
+      "$lockstep" show --no-symbolize "$work/traces" > "$work/show.out"
+      grep -Eq "MPI_Recv .* any +[0-9]+ +float64 +[0-9]+ +any " "$work/show.out" ||
+        fail "show does not print an MPI_ANY_SOURCE/MPI_ANY_TAG receive as any/any"
+      grep -Eq "MPI_Recv .* any +[0-9]+ +int32 +[0-9]+ +null " "$work/show.out" ||
+        fail "show does not print an MPI_PROC_NULL receive's peer as null"
+    fi
     ;;
   threads)
     "$lockstep" run -o "$work/traces" --tracer "$tracer" -- "${launcher[@]}" -np 2 "${program[@]}" "${extra[0]}" "${extra[1]}"
