@@ -74,15 +74,15 @@ if [ "$step" = export ]; then
   rc=$?
   [ "$rc" = "$want" ] || fail "export --format chrome exited $rc, want $want"
   # Bad input: one line naming the problem, exit 2.
-  "$lockstep" export "$work/no-such-dir" -o "$work/x.json" 2> "$work/bad.err"
-  [ $? = 2 ] && grep -q "no-such-dir" "$work/bad.err" ||
-    fail "export of a missing directory: $(cat "$work/bad.err")"
-  "$lockstep" export "$traces" --format svg 2> "$work/bad.err"
-  [ $? = 2 ] && grep -q "unknown --format 'svg'" "$work/bad.err" ||
-    fail "export --format svg: $(cat "$work/bad.err")"
-  "$lockstep" export "$traces" --seq 3:1 2> "$work/bad.err"
-  [ $? = 2 ] && grep -q "TO must be above FROM" "$work/bad.err" ||
-    fail "export --seq 3:1: $(cat "$work/bad.err")"
+  "$lockstep" export "$work/no-such-dir" -o "$work/x.json" 2> "$work/export-bad.err"
+  [ $? = 2 ] && grep -q "no-such-dir" "$work/export-bad.err" ||
+    fail "export of a missing directory: $(cat "$work/export-bad.err")"
+  "$lockstep" export "$traces" --format svg 2> "$work/export-bad.err"
+  [ $? = 2 ] && grep -q "unknown --format 'svg'" "$work/export-bad.err" ||
+    fail "export --format svg: $(cat "$work/export-bad.err")"
+  "$lockstep" export "$traces" --seq 3:1 2> "$work/export-bad.err"
+  [ $? = 2 ] && grep -q "TO must be above FROM" "$work/export-bad.err" ||
+    fail "export --seq 3:1: $(cat "$work/export-bad.err")"
   # A window of positions: still well formed, and nothing outside it, in both formats.
   "$lockstep" export "$traces" --format chrome --seq 1:3 -o "$work/trace-window.json"
   [ $? -le 1 ] || fail "export --format chrome --seq 1:3 failed"
@@ -133,9 +133,9 @@ fi
 "$lockstep" report "$traces" -o "$work/report.html"
 rc=$?
 [ "$rc" -le 1 ] || fail "report exited $rc"
-"$lockstep" report "$traces" -o "$work/no-such-dir/report.html" 2> "$work/bad.err"
-[ $? = 2 ] && grep -q "cannot write" "$work/bad.err" ||
-  fail "report to an unwritable file: $(cat "$work/bad.err")"
+"$lockstep" report "$traces" -o "$work/no-such-dir/report.html" 2> "$work/html-bad.err"
+[ $? = 2 ] && grep -q "cannot write" "$work/html-bad.err" ||
+  fail "report to an unwritable file: $(cat "$work/html-bad.err")"
 "$lockstep" check "$traces" --format html -o "$work/check.html"
 [ $? = "$rc" ] || fail "check --format html exited differently from report"
 cmp -s "$work/report.html" "$work/check.html" || fail "check --format html differs from lockstep report"
