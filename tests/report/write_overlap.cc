@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <exception>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "lockstep/format/writer.h"
@@ -34,29 +35,25 @@ int main(int argc, char** argv) try {
     uint64_t t = uint64_t(now.tv_sec) * 1000000000ull + uint64_t(now.tv_nsec) + 1000;
     uint64_t id;
     std::vector<int32_t> all{0, 1};
-    lst_record* r = w.reserve(&id);
-    r->op = LST_COMM_WORLD;
-    r->api = LST_API_MPI;
-    r->comm = kWorld;
-    r->u.comm.parent = 0;
-    r->u.comm.color = LST_NONE;
-    r->u.comm.size = kRanks;
-    r->u.comm.rank = rank;
-    r->members = w.intern(all.data(), all.size() * sizeof(int32_t), LST_STR_MEMBERS);
-    r->aux = w.intern("MPI_COMM_WORLD", 14);
-    lockstep::format::Writer::publish(r, LST_WORD(LST_KIND_COMM, LST_STATE_RETURNED, 0));
-    r = w.reserve(&id);
-    r->op = LST_COMM_NCCL_INIT_RANK;
-    r->api = LST_API_NCCL;
-    r->comm = kNccl;
-    r->u.comm.parent = 0;
-    r->u.comm.color = LST_NONE;
-    r->u.comm.key = LST_NONE;
-    r->u.comm.size = kRanks;
-    r->u.comm.rank = rank;
-    r->members = w.intern(all.data(), all.size() * sizeof(int32_t), LST_STR_MEMBERS);
-    r->aux = w.intern("nccl", 4);
-    lockstep::format::Writer::publish(r, LST_WORD(LST_KIND_COMM, LST_STATE_RETURNED, 0));
+    // Both communicators hold both ranks.
+    auto comm = [&](uint8_t op, uint8_t api, uint64_t handle, const std::string& name) {
+      lst_record* c = w.reserve(&id);
+      if (!c) throw std::runtime_error("trace file full");
+      c->op = op;
+      c->api = api;
+      c->comm = handle;
+      c->u.comm.parent = 0;
+      c->u.comm.color = LST_NONE;
+      c->u.comm.key = LST_NONE;
+      c->u.comm.size = kRanks;
+      c->u.comm.rank = rank;
+      c->members = w.intern(all.data(), all.size() * sizeof(int32_t), LST_STR_MEMBERS);
+      c->aux = w.intern(name.data(), name.size());
+      lockstep::format::Writer::publish(c, LST_WORD(LST_KIND_COMM, LST_STATE_RETURNED, 0));
+    };
+    comm(LST_COMM_WORLD, LST_API_MPI, kWorld, "MPI_COMM_WORLD");
+    comm(LST_COMM_NCCL_INIT_RANK, LST_API_NCCL, kNccl, "nccl");
+    lst_record* r = nullptr;
     for (uint32_t i = 0; i < kCalls; ++i) {
       r = w.reserve(&id);
       if (!r) throw std::runtime_error("trace file full");
