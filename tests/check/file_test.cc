@@ -56,6 +56,20 @@ Cli lockstep(const std::string& args) {
   return c;
 }
 
+// The trace file of world rank `rank` in dir (empty if none), and a trace file's header.
+std::string rank_file(const std::string& dir, int rank) {
+  const std::string prefix = "rank-" + std::to_string(rank) + ".";
+  for (auto& f : fs::directory_iterator(dir))
+    if (f.path().filename().string().rfind(prefix, 0) == 0) return f.path().string();
+  return {};
+}
+lst_header header_of(const std::string& path) {
+  lst_header h{};
+  std::ifstream in(path, std::ios::binary);
+  in.read(reinterpret_cast<char*>(&h), sizeof h);
+  return h;
+}
+
 TEST(Load, CleanJobOverThreeCommunicators) {
   TempDir d;
   write_job(d.path(), 4, 3000, 3);
@@ -123,9 +137,7 @@ TEST(Load, TwoJobsInOneDirectoryNameBothFiles) {
 TEST(Load, DamagedFileIsBadInputNamingTheFile) {
   TempDir d;
   write_job(d.path(), 2, 10, 1);
-  std::string victim;
-  for (auto& f : fs::directory_iterator(d.path()))
-    if (f.path().filename().string().rfind("rank-1.", 0) == 0) victim = f.path().string();
+  const std::string victim = rank_file(d.path(), 1);
   {
     std::fstream f(victim, std::ios::in | std::ios::out | std::ios::binary);
     f.write("NOTATRACE", 8);
@@ -145,14 +157,8 @@ TEST(Load, DamagedFileIsBadInputNamingTheFile) {
 TEST(Load, DamagedRecordIsBadInputNamingTheFile) {
   TempDir d;
   write_job(d.path(), 2, 100, 1);
-  std::string victim;
-  for (auto& f : fs::directory_iterator(d.path()))
-    if (f.path().filename().string().rfind("rank-0.", 0) == 0) victim = f.path().string();
-  lst_header h;
-  {
-    std::ifstream in(victim, std::ios::binary);
-    in.read(reinterpret_cast<char*>(&h), sizeof h);
-  }
+  const std::string victim = rank_file(d.path(), 0);
+  const lst_header h = header_of(victim);
   {
     // Record 50 gets a published word with a kind that does not exist.
     std::fstream f(victim, std::ios::in | std::ios::out | std::ios::binary);
@@ -179,14 +185,8 @@ TEST(Load, DamageInARunOfEqualCallsIsBadInput) {
         offsetof(lst_record, caller), offsetof(lst_record, comm) + 7, offsetof(lst_record, op)}) {
     TempDir d;
     write_job(d.path(), 2, 3000, 1);
-    std::string victim;
-    for (auto& f : fs::directory_iterator(d.path()))
-      if (f.path().filename().string().rfind("rank-1.", 0) == 0) victim = f.path().string();
-    lst_header h;
-    {
-      std::ifstream in(victim, std::ios::binary);
-      in.read(reinterpret_cast<char*>(&h), sizeof h);
-    }
+    const std::string victim = rank_file(d.path(), 1);
+    const lst_header h = header_of(victim);
     const uint64_t at = h.records_offset + kRecord * sizeof(lst_record) + offset;
     {
       std::fstream f(victim, std::ios::in | std::ios::out | std::ios::binary);
