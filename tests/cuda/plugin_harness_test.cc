@@ -42,6 +42,12 @@ class Plugin : public ::testing::Test {
     char tmpl[] = "/tmp/lockstep-plugin-XXXXXX";
     if (!mkdtemp(tmpl)) return;
     g_dir = tmpl;
+    // Gone when the process ends (each test runs in a process of its own): the library's trace file
+    // in it is a few megabytes. Unlinking it while mapped is harmless to the library's last writes.
+    std::atexit([] {
+      std::error_code ec;
+      fs::remove_all(g_dir, ec);
+    });
     // The library reads its environment when it is loaded; a launcher's rank must not leak in.
     setenv("LOCKSTEP_TRACE_DIR", g_dir.c_str(), 1);
     for (const char* v :
