@@ -1,6 +1,8 @@
 // Entry point of the `lockstep` command: builds the CLI from the registered subcommands and maps
 // errors onto the project's exit codes.
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <string>
 
@@ -47,6 +49,15 @@ int run(int argc, char** argv) {
     return kBadInput;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "lockstep: error: %s\n", e.what());
+    return kBadInput;
+  }
+  // What a command printed and stdio still holds goes out now: a full disk must not pass for a verdict
+  // (a CI gate would read a truncated report as the job's).
+  errno = 0;
+  const bool flushed = std::fflush(stdout) == 0;
+  if (!flushed || std::ferror(stdout)) {
+    std::fprintf(stderr, "lockstep: standard output: write failed%s%s\n", !flushed && errno ? ": " : "",
+                 !flushed && errno ? std::strerror(errno) : "");
     return kBadInput;
   }
   return g_exit_code;

@@ -27,23 +27,22 @@ void add_output_options(CLI::App* sub, std::string& format, std::string& path,
 }
 
 void add_load_options(CLI::App* sub, int& jobs, bool& no_symbolize) {
-  sub->add_option("-j,--jobs", jobs, "threads loading trace files (default: one per core)")
+  sub->add_option("-j,--jobs", jobs, "threads reading trace files (default: one per core)")
       ->check(CLI::NonNegativeNumber);
   sub->add_flag("--no-symbolize", no_symbolize,
                 "report call sites as module+offset (no llvm-symbolizer run)");
 }
 
 void write_output(const std::string& text, const std::string& path) {
-  if (path.empty() || path == "-") {
-    std::fwrite(text.data(), 1, text.size(), stdout);
-    std::fflush(stdout);
-    return;
-  }
-  std::FILE* f = std::fopen(path.c_str(), "w");
+  const bool to_stdout = path.empty() || path == "-";
+  std::FILE* f = to_stdout ? stdout : std::fopen(path.c_str(), "w");
   if (!f) throw BadInput(path + ": cannot write: " + std::strerror(errno));
+  errno = 0;
   bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  ok = std::fclose(f) == 0 && ok;
-  if (!ok) throw BadInput(path + ": write failed");
+  ok = (to_stdout ? std::fflush(f) == 0 : std::fclose(f) == 0) && ok;
+  if (!ok)
+    throw BadInput((to_stdout ? std::string("standard output") : path) + ": write failed" +
+                   (errno ? std::string(": ") + std::strerror(errno) : std::string()));
 }
 
 }  // namespace lockstep::cli

@@ -4,7 +4,9 @@
 
 #include <fmt/format.h>
 
+#include <cerrno>
 #include <charconv>
+#include <cstring>
 #include <map>
 #include <stdexcept>
 
@@ -76,8 +78,10 @@ class Writer {
   std::string& buf() { return buf_; }
   void raw(std::string_view s) { buf_ += s; }
   void flush() {
+    errno = 0;
     if (!buf_.empty() && std::fwrite(buf_.data(), 1, buf_.size(), f_) != buf_.size())
-      throw std::runtime_error("write failed");
+      throw std::runtime_error(errno ? fmt::format("write failed: {}", std::strerror(errno))
+                                     : "write failed");
     buf_.clear();
   }
   uint64_t events() const { return events_; }

@@ -17,6 +17,8 @@ struct ChromeOptions {
   bool flows = true;  // flow arrows joining each position of a communicator across its ranks
   // Only positions [from, to) of each communicator (and the findings there): a window of a large job.
   int64_t from = 0, to = INT64_MAX;
+  // Threads the Perfetto export encodes ranks on (the file is written on one more).
+  int threads = 1;
 };
 
 // The findings drawn on each rank: the culprits', else every rank the finding names.

@@ -4,10 +4,12 @@
 #include <fmt/format.h>
 
 #include <unistd.h>
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <thread>
 
 #include "chrome_trace.h"
 #include "cli/command.h"
@@ -80,6 +82,7 @@ int run_export(const ExportOptions& o) {
     throw cli::BadInput(fmt::format("export: unknown --format '{}' (perfetto or chrome)", o.format));
   ChromeOptions co;
   co.flows = !o.no_flows;
+  co.threads = o.jobs > 0 ? o.jobs : int(std::max(1u, std::thread::hardware_concurrency()));
   if (!o.seq.empty()) parse_window(o.seq, co);
   Checked c = load_and_check(o.dir, o.jobs, o.no_symbolize, "export");
   report::TimelineOptions to;
@@ -100,9 +103,14 @@ int run_export(const ExportOptions& o) {
       write_chrome_trace(c.job, c.result, tl, f, co);
   } catch (const std::exception& e) {
     if (!to_stdout) std::fclose(f);
-    throw cli::BadInput(fmt::format("{}: {}", o.output.empty() ? "-" : o.output, e.what()));
+    throw cli::BadInput(fmt::format("{}: {}", to_stdout ? "standard output" : o.output, e.what()));
   }
-  if (!to_stdout && std::fclose(f) != 0) throw cli::BadInput(fmt::format("{}: write failed", o.output));
+  // What stdio still held goes out now: a full disk shows here for a small trace.
+  errno = 0;
+  const bool written = to_stdout ? std::fflush(f) == 0 && !std::ferror(f) : std::fclose(f) == 0;
+  if (!written)
+    throw cli::BadInput(fmt::format("{}: write failed{}{}", to_stdout ? "standard output" : o.output,
+                                    errno ? ": " : "", errno ? std::strerror(errno) : ""));
   return exit_code(c.result);
 }
 

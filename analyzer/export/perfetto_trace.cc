@@ -7,12 +7,19 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <condition_variable>
 #include <cstring>
-#include <deque>
+#include <exception>
+#include <functional>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -107,8 +114,9 @@ struct Proto {
   void clear() { b.clear(); }
 };
 
-// Interned values: one iid per distinct value for the whole file; each packet sequence defines the iids
-// it uses the first time it uses them (Perfetto keeps interned data per sequence).
+// Interned values: one iid per distinct value for a rank (numbered as the rank first uses them, so
+// that a rank's bytes do not depend on the ranks written before it); each packet sequence defines the
+// iids it uses the first time it uses them (Perfetto keeps interned data per sequence).
 class Table {
  public:
   uint64_t iid(const std::string& s) {
@@ -117,6 +125,10 @@ class Table {
     return it->second;
   }
   const std::string& value(uint64_t iid) const { return values_[iid - 1]; }
+  void clear() {
+    index_.clear();
+    values_.clear();
+  }
 
  private:
   std::unordered_map<std::string, uint64_t> index_;
@@ -148,8 +160,121 @@ struct KindBlock {
   // that a call copies a fixed kCopy bytes of short fields (a few moves) rather than calling memcpy.
   std::string fields;
   size_t size = 0;
-  uint64_t name = 0, site = 0;
+  uint64_t name = 0, site = 0;  // iids (site 0: no call site)
+  uint32_t site_index = 0;      // into Timeline::sites, when `site`
   std::vector<uint64_t> strings;
+};
+
+// The file, written a buffer at a time: in the caller's thread, or (`background`) on a thread of its
+// own, so that the system's copy of one buffer into the file (or its wait for the disk) overlaps the
+// encoding of the next.
+class Output {
+ public:
+  Output(std::FILE* f, bool background) : f_(f) {
+    if (background) thread_ = std::thread([this] { run(); });
+  }
+  Output(const Output&) = delete;
+  Output& operator=(const Output&) = delete;
+  ~Output() {
+    if (!thread_.joinable()) return;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stopping_ = true;
+    }
+    changed_.notify_all();
+    thread_.join();
+  }
+
+  // Writes buf's first `len` bytes; or hands buf to the thread and gives the caller, in exchange, the
+  // buffer it wrote last. Throws when a write has failed.
+  void write(std::vector<char>& buf, size_t len) {
+    if (!thread_.joinable()) {
+      if (std::fwrite(buf.data(), 1, len, f_) != len) throw std::runtime_error(failure(errno));
+      return;
+    }
+    std::unique_lock<std::mutex> lock(mu_);
+    changed_.wait(lock, [&] { return !busy_; });
+    if (error_) throw std::runtime_error(failure(error_));
+    buf.swap(writing_);
+    if (buf.size() < writing_.size()) buf.resize(writing_.size());
+    pending_ = len;
+    busy_ = true;
+    lock.unlock();
+    changed_.notify_all();
+  }
+  // Waits for every byte handed over; throws when a write has failed.
+  void finish() {
+    if (!thread_.joinable()) return;
+    std::unique_lock<std::mutex> lock(mu_);
+    changed_.wait(lock, [&] { return !busy_; });
+    if (error_) throw std::runtime_error(failure(error_));
+  }
+
+ private:
+  static std::string failure(int err) {
+    return err ? fmt::format("write failed: {}", std::strerror(err)) : std::string("write failed");
+  }
+  void run() {
+    std::unique_lock<std::mutex> lock(mu_);
+    for (;;) {
+      changed_.wait(lock, [&] { return busy_ || stopping_; });
+      if (!busy_) return;
+      lock.unlock();
+      errno = 0;
+      const bool ok = std::fwrite(writing_.data(), 1, pending_, f_) == pending_;
+      const int err = errno;
+      lock.lock();
+      if (!ok && !error_) error_ = err ? err : EIO;
+      busy_ = false;
+      changed_.notify_all();
+    }
+  }
+
+  std::FILE* f_;
+  std::vector<char> writing_;  // the bytes being written while busy_
+  size_t pending_ = 0;
+  std::mutex mu_;
+  std::condition_variable changed_;
+  bool busy_ = false, stopping_ = false;
+  int error_ = 0;  // errno of the first failed write
+  std::thread thread_;
+};
+
+struct Stopped {};  // another thread failed: leave the rank being written
+
+// The ranks' turns at the file. Several threads encode ranks at once, each into its own buffer, and the
+// file takes them in job order: turn 0 is the file's first packet, turn k + 1 rank k. The thread whose
+// turn it is writes as it goes; the others hold their bytes until their turn comes.
+class Turns {
+ public:
+  size_t take() { return taken_.fetch_add(1, std::memory_order_relaxed); }  // the next rank to encode
+  bool is(size_t turn) const { return now_.load(std::memory_order_acquire) == turn; }
+  void wait(size_t turn) {
+    std::unique_lock<std::mutex> lock(mu_);
+    changed_.wait(lock, [&] { return now_.load(std::memory_order_relaxed) == turn || stopped(); });
+    if (now_.load(std::memory_order_relaxed) != turn) throw Stopped{};
+  }
+  void pass(size_t turn) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      now_.store(turn + 1, std::memory_order_release);
+    }
+    changed_.notify_all();
+  }
+  void stop() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stopped_.store(true, std::memory_order_relaxed);
+    }
+    changed_.notify_all();
+  }
+  bool stopped() const { return stopped_.load(std::memory_order_relaxed); }
+
+ private:
+  std::atomic<size_t> taken_{0}, now_{0};
+  std::atomic<bool> stopped_{false};
+  std::mutex mu_;
+  std::condition_variable changed_;
 };
 
 inline size_t varint_size(uint64_t v) { return v < 0x80 ? 1 : size_t(64 - __builtin_clzll(v) + 6) / 7; }
@@ -162,9 +287,26 @@ inline char* put_varint(char* p, uint64_t v) {
   return p;
 }
 
+// One thread's writer: the bytes of one turn at a time (Turns), with the interned ids of that turn.
 class PerfettoWriter {
  public:
-  PerfettoWriter(std::FILE* f, report::Timeline& tl) : f_(f), tl_(tl), buf_(kFlushAt + (1 << 16)) {}
+  PerfettoWriter(Output& out, Turns& turns, report::Timeline& tl)
+      : out_(out), turns_(turns), tl_(tl), buf_(kFlushAt + (1 << 16)) {}
+
+  // Starts the bytes of `turn`, with interned ids of its own.
+  void begin_turn(size_t turn) {
+    turn_ = turn;
+    names_.clear();
+    strings_.clear();
+    blocks_.clear();
+    site_iids_.clear();
+  }
+  // Waits for the turn, writes what it holds of it and passes the turn on.
+  void end_turn() {
+    turns_.wait(turn_);
+    flush();
+    turns_.pass(turn_);
+  }
 
   void packet(const Proto& p) {
     char* o = room(1 + 10 + p.b.size());
@@ -174,8 +316,9 @@ class PerfettoWriter {
     len_ = size_t(o - buf_.data());
     ++stats.packets;
   }
+  // Only in the writer's turn.
   void flush() {
-    if (len_ && std::fwrite(buf_.data(), 1, len_, f_) != len_) throw std::runtime_error("write failed");
+    if (len_) out_.write(buf_, len_);
     len_ = 0;
   }
 
@@ -307,16 +450,18 @@ class PerfettoWriter {
   }
 
   const KindBlock& kind(uint32_t k) {
-    if (blocks_.size() <= k) blocks_.resize(k + 1);
     KindBlock& b = blocks_[k];
     if (b.built) return b;
+    std::lock_guard<std::mutex> lock(tl_.tables_mutex);  // other threads may be adding kinds
     const report::CallKind& ck = tl_.kinds[k];
     Proto f, a;
     b.name = names_.iid(ck.operation);
     f.u(kEvNameIid, b.name);
     const check::Site& site = tl_.sites[ck.site];
     if (!site.text().empty()) {
-      b.site = ck.site + 1;
+      auto [it, fresh] = site_iids_.try_emplace(ck.site, site_iids_.size() + 1);
+      b.site = it->second;
+      b.site_index = ck.site;
       f.u(kEvSourceLocationIid, b.site);
     }
     auto str = [&](Arg name, const std::string& v) {
@@ -354,7 +499,7 @@ class PerfettoWriter {
   // The interned data a packet on `seq` must carry before it can use kind `k` (empty when defined already).
   void define(uint32_t k, Sequence& seq, Proto& in) {
     if (!seq.first_use(seq.kinds, k)) return;
-    const KindBlock& b = blocks_[k];
+    const KindBlock& b = blocks_.at(k);
     Proto e;
     if (seq.first_use(seq.names, b.name)) {
       e.u(1, b.name);
@@ -363,7 +508,8 @@ class PerfettoWriter {
     }
     for (uint64_t s : b.strings) define_string(s, seq, in);
     if (b.site && seq.first_use(seq.sites, b.site)) {
-      const check::Site& site = tl_.sites[b.site - 1];
+      std::lock_guard<std::mutex> lock(tl_.tables_mutex);
+      const check::Site& site = tl_.sites[b.site_index];
       e.clear();
       e.u(1, b.site);
       e.bytes(2, site.file.empty() ? site.text() : site.file);
@@ -385,11 +531,16 @@ class PerfettoWriter {
 
  private:
   static constexpr size_t kFlushAt = 1 << 20;  // one write per megabyte
+  static constexpr size_t kHoldAt = 64 << 20;  // what a thread holds at most while not its turn
 
-  // Space for `n` more bytes at the end of the buffer, flushing it first once it holds a megabyte.
+  // Space for `n` more bytes at the end of the buffer, flushing it first once it holds a megabyte and it
+  // is the writer's turn; out of turn it grows, until it holds kHoldAt and waits for the turn.
   char* room(size_t n) {
-    if (len_ >= kFlushAt) flush();
-    if (len_ + n > buf_.size()) buf_.resize(len_ + n);
+    if (len_ >= kFlushAt) {
+      if (len_ >= kHoldAt) turns_.wait(turn_);
+      if (turns_.is(turn_)) flush();
+    }
+    if (len_ + n > buf_.size()) buf_.resize(std::max(len_ + n, buf_.size() * 2));
     return buf_.data() + len_;
   }
   // The begin packet at p, whose TrackEvent's length byte is at e and which ends at o, with its two
@@ -429,13 +580,17 @@ class PerfettoWriter {
     return put_varint(o, seq.wire);
   }
 
-  std::FILE* f_;
+  Output& out_;
+  Turns& turns_;
+  size_t turn_ = 0;
   report::Timeline& tl_;
   std::vector<char> buf_;
   size_t len_ = 0;
   uint32_t generation_ = 0;  // of the sequence last (re)started
   Table names_, strings_;
-  std::deque<KindBlock> blocks_;  // a deque: lanes keep references to their kinds while others are added
+  // By Timeline kind; a node map: lanes keep pointers to their kinds while others are added.
+  std::unordered_map<uint32_t, KindBlock> blocks_;
+  std::unordered_map<uint32_t, uint64_t> site_iids_;  // Timeline site -> source location iid
 };
 
 // A DebugAnnotation with an unsigned or an interned string value, framed as TrackEvent field 4.
@@ -465,145 +620,190 @@ uint64_t device_uuid(int32_t rank, uint32_t comm) { return process_uuid(rank) + 
 
 PerfettoStats write_perfetto_trace(const check::Job& job, const check::Result& result, report::Timeline& tl,
                                    std::FILE* out, const ChromeOptions& opt) {
-  PerfettoWriter w(out, tl);
-  w.root_ordering();
   const auto findings_of = findings_by_rank(result);
-  Proto ev, a, in;
-  // A lane being written: its sequence, and what each of its calls needs.
-  struct LaneOut {
-    Sequence seq;
-    uint32_t comm = 0;  // index into tl.comms
-    bool flows = false;
-    size_t paired = 0;  // positions every rank of the communicator reached
-    const KindBlock* kb = nullptr;
-    uint32_t kb_kind = 0;
-  };
-  std::vector<LaneOut> lanes;
-  struct DeviceCall {
-    uint32_t lane, pos, kind;
-    int64_t t0, t1;
-  };
-  std::vector<DeviceCall> device;
-  Sequence findings;
-  findings.wire = kFindingSequence;
   const uint64_t ncomms = tl.comms.size();
   const uint64_t first = uint64_t(std::max<int64_t>(opt.from, 0)),
                  to = uint64_t(std::max<int64_t>(opt.to, 0));
-  for (const check::Rank& r : job.ranks) {
-    const int32_t rank = r.world_rank;
-    w.track(process_uuid(rank), 0, fmt::format("rank {} ({} pid {})", rank, r.host, r.pid), rank, rank);
-    const int64_t rank_end = tl.time_of(r, r.last_t_ns);
-    // Every lane's track and sequence first; then the rank's calls in record order, each a slice on its
-    // lane's sequence as it is read, so that no rank's calls are ever held in memory.
-    if (lanes.size() < r.seqs.size()) lanes.resize(r.seqs.size());
-    for (size_t si = 0; si < r.seqs.size(); ++si) {
-      LaneOut& l = lanes[si];
-      l.comm = uint32_t(tl.comm_index(r.seqs[si].comm));
-      const report::TimelineComm& comm = tl.comms[l.comm];
-      const uint64_t track = host_uuid(rank, l.comm);
-      w.track(track, process_uuid(rank), comm.ref.name, 2 * int64_t(l.comm));
-      l.flows = opt.flows && comm.ranks.size() > 1;
-      l.paired = comm.min_length;
-      l.kb = nullptr;
-      l.seq.wire = kFirstLaneSequence + uint32_t(si);
-      w.start_sequence(l.seq, track, true);
-    }
-    device.clear();
-    tl.for_each_call(r, [&](const report::LaneCall* at, size_t n) {
-      for (const report::LaneCall* end = at + n; at != end; ++at) {
-        const uint64_t i = at->pos;
-        if (i < first || i >= to) continue;
-        const report::Call& c = at->call;
-        LaneOut& l = lanes[at->lane];
-        in.clear();
-        // A lane repeats its kinds in runs: the same kind as the previous call is defined on the
-        // sequence already.
-        if (!l.kb || c.kind != l.kb_kind) {
-          l.kb = &w.kind(c.kind);
-          l.kb_kind = c.kind;
-          w.define(c.kind, l.seq, in);
-        }
-        uint64_t state = 0;  // the iid of a call's state other than RETURNED
-        if (!c.returned || c.state == LST_STATE_FAILED) {
-          state = w.string_iid(c.returned ? format::state_name(c.state) : "ENTERED (never returned)");
-          w.define_string(state, l.seq, in);
-        }
-        // One flow per position every rank of the communicator reached (MPI pairs calls by it); Perfetto
-        // chains the slices that share a flow id by time.
-        // Ids interleave the communicators (position K of communicator C is K * comms + C + 1), so
-        // that they stay small whatever the number of communicators.
-        const bool flow = l.flows && i < l.paired;
-        w.stats.flows += flow;
-        const int64_t t1 = c.returned ? c.t1_ns : std::max(rank_end, c.t0_ns);
-        w.slice(l.seq, c.t0_ns, std::max(t1, c.t0_ns), in.b, l.kb->fields.data(), l.kb->size, [&](char* o) {
-          o = uint_arg(o, kArgSeq, i);
-          if (state) o = string_arg(o, kArgState, state);
-          if (flow) {
-            static_assert(kEvFlowIdsVarint << 3 >= 0x80 && kEvFlowIdsVarint << 3 < 0x4000);
-            *o++ = char((kEvFlowIdsVarint << 3) | 0x80);
-            *o++ = char((kEvFlowIdsVarint << 3) >> 7);
-            o = put_varint(o, i * ncomms + l.comm + 1);
+  Output output(out, true);
+  Turns turns;
+  // One thread's share of the ranks: the next rank nobody has taken, until none is left. What it keeps
+  // from rank to rank (lanes, sequences) is its own; the timeline's tables are shared, under their lock.
+  auto encode_ranks = [&](PerfettoWriter& w) {
+    Proto ev, a, in;
+    // A lane being written: its sequence, and what each of its calls needs.
+    struct LaneOut {
+      Sequence seq;
+      uint32_t comm = 0;  // index into tl.comms
+      bool flows = false;
+      size_t paired = 0;  // positions every rank of the communicator reached
+      const KindBlock* kb = nullptr;
+      uint32_t kb_kind = 0;
+    };
+    std::vector<LaneOut> lanes;
+    struct DeviceCall {
+      uint32_t lane, pos, kind;
+      int64_t t0, t1;
+    };
+    std::vector<DeviceCall> device;
+    Sequence findings;
+    findings.wire = kFindingSequence;
+    auto encode_rank = [&](const check::Rank& r) {
+      const int32_t rank = r.world_rank;
+      w.track(process_uuid(rank), 0, fmt::format("rank {} ({} pid {})", rank, r.host, r.pid), rank, rank);
+      const int64_t rank_end = tl.time_of(r, r.last_t_ns);
+      // Every lane's track and sequence first; then the rank's calls in record order, each a slice on its
+      // lane's sequence as it is read, so that no rank's calls are ever held in memory.
+      if (lanes.size() < r.seqs.size()) lanes.resize(r.seqs.size());
+      for (size_t si = 0; si < r.seqs.size(); ++si) {
+        LaneOut& l = lanes[si];
+        l.comm = uint32_t(tl.comm_index(r.seqs[si].comm));
+        const report::TimelineComm& comm = tl.comms[l.comm];
+        const uint64_t track = host_uuid(rank, l.comm);
+        w.track(track, process_uuid(rank), comm.ref.name, 2 * int64_t(l.comm));
+        l.flows = opt.flows && comm.ranks.size() > 1;
+        l.paired = comm.min_length;
+        l.kb = nullptr;
+        l.seq.wire = kFirstLaneSequence + uint32_t(si);
+        w.start_sequence(l.seq, track, true);
+      }
+      device.clear();
+      tl.for_each_call(r, [&](const report::LaneCall* at, size_t n) {
+        if (turns.stopped()) throw Stopped{};
+        for (const report::LaneCall* end = at + n; at != end; ++at) {
+          const uint64_t i = at->pos;
+          if (i < first || i >= to) continue;
+          const report::Call& c = at->call;
+          LaneOut& l = lanes[at->lane];
+          in.clear();
+          // A lane repeats its kinds in runs: the same kind as the previous call is defined on the
+          // sequence already.
+          if (!l.kb || c.kind != l.kb_kind) {
+            l.kb = &w.kind(c.kind);
+            l.kb_kind = c.kind;
+            w.define(c.kind, l.seq, in);
           }
-          return o;
-        });
-        if (c.device && c.dev1_ns >= c.dev0_ns)
-          device.push_back({at->lane, at->pos, c.kind, c.dev0_ns, c.dev1_ns});
+          uint64_t state = 0;  // the iid of a call's state other than RETURNED
+          if (!c.returned || c.state == LST_STATE_FAILED) {
+            state = w.string_iid(c.returned ? format::state_name(c.state) : "ENTERED (never returned)");
+            w.define_string(state, l.seq, in);
+          }
+          // One flow per position every rank of the communicator reached (MPI pairs calls by it); Perfetto
+          // chains the slices that share a flow id by time.
+          // Ids interleave the communicators (position K of communicator C is K * comms + C + 1), so
+          // that they stay small whatever the number of communicators.
+          const bool flow = l.flows && i < l.paired;
+          w.stats.flows += flow;
+          const int64_t t1 = c.returned ? c.t1_ns : std::max(rank_end, c.t0_ns);
+          w.slice(l.seq, c.t0_ns, std::max(t1, c.t0_ns), in.b, l.kb->fields.data(), l.kb->size, [&](char* o) {
+            o = uint_arg(o, kArgSeq, i);
+            if (state) o = string_arg(o, kArgState, state);
+            if (flow) {
+              static_assert(kEvFlowIdsVarint << 3 >= 0x80 && kEvFlowIdsVarint << 3 < 0x4000);
+              *o++ = char((kEvFlowIdsVarint << 3) | 0x80);
+              *o++ = char((kEvFlowIdsVarint << 3) >> 7);
+              o = put_varint(o, i * ncomms + l.comm + 1);
+            }
+            return o;
+          });
+          if (c.device && c.dev1_ns >= c.dev0_ns)
+            device.push_back({at->lane, at->pos, c.kind, c.dev0_ns, c.dev1_ns});
+        }
+      });
+      // Device times on their own track per lane: they overlap the host calls that enqueued them.
+      std::stable_sort(device.begin(), device.end(),
+                       [](const DeviceCall& x, const DeviceCall& y) { return x.lane < y.lane; });
+      for (size_t d = 0; d < device.size();) {
+        LaneOut& l = lanes[device[d].lane];
+        const uint64_t dtrack = device_uuid(rank, l.comm);
+        w.track(dtrack, process_uuid(rank), tl.comms[l.comm].ref.name + " (device)", 2 * int64_t(l.comm) + 1);
+        w.start_sequence(l.seq, dtrack, true);
+        for (const uint32_t lane = device[d].lane; d < device.size() && device[d].lane == lane; ++d) {
+          const DeviceCall& c = device[d];
+          const uint64_t name = w.kind(c.kind).name;
+          in.clear();
+          w.define(c.kind, l.seq, in);
+          static const char kNone[kCopy] = {};
+          w.slice(l.seq, c.t0, c.t1, in.b, kNone, 0, [&](char* o) {
+            o = put_varint(o, kEvNameIid << 3);
+            o = put_varint(o, name);
+            return uint_arg(o, kArgSeq, c.pos);
+          });
+        }
       }
-    });
-    // Device times on their own track per lane: they overlap the host calls that enqueued them.
-    std::stable_sort(device.begin(), device.end(),
-                     [](const DeviceCall& x, const DeviceCall& y) { return x.lane < y.lane; });
-    for (size_t d = 0; d < device.size();) {
-      LaneOut& l = lanes[device[d].lane];
-      const uint64_t dtrack = device_uuid(rank, l.comm);
-      w.track(dtrack, process_uuid(rank), tl.comms[l.comm].ref.name + " (device)", 2 * int64_t(l.comm) + 1);
-      w.start_sequence(l.seq, dtrack, true);
-      for (const uint32_t lane = device[d].lane; d < device.size() && device[d].lane == lane; ++d) {
-        const DeviceCall& c = device[d];
-        const uint64_t name = w.kind(c.kind).name;
-        in.clear();
-        w.define(c.kind, l.seq, in);
-        static const char kNone[kCopy] = {};
-        w.slice(l.seq, c.t0, c.t1, in.b, kNone, 0, [&](char* o) {
-          o = put_varint(o, kEvNameIid << 3);
-          o = put_varint(o, name);
-          return uint_arg(o, kArgSeq, c.pos);
-        });
-      }
-    }
-    auto fit = findings_of.find(rank);
-    if (fit == findings_of.end()) continue;
-    w.start_sequence(findings, process_uuid(rank), false);
-    for (const check::Finding* f : fit->second) {
-      if (f->seq >= 0 && (f->seq < opt.from || f->seq >= opt.to)) continue;
-      const int ci = tl.comm_index(f->comm.id);
-      ev.clear();
-      ev.u(kEvType, kInstant);
-      // On the communicator's track when this rank has one, else on the rank's process track.
-      bool has_lane = false;
-      for (auto& l : lanes) has_lane |= ci >= 0 && l.comm == uint32_t(ci);
-      if (has_lane) ev.u(kEvTrackUuid, host_uuid(rank, uint32_t(ci)));
-      ev.bytes(kEvName, check::kind_name(f->kind));
-      auto text = [&](Arg name, const std::string& v) {
+      auto fit = findings_of.find(rank);
+      if (fit == findings_of.end()) return;
+      w.start_sequence(findings, process_uuid(rank), false);
+      for (const check::Finding* f : fit->second) {
+        if (f->seq >= 0 && (f->seq < opt.from || f->seq >= opt.to)) continue;
+        const int ci = tl.comm_index(f->comm.id);
+        ev.clear();
+        ev.u(kEvType, kInstant);
+        // On the communicator's track when this rank has one, else on the rank's process track.
+        bool has_lane = false;
+        for (auto& l : lanes) has_lane |= ci >= 0 && l.comm == uint32_t(ci);
+        if (has_lane) ev.u(kEvTrackUuid, host_uuid(rank, uint32_t(ci)));
+        ev.bytes(kEvName, check::kind_name(f->kind));
+        auto text = [&](Arg name, const std::string& v) {
+          a.clear();
+          a.u(kDaNameIid, name);
+          a.bytes(kDaString, v);
+          ev.msg(kEvAnnotation, a);
+        };
+        text(kArgSummary, report::headline(*f));
+        text(kArgExplanation, f->explanation);
         a.clear();
-        a.u(kDaNameIid, name);
-        a.bytes(kDaString, v);
+        a.u(kDaNameIid, kArgSeq);
+        a.i(kDaInt, f->seq);
         ev.msg(kEvAnnotation, a);
-      };
-      text(kArgSummary, report::headline(*f));
-      text(kArgExplanation, f->explanation);
-      a.clear();
-      a.u(kDaNameIid, kArgSeq);
-      a.i(kDaInt, f->seq);
-      ev.msg(kEvAnnotation, a);
-      text(kArgCommunicator, f->comm.name);
-      if (!f->tensor.empty()) text(kArgTensor, f->tensor);
-      w.event(finding_time(*f, rank, rank_end), ev);
-      ++w.stats.instants;
+        text(kArgCommunicator, f->comm.name);
+        if (!f->tensor.empty()) text(kArgTensor, f->tensor);
+        w.event(finding_time(*f, rank, rank_end), ev);
+        ++w.stats.instants;
+      }
+    };
+    for (size_t ri; (ri = turns.take()) < job.ranks.size();) {
+      w.begin_turn(ri + 1);
+      encode_rank(job.ranks[ri]);
+      w.end_turn();
     }
+  };
+  // Turn 0: the file's first packet.
+  PerfettoWriter head(output, turns, tl);
+  head.begin_turn(0);
+  head.root_ordering();
+  head.end_turn();
+  const size_t nthreads = std::min<size_t>(std::max(opt.threads, 1), std::max<size_t>(job.ranks.size(), 1));
+  std::vector<std::unique_ptr<PerfettoWriter>> writers;
+  for (size_t t = 0; t < nthreads; ++t)
+    writers.push_back(std::make_unique<PerfettoWriter>(output, turns, tl));
+  std::exception_ptr error;
+  std::mutex error_mu;
+  auto work = [&](PerfettoWriter& w) {
+    try {
+      encode_ranks(w);
+    } catch (const Stopped&) {
+    } catch (...) {
+      {
+        std::lock_guard<std::mutex> lock(error_mu);
+        if (!error) error = std::current_exception();
+      }
+      turns.stop();
+    }
+  };
+  std::vector<std::thread> threads;
+  for (size_t t = 1; t < nthreads; ++t) threads.emplace_back(work, std::ref(*writers[t]));
+  work(*writers[0]);
+  for (std::thread& t : threads) t.join();
+  if (error) std::rethrow_exception(error);
+  output.finish();
+  PerfettoStats stats = head.stats;
+  for (auto& w : writers) {
+    stats.packets += w->stats.packets;
+    stats.slices += w->stats.slices;
+    stats.flows += w->stats.flows;
+    stats.instants += w->stats.instants;
   }
-  w.flush();
-  return w.stats;
+  return stats;
 }
 
 }  // namespace lockstep::exporter

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <mutex>
 #include <unordered_map>
 
 #include "lockstep/check/op_semantics.h"
@@ -98,6 +99,8 @@ void Timeline::for_each_call(const Rank& r, const std::function<void(const LaneC
     }
     std::pair<std::string, uint64_t> key =
         m >= 0 ? std::pair(s.module, s.offset) : std::pair(std::string(), caller);
+    // Ranks may be read on several threads at once: the shared tables, and the symbolizer, one at a time.
+    std::lock_guard<std::mutex> lock(tables_mutex);
     auto [kit, fresh] = site_index_.try_emplace(key, uint32_t(sites.size()));
     if (fresh) {
       if (opt_.symbolize && caller) opt_.symbolize(r, s);
@@ -187,6 +190,7 @@ void Timeline::for_each_call(const Rank& r, const std::function<void(const LaneC
         std::string full = fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|", k.api, k.op, k.dtype, k.redop,
                                        k.flags, k.count, k.dtype_size, k.root, k.peer, k.site, k.operation);
         full += k.tensor;
+        std::lock_guard<std::mutex> lock(tables_mutex);
         auto [it, fresh] = kind_index_.try_emplace(full, uint32_t(kinds.size()));
         if (fresh) kinds.push_back(std::move(k));
         kind_id = it->second;

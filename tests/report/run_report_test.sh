@@ -43,6 +43,14 @@ if [ "$step" = traces ]; then
   "$lockstep" check --format json "$traces" > "$work/check.json"
   rc=$?
   [ "$rc" -le 1 ] || fail "check exited $rc"
+  # A verdict that could not be written is no verdict: a CI gate must not read a truncated one.
+  if [ -w /dev/full ]; then
+    for f in text json sarif; do
+      "$lockstep" check --format $f "$traces" > /dev/full 2> "$work/check-full.err"
+      [ $? = 2 ] && grep -q "standard output: write failed: No space left on device" "$work/check-full.err" ||
+        fail "check --format $f to a full device: $(cat "$work/check-full.err")"
+    done
+  fi
   echo "traces ok: $case (check exit $rc)"
   exit 0
 fi
@@ -64,6 +72,22 @@ if [ "$step" = export ]; then
     fail "export to stdout failed"
   cmp -s "$work/trace.perfetto-trace" "$work/trace-default.perfetto-trace" ||
     fail "the default format is not --format perfetto"
+  # Ranks encoded on one thread or on several (each rank's bytes written in job order): the same file.
+  for j in 1 3; do
+    "$lockstep" export "$traces" -j $j -o "$work/trace-j$j.perfetto-trace" || [ $? = 1 ] ||
+      fail "export -j $j failed"
+    cmp -s "$work/trace.perfetto-trace" "$work/trace-j$j.perfetto-trace" ||
+      fail "export -j $j wrote another file than the default -j"
+  done
+  # A file system that refuses the bytes: exit 2 and the reason, not a truncated trace reported as written.
+  if [ -w /dev/full ]; then
+    "$lockstep" export "$traces" -o /dev/full 2> "$work/export-full.err"
+    [ $? = 2 ] && grep -q "/dev/full: write failed: No space left on device" "$work/export-full.err" ||
+      fail "export to a full device: $(cat "$work/export-full.err")"
+    "$lockstep" export "$traces" > /dev/full 2> "$work/export-full.err"
+    [ $? = 2 ] && grep -q "^lockstep: standard output: write failed: No space left on device" "$work/export-full.err" ||
+      fail "export to a full standard output: $(cat "$work/export-full.err")"
+  fi
   # The binary trace is refused on a terminal (a pseudo-terminal from script(1), when installed).
   if command -v script > /dev/null; then
     tty_out=$(script -qec "'$lockstep' export '$traces'; echo rc=\$?" /dev/null | tr -d '\r')

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -74,12 +75,16 @@ class Timeline {
   void lanes(const check::Rank& rank, std::vector<Lane>& out);
   // The same calls without keeping them: fn(calls, n) with batches of up to kLaneCallBatch in record
   // order, for a writer that needs each call once (the Perfetto export), so that a rank's calls are
-  // never all in memory.
+  // never all in memory. Threads may read different ranks at once; a kind's or site's index then
+  // depends on which thread met it first.
   void for_each_call(const check::Rank& rank, const std::function<void(const LaneCall*, size_t)>& fn);
 
   std::vector<TimelineComm> comms;  // every communicator with collectives, by first rank seen
   std::vector<CallKind> kinds;
   std::vector<check::Site> sites;
+  // Held by for_each_call while it looks up or adds kinds and sites (which may move them), so that
+  // several threads can read ranks at once; a thread that reads kinds or sites meanwhile holds it too.
+  std::mutex tables_mutex;
   int64_t end_ns = 0;  // latest time recorded by any rank, from the time origin
   int64_t time_of(const check::Rank& r, uint64_t t_ns) const;
   int comm_index(uint64_t id) const;
