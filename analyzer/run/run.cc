@@ -156,6 +156,72 @@ bool is_openmpi_launcher(const std::string& cmd0) {
 
 // ---- watching ---------------------------------------------------------------------------------
 
+// The processes (other than this one) that have a trace file of `dir` mapped for writing: the traced
+// processes still running on this host. From /proc/PID/maps, where the tracer's shared writable
+// mapping of its file shows with the file's path.
+std::vector<pid_t> trace_writers(const fs::path& dir) {
+  std::error_code ec;
+  const std::string prefix = fs::canonical(dir, ec).string() + "/";
+  std::vector<pid_t> out;
+  if (ec) return out;
+  const pid_t self = getpid();
+  for (const fs::directory_entry& e : fs::directory_iterator("/proc", ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    const pid_t pid = pid_t(std::atol(name.c_str()));
+    if (pid == self) continue;
+    std::FILE* f = std::fopen((e.path() / "maps").c_str(), "r");
+    if (!f) continue;  // gone meanwhile, or not ours to read
+    char line[PATH_MAX + 256];
+    bool writing = false;
+    while (!writing && std::fgets(line, sizeof line, f)) {
+      // "start-end perms offset dev inode path": a shared writable mapping ("rw-s") of a trace file here.
+      const char* perms = std::strchr(line, ' ');
+      const char* path = std::strchr(line, '/');
+      writing = perms && path && perms[1] == 'r' && perms[2] == 'w' && perms[4] == 's' &&
+                std::strncmp(path, prefix.c_str(), prefix.size()) == 0 && std::strstr(path, ".lstrace");
+    }
+    std::fclose(f);
+    if (writing) out.push_back(pid);
+  }
+  return out;
+}
+
+// Open MPI starts every rank in a process group of its own, so the launcher can end, or be stopped,
+// while ranks are still running and writing their traces: a post-mortem read at once would race them
+// (and see another hang than the one left behind). Waits up to `grace_s` for every traced process of
+// this host to end; those of a job stopped at --timeout that are still running then are killed, the
+// others are named.
+void settle_writers(const fs::path& dir, double grace_s, bool stopped) {
+  using clock = std::chrono::steady_clock;
+  const auto deadline = clock::now() + std::chrono::duration<double>(grace_s);
+  std::vector<pid_t> left = trace_writers(dir);
+  while (!left.empty() && clock::now() < deadline) {
+    struct timespec ts = {0, 50'000'000};
+    nanosleep(&ts, nullptr);
+    left = trace_writers(dir);
+  }
+  if (left.empty()) return;
+  std::string pids;
+  for (pid_t p : left) pids += (pids.empty() ? "" : " ") + std::to_string(p);
+  if (!stopped) {
+    std::fprintf(stderr,
+                 "lockstep run: warning: %zu traced process(es) still running after the launcher ended "
+                 "(pid %s): their traces may still change\n",
+                 left.size(), pids.c_str());
+    return;
+  }
+  std::fprintf(stderr,
+               "lockstep run: %zu traced process(es) outlived the stopped launcher (pid %s): SIGKILL\n",
+               left.size(), pids.c_str());
+  for (pid_t p : left) kill(p, SIGKILL);
+  const auto killed_by = clock::now() + std::chrono::seconds(2);
+  while (!trace_writers(dir).empty() && clock::now() < killed_by) {
+    struct timespec ts = {0, 20'000'000};
+    nanosleep(&ts, nullptr);
+  }
+}
+
 volatile sig_atomic_t g_child_pgid = 0;
 
 void forward_signal(int sig) {
@@ -355,6 +421,7 @@ int run_job(const Options& o) {
   }
   g_child_pgid = 0;
   if (timed_out) kill(-child, SIGKILL);  // leftovers of a stopped job
+  settle_writers(dir, o.grace_s, timed_out);
   if (tty) {
     signal(SIGTTOU, SIG_IGN);
     tcsetpgrp(STDIN_FILENO, getpgrp());
