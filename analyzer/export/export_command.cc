@@ -155,7 +155,9 @@ int write_html_report(const HtmlJob& j) {
   to.device = false;  // the page draws host times only
   report::Timeline tl(c.job, to);
   report::Context ctx{j.dir, LOCKSTEP_VERSION};
-  cli::write_output(report::html(c.job, c.result, tl, ctx, reasons), j.output);
+  report::HtmlOptions ho;
+  ho.threads = j.jobs > 0 ? j.jobs : int(std::max(1u, std::thread::hardware_concurrency()));
+  cli::write_output(report::html(c.job, c.result, tl, ctx, reasons, ho), j.output);
   return exit_code(c.result);
 }
 

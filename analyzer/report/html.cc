@@ -4,9 +4,13 @@
 
 #include <fmt/format.h>
 
+#include <condition_variable>
+#include <exception>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <nlohmann/json.hpp>
+#include <thread>
 #include <unordered_map>
 
 #include "json_model.h"
@@ -29,17 +33,124 @@ Json site_short(const check::Site& s) {
   return j;
 }
 
-// A lane's calls as runs of equal kinds: [[kind, n], ...].
-Json runs_of(const Lane& lane) {
-  Json runs = Json::array();
+// A lane's calls as runs of equal kinds: {kind, n}, ...
+using Runs = std::vector<std::pair<uint32_t, uint64_t>>;
+Runs runs_of(const Lane& lane) {
+  Runs runs;
   for (size_t i = 0; i < lane.calls.size();) {
     size_t j = i;
     while (j < lane.calls.size() && lane.calls[j].kind == lane.calls[i].kind) ++j;
-    runs.push_back({lane.calls[i].kind, j - i});
+    runs.emplace_back(lane.calls[i].kind, j - i);
     i = j;
   }
   return runs;
 }
+
+// Every rank's lanes in job order (Timeline::lanes: the records read again, the costly part of the page),
+// read ahead on `threads` threads while the caller groups the ranks before: a thread takes the next rank
+// nobody has taken, as long as the ranks read and not yet done with hold fewer than kAheadCalls calls
+// (the rank the caller waits for is always taken). With one thread, each rank is read when asked for.
+class LaneReader {
+ public:
+  LaneReader(const check::Job& job, Timeline& tl, int threads) : job_(job), tl_(tl) {
+    const size_t n = job.ranks.size();
+    lanes_.resize(threads > 1 ? n : 1);
+    if (threads <= 1) return;
+    ready_.assign(n, 0);
+    for (const check::Rank& r : job.ranks) {
+      size_t calls = 0;
+      for (auto& seq : r.seqs) calls += seq.size();
+      calls_.push_back(calls);
+    }
+    for (int t = 0; t < threads && size_t(t) < n; ++t) threads_.emplace_back([this] { run(); });
+  }
+  LaneReader(const LaneReader&) = delete;
+  LaneReader& operator=(const LaneReader&) = delete;
+  ~LaneReader() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    changed_.notify_all();
+    for (std::thread& t : threads_) t.join();
+  }
+
+  // Rank i's lanes (ranks asked for in order, each once, then done()); throws what reading it threw.
+  const std::vector<Lane>& rank(size_t i) {
+    if (threads_.empty()) {
+      tl_.lanes(job_.ranks[i], lanes_[0]);
+      return lanes_[0];
+    }
+    std::unique_lock<std::mutex> lock(mu_);
+    changed_.wait(lock, [&] { return ready_[i] || error_; });
+    if (!ready_[i]) std::rethrow_exception(error_);
+    return lanes_[i];
+  }
+  void done(size_t i) {
+    if (threads_.empty()) return;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      spare_.push_back(std::move(lanes_[i]));  // its calls' storage, for a rank still to read
+      lanes_[i].clear();
+      held_ -= calls_[i];
+      waited_ = i + 1;
+    }
+    changed_.notify_all();
+  }
+
+ private:
+  static constexpr size_t kAheadCalls = size_t{8} << 20;  // about 400 MB of calls read ahead at most
+
+  void run() {
+    for (;;) {
+      size_t i;
+      std::vector<Lane> out;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        changed_.wait(lock, [&] {
+          return stop_ || next_ >= calls_.size() || next_ == waited_ || held_ + calls_[next_] <= kAheadCalls;
+        });
+        if (stop_ || next_ >= calls_.size()) return;
+        i = next_++;
+        held_ += calls_[i];
+        if (!spare_.empty()) {
+          out = std::move(spare_.back());
+          spare_.pop_back();
+        }
+      }
+      try {
+        tl_.lanes(job_.ranks[i], out);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (!error_) error_ = std::current_exception();
+        stop_ = true;
+        changed_.notify_all();
+        return;
+      }
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        lanes_[i] = std::move(out);
+        ready_[i] = 1;
+      }
+      changed_.notify_all();
+    }
+  }
+
+  const check::Job& job_;
+  Timeline& tl_;
+  std::vector<std::vector<Lane>> lanes_;  // by rank (one, reused, with one thread)
+  std::vector<std::vector<Lane>> spare_;
+  std::vector<uint8_t> ready_;
+  std::vector<size_t> calls_;  // by rank
+  size_t next_ = 0;            // the next rank to read
+  size_t waited_ = 0;          // the rank the caller asks for next
+  size_t held_ = 0;            // calls of the ranks taken and not done with
+  bool stop_ = false;
+  std::exception_ptr error_;
+  std::mutex mu_;
+  std::condition_variable changed_;
+  std::vector<std::thread> threads_;
+};
 
 uint64_t lane_hash(const Lane& lane) {
   uint64_t h = 0xcbf29ce484222325ull;
@@ -114,7 +225,7 @@ std::string html(const check::Job& job, const check::Result& r, Timeline& tl, co
   // Lanes: every rank's calls, grouped by identical call lists per communicator.
   struct Group {
     std::vector<int32_t> ranks;
-    Json runs;
+    Runs runs;
     size_t length = 0;
     std::vector<uint32_t> open;
   };
@@ -123,10 +234,9 @@ std::string html(const check::Job& job, const check::Result& r, Timeline& tl, co
   std::vector<Json> lanes(tl.comms.size(), Json::array());
   size_t times_left = opt.time_budget;
   bool times_dropped = false;
-  std::vector<Lane> rank_lanes;  // one rank's lanes at a time, in storage the next rank reuses
-  for (const check::Rank& rank : job.ranks) {
-    tl.lanes(rank, rank_lanes);
-    for (const Lane& lane : rank_lanes) {
+  LaneReader reader(job, tl, opt.threads);
+  for (size_t ri = 0; ri < job.ranks.size(); ++ri) {
+    for (const Lane& lane : reader.rank(ri)) {
       const TimelineComm& comm = tl.comms[lane.comm];
       uint64_t h = lane_hash(lane);
       auto [it, fresh] = group_of[lane.comm].try_emplace(h, groups[lane.comm].size());
@@ -153,15 +263,27 @@ std::string html(const check::Job& job, const check::Result& r, Timeline& tl, co
       }
       lanes[lane.comm].push_back(std::move(l));
     }
+    reader.done(ri);
   }
   if (times_dropped)
     data["warnings"].push_back("call times were left out of some lanes (the time axis skips them)");
+  // Kinds and call sites numbered as the page first uses them (communicators, groups, runs, in order):
+  // the timeline numbers them as its threads meet them, which differs from run to run.
+  std::unordered_map<uint32_t, uint32_t> kind_id, site_id;
+  std::vector<uint32_t> kind_order, site_order;  // timeline index by page index
   Json comms = Json::array();
   for (size_t c = 0; c < tl.comms.size(); ++c) {
     const TimelineComm& comm = tl.comms[c];
     Json gj = Json::array();
-    for (auto& g : groups[c])
-      gj.push_back({{"ranks", g.ranks}, {"runs", g.runs}, {"length", g.length}, {"open", g.open}});
+    for (auto& g : groups[c]) {
+      Json runs = Json::array();
+      for (auto [raw, n] : g.runs) {
+        auto [it, fresh] = kind_id.try_emplace(raw, uint32_t(kind_order.size()));
+        if (fresh) kind_order.push_back(raw);
+        runs.push_back({it->second, n});
+      }
+      gj.push_back({{"ranks", g.ranks}, {"runs", std::move(runs)}, {"length", g.length}, {"open", g.open}});
+    }
     comms.push_back({{"id", hex_id(comm.ref.id)},
                      {"name", comm.ref.name},
                      {"size", comm.ref.size},
@@ -172,8 +294,11 @@ std::string html(const check::Job& job, const check::Result& r, Timeline& tl, co
   }
   data["comms"] = comms;
   Json kinds = Json::array();
-  for (auto& k : tl.kinds) {
-    Json kj = {{"op", k.op}, {"name", k.operation}, {"site", k.site}};
+  for (uint32_t raw : kind_order) {
+    const CallKind& k = tl.kinds[raw];
+    auto [site, fresh_site] = site_id.try_emplace(k.site, uint32_t(site_order.size()));
+    if (fresh_site) site_order.push_back(k.site);
+    Json kj = {{"op", k.op}, {"name", k.operation}, {"site", site->second}};
     if (k.dtype != LST_DT_NONE || k.count) {
       kj["count"] = k.count;
       kj["dtype"] = format::dtype_name(k.dtype);
@@ -187,7 +312,7 @@ std::string html(const check::Job& job, const check::Result& r, Timeline& tl, co
   }
   data["kinds"] = kinds;
   Json sites = Json::array();
-  for (auto& s : tl.sites) sites.push_back(site_short(s));
+  for (uint32_t raw : site_order) sites.push_back(site_short(tl.sites[raw]));
   data["sites"] = sites;
   data["end_us"] = tl.end_ns / 1000;
 

@@ -163,6 +163,12 @@ rc=$?
 "$lockstep" check "$traces" --format html -o "$work/check.html"
 [ $? = "$rc" ] || fail "check --format html exited differently from report"
 cmp -s "$work/report.html" "$work/check.html" || fail "check --format html differs from lockstep report"
+# Ranks read on one thread or on several: the same page.
+for j in 1 3; do
+  "$lockstep" report "$traces" -j $j -o "$work/report-j$j.html"
+  [ $? = "$rc" ] || fail "report -j $j exited differently"
+  cmp -s "$work/report.html" "$work/report-j$j.html" || fail "report -j $j differs from the default -j"
+done
 # Self-contained: nothing the page would fetch.
 if grep -Eq '<(script|link|img)[^>]+(src|href)=' "$work/report.html"; then
   fail "the report references outside files"

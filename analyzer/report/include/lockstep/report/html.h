@@ -20,6 +20,7 @@ struct HtmlOptions {
   // Call times kept for the time axis, over all lanes (each lane is kept whole or not at all).
   size_t time_budget = 4'000'000;
   int source_context = 3;  // source lines shown either side of a call site
+  int threads = 1;         // threads reading the ranks' calls again for the lanes
 };
 
 std::string html(const check::Job& job, const check::Result& result, Timeline& timeline, const Context& ctx,
