@@ -170,7 +170,8 @@ struct KindBlock {
 // encoding of the next.
 class Output {
  public:
-  Output(std::FILE* f, bool background) : f_(f) {
+  // `buffer_size`: what a buffer handed back holds at least.
+  Output(std::FILE* f, bool background, size_t buffer_size) : f_(f), buffer_size_(buffer_size) {
     if (background) thread_ = std::thread([this] { run(); });
   }
   Output(const Output&) = delete;
@@ -196,7 +197,7 @@ class Output {
     changed_.wait(lock, [&] { return !busy_; });
     if (error_) throw std::runtime_error(failure(error_));
     buf.swap(writing_);
-    if (buf.size() < writing_.size()) buf.resize(writing_.size());
+    if (buf.size() < buffer_size_) buf.resize(buffer_size_);
     pending_ = len;
     busy_ = true;
     lock.unlock();
@@ -231,6 +232,7 @@ class Output {
   }
 
   std::FILE* f_;
+  size_t buffer_size_;
   std::vector<char> writing_;  // the bytes being written while busy_
   size_t pending_ = 0;
   std::mutex mu_;
@@ -291,7 +293,10 @@ inline char* put_varint(char* p, uint64_t v) {
 class PerfettoWriter {
  public:
   PerfettoWriter(Output& out, Turns& turns, report::Timeline& tl)
-      : out_(out), turns_(turns), tl_(tl), buf_(kFlushAt + (1 << 16)) {}
+      : out_(out), turns_(turns), tl_(tl), buf_(kBufferSize) {}
+
+  static constexpr size_t kFlushAt = 1 << 20;  // one write per megabyte
+  static constexpr size_t kBufferSize = kFlushAt + (1 << 16);
 
   // Starts the bytes of `turn`, with interned ids of its own.
   void begin_turn(size_t turn) {
@@ -530,7 +535,6 @@ class PerfettoWriter {
   PerfettoStats stats;
 
  private:
-  static constexpr size_t kFlushAt = 1 << 20;  // one write per megabyte
   static constexpr size_t kHoldAt = 64 << 20;  // what a thread holds at most while not its turn
 
   // Space for `n` more bytes at the end of the buffer, flushing it first once it holds a megabyte and it
@@ -624,7 +628,7 @@ PerfettoStats write_perfetto_trace(const check::Job& job, const check::Result& r
   const uint64_t ncomms = tl.comms.size();
   const uint64_t first = uint64_t(std::max<int64_t>(opt.from, 0)),
                  to = uint64_t(std::max<int64_t>(opt.to, 0));
-  Output output(out, true);
+  Output output(out, true, PerfettoWriter::kBufferSize);
   Turns turns;
   // One thread's share of the ranks: the next rank nobody has taken, until none is left. What it keeps
   // from rank to rank (lanes, sequences) is its own; the timeline's tables are shared, under their lock.
