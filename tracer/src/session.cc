@@ -330,8 +330,9 @@ inline Emitted emit(format::Writer* w, uint32_t word, Fill&& fill) noexcept {
 
 // A whole record from its eight little-endian words (v0: bytes 4-7, op to redop, in its high half),
 // stored in eight pieces and published with `word` sealed from the same values: no clearing first and
-// nothing read back (record_check.h). The slot comes from Writer::reserve.
-inline void store_record(lst_record* r, uint32_t word, uint64_t v0, uint64_t v1, uint64_t v2, uint64_t v3,
+// nothing read back (record_check.h). The slot comes from Writer::reserve. store_sealed: the same with
+// the word already sealed by the caller.
+inline void store_sealed(lst_record* r, uint32_t sealed, uint64_t v0, uint64_t v1, uint64_t v2, uint64_t v3,
                          uint64_t v4, uint64_t v5, uint64_t v6, uint64_t v7) noexcept {
   auto* b = reinterpret_cast<unsigned char*>(r);
   const uint32_t head = static_cast<uint32_t>(v0 >> 32);
@@ -345,7 +346,11 @@ inline void store_record(lst_record* r, uint32_t word, uint64_t v0, uint64_t v1,
   std::memcpy(b + 40, &v5, 8);
   std::memcpy(b + 48, &v6, 8);
   std::memcpy(b + 56, &v7, 8);
-  format::Writer::publish_sealed(r, format::seal_words(word, v0, v1, v2, v3, v4, v5, v6, v7));
+  format::Writer::publish_sealed(r, sealed);
+}
+inline void store_record(lst_record* r, uint32_t word, uint64_t v0, uint64_t v1, uint64_t v2, uint64_t v3,
+                         uint64_t v4, uint64_t v5, uint64_t v6, uint64_t v7) noexcept {
+  store_sealed(r, format::seal_words(word, v0, v1, v2, v3, v4, v5, v6, v7), v0, v1, v2, v3, v4, v5, v6, v7);
 }
 // Bytes 4-7 of a record (op, api, dtype, redop) as store_record's v0.
 constexpr uint64_t head_word(uint8_t op, uint8_t api, uint8_t dtype = 0, uint8_t redop = 0) noexcept {
@@ -489,7 +494,7 @@ __attribute__((constructor)) void on_load() {
 
 std::atomic<format::Writer*> g_live_writer{nullptr};
 std::atomic<bool> g_tracing_off{false};
-__attribute__((tls_model("initial-exec"))) thread_local ThreadState t_thread_state;
+constinit __attribute__((tls_model("initial-exec"))) thread_local ThreadState t_thread_state{};
 
 format::Writer* writer_slow() noexcept {
   int st = g_state.load(std::memory_order_acquire);
@@ -732,12 +737,63 @@ Pending collective_enter(const CollectiveArgs& a, uint64_t caller) noexcept {
 }
 
 namespace {
-// A pair with LOCKSTEP_TRACE_STACK (or called from Python with extra frames): each record keeps its
-// STACK records right after it, as every record does, so the two are reserved apart; the frames are
-// captured once (one call site) and both records still take the one clock reading.
-__attribute__((noinline)) void enter_pair_with_stacks(format::Writer* w, const CollectiveArgs* args,
-                                                      const uint32_t* seq, uint64_t caller,
-                                                      const uint64_t* py, int npy, Pending* out) noexcept {
+// The two records of a pair, each stored where its slot is not null. b's words differ from a's only in
+// words 0 (op, datatype; flags, where one datatype is derived), 2 (tag, peer), 3 (datatype size, id)
+// and 4 (count), and the check is linear, so b's word is a's with the check of those differences
+// applied: what both share is hashed once.
+__attribute__((always_inline)) inline void store_pair(lst_record* ra, uint64_t ida, lst_record* rb,
+                                                      uint64_t idb, const CollectiveArgs& a,
+                                                      const CollectiveArgs& b, uint8_t from_thread,
+                                                      uint64_t caller, uint64_t t_ns) noexcept {
+  const uint32_t word_a = LST_WORD(LST_KIND_COLLECTIVE, LST_STATE_ENTERED, a.flags | from_thread);
+  const uint32_t word_b = LST_WORD(LST_KIND_COLLECTIVE, LST_STATE_ENTERED, b.flags | from_thread);
+  const uint64_t comm = a.comm ? a.comm->id : 0, name = uint64_t(a.name) << 32;
+  // store_collective's words, with the tag as sequence number (seq_of: both are point-to-point).
+  auto tag_peer = [](const CollectiveArgs& x) {
+    return uint64_t(static_cast<uint32_t>(x.tag)) | uint64_t(static_cast<uint32_t>(x.root_or_peer)) << 32;
+  };
+  const uint64_t a0 = head_word(a.op, a.api, a.dtype, a.redop), b0 = head_word(b.op, b.api, b.dtype, b.redop);
+  const uint64_t a2 = tag_peer(a), b2 = tag_peer(b);
+  const uint64_t a3 = uint64_t(a.dtype_size) | uint64_t(static_cast<uint32_t>(ida)) << 32;
+  const uint64_t b3 = uint64_t(b.dtype_size) | uint64_t(static_cast<uint32_t>(idb)) << 32;
+  const uint32_t sealed = format::seal_words(word_a, a0, comm, a2, a3, a.count, caller, t_ns, name);
+  if (ra) store_sealed(ra, sealed, a0, comm, a2, a3, a.count, caller, t_ns, name);
+  if (rb)
+    store_sealed(rb, format::reseal_words(sealed, word_b, a0 ^ b0, a2 ^ b2, a3 ^ b3, a.count ^ b.count), b0,
+                 comm, b2, b3, b.count, caller, t_ns, name);
+}
+
+// A pair at the call site `caller`, with no extra frames: both records reserved with one atomic add.
+__attribute__((always_inline)) inline void enter_pair_at(format::Writer* w, const CollectiveArgs& a,
+                                                         const CollectiveArgs& b, uint64_t caller,
+                                                         PendingPair& out) noexcept {
+  lst_record* r[2];
+  uint64_t first = 0;
+  w->reserve_pair(r, &first);
+  if (__builtin_expect(!r[0] && !r[1], 0)) return;
+  const Stamp t0 = stamp();
+  note(w, caller);
+  store_pair(r[0], first, r[1], first + 1, a, b, with_thread_flags(0), caller, t0.ns);
+  out.rec[0] = r[0];
+  out.rec[1] = r[1];
+  out.id[0] = first;
+  out.id[1] = first + 1;
+  out.t0 = t0.ns;
+  out.ticks0 = t0.tsc;
+}
+
+// A pair called from Python, or with LOCKSTEP_TRACE_STACK: out of line, so the common path carries
+// neither the frames' buffers nor their branches. The Python frames are the call site; with extra
+// frames each record keeps its STACK records right after it, as every record does, so the two are
+// reserved apart; the frames are captured once (one call site) and both records still take the one
+// clock reading.
+__attribute__((noinline)) void enter_pair_with_frames(format::Writer* w, const CollectiveArgs& a,
+                                                      const CollectiveArgs& b, uint64_t caller,
+                                                      PendingPair& out) noexcept {
+  uint64_t py[kMaxFrames];
+  const int npy = python_frames(w, py, g_config.stack_frames > 1 ? g_config.stack_frames : 1);
+  if (npy > 0) caller = py[0];
+  if (npy == 1 || (npy == 0 && g_config.stack_frames <= 1)) return enter_pair_at(w, a, b, caller, out);
   uint64_t frames[kMaxFrames];
   int n = npy - 1;
   const uint64_t* f = py + 1;
@@ -746,9 +802,11 @@ __attribute__((noinline)) void enter_pair_with_stacks(format::Writer* w, const C
     f = frames;
   }
   note(w, caller);
+  const uint8_t from_thread = with_thread_flags(0);
   Stamp t0{0, 0};
   bool stamped = false;
   for (int k = 0; k < 2; ++k) {
+    const CollectiveArgs& x = k == 0 ? a : b;
     uint64_t id = 0;
     lst_record* r = w->reserve(&id);
     if (!r) continue;
@@ -756,44 +814,26 @@ __attribute__((noinline)) void enter_pair_with_stacks(format::Writer* w, const C
       t0 = stamp();
       stamped = true;
     }
-    store_collective(r, id, args[k], seq[k], with_thread_flags(args[k].flags), caller, t0.ns);
+    store_collective(r, id, x, seq_of(x), x.flags | from_thread, caller, t0.ns);
     write_stack(w, id, f, n, t0.ns);
-    out[k] = {r, id, t0.ns, t0.tsc};
+    out.rec[k] = r;
+    out.id[k] = id;
   }
+  out.t0 = t0.ns;
+  out.ticks0 = t0.tsc;
 }
 }  // namespace
 
 void collective_enter_pair(const CollectiveArgs& a, const CollectiveArgs& b, uint64_t caller,
-                           Pending* out) noexcept {
-  out[0] = Pending{};
-  out[1] = Pending{};
-  const uint32_t seq[2] = {seq_of(a), seq_of(b)};
+                           PendingPair& out) noexcept {
   format::Writer* w = writer();
   if (!w) return;
   InTracer in;
-  uint64_t py[kMaxFrames];
-  const int npy = python_frames(w, py, g_config.stack_frames > 1 ? g_config.stack_frames : 1);
-  if (npy > 0) caller = py[0];
-  if (__builtin_expect(npy > 1 || (g_config.stack_frames > 1 && npy == 0), 0)) {
-    const CollectiveArgs both[2] = {a, b};
-    enter_pair_with_stacks(w, both, seq, caller, py, npy, out);
-    return;
-  }
-  lst_record* r[2];
-  uint64_t first = 0;
-  w->reserve_n(r, 2, &first);
-  if (!r[0] && !r[1]) return;
-  const Stamp t0 = stamp();
-  note(w, caller);
-  const uint8_t from_thread = with_thread_flags(0);
-  if (r[0]) {
-    store_collective(r[0], first, a, seq[0], a.flags | from_thread, caller, t0.ns);
-    out[0] = {r[0], first, t0.ns, t0.tsc};
-  }
-  if (r[1]) {
-    store_collective(r[1], first + 1, b, seq[1], b.flags | from_thread, caller, t0.ns);
-    out[1] = {r[1], first + 1, t0.ns, t0.tsc};
-  }
+  // Not called from Python and no extra frames: two loads decide it.
+  if (__builtin_expect(g_python_state.load(std::memory_order_relaxed) == 2 && g_config.stack_frames <= 1, 1))
+    enter_pair_at(w, a, b, caller, out);
+  else
+    enter_pair_with_frames(w, a, b, caller, out);
 }
 
 namespace {
@@ -818,40 +858,45 @@ inline void return_own(Pending& p, bool ok) noexcept {
 
 void collective_return(Pending& p, bool ok) noexcept { return_own(p, ok); }
 
-// Both records of a pair share their entry reading (collective_enter_pair): one TSC read gives both
-// the same duration.
-void collective_return_pair(Pending* p, bool ok) noexcept {
+// Both records of a pair share their entry reading (collective_enter_pair): one TSC read gives both the
+// same duration. Each is returned as return_own returns one, where it is still this call's record.
+void collective_return_pair(const PendingPair& p, bool ok) noexcept {
   if (!open_writer_or_null()) return;
-  const Pending& any = p[0].rec ? p[0] : p[1];
-  if (!any.rec) return;
-  const uint32_t us = elapsed_us(any.t0, any.ticks0);
-  const uint8_t state = ok ? LST_STATE_RETURNED : LST_STATE_FAILED;
-  uint32_t first_word = 0, first_next = 0;  // the first record's word before and after (0: none)
-  for (int k = 0; k < 2; ++k) {
-    lst_record* r = p[k].rec;
-    if (!r) continue;
-    p[k].rec = nullptr;
+  // The record's word, or 0 where a ring reused its slot (as in return_own).
+  auto own_word = [](const lst_record* r, uint64_t id) -> uint32_t {
+    if (!r) return 0;
     const uint32_t word = __atomic_load_n(&r->word, __ATOMIC_ACQUIRE);
     if (g_config.ring &&
-        (LST_WORD_KIND(word) != LST_KIND_COLLECTIVE || r->u.coll.id_lo != static_cast<uint32_t>(p[k].id)))
-      continue;
-    // Writer::finish_own's update. The second record changes exactly as the first (the same kind,
-    // state and flags; t_return_us from 0 to the same value), and the check is linear: its new check
-    // is its old one with the first record's change applied, without computing the check again.
+        (LST_WORD_KIND(word) != LST_KIND_COLLECTIVE || r->u.coll.id_lo != static_cast<uint32_t>(id)))
+      return 0;
+    return word;
+  };
+  lst_record* const ra = p.rec[0];
+  lst_record* const rb = p.rec[1];
+  const uint32_t wa = own_word(ra, p.id[0]), wb = own_word(rb, p.id[1]);
+  if (!wa && !wb) return;
+  const uint32_t us = elapsed_us(p.t0, p.ticks0);
+  const uint8_t state = ok ? LST_STATE_RETURNED : LST_STATE_FAILED;
+  // Writer::finish_own's update of each.
+  uint32_t next_a = 0;  // a's new word, when b's change is the same
+  if (wa) {
+    const uint32_t was = ra->t_return_us;
+    const uint32_t next = format::returned_word(wa, state, 0, uint64_t(was ^ us));
+    ra->t_return_us = us;
+    __atomic_store_n(&ra->word, next, __ATOMIC_RELEASE);
+    if (was == 0) next_a = next;
+  }
+  if (wb) {
+    // Where b's word has a's kind, state and flags and its t_return_us goes from 0 to the same value,
+    // it changes exactly as a's did; the check is linear, so b's new check is its old one with a's
+    // change applied, without computing it again.
     constexpr uint32_t kCheck = LST_REC_CHECK_MASK;
-    const uint32_t was = r->t_return_us;
-    uint32_t next;
-    if (first_word && ((word ^ first_word) & ~kCheck) == 0 && was == 0) {
-      next = (first_next & ~kCheck) | ((word ^ first_word ^ first_next) & kCheck);
-    } else {
-      next = format::returned_word(word, state, 0, uint64_t(was ^ us));
-      if (was == 0) {
-        first_word = word;
-        first_next = next;
-      }
-    }
-    r->t_return_us = us;
-    __atomic_store_n(&r->word, next, __ATOMIC_RELEASE);
+    const uint32_t was = rb->t_return_us;
+    const uint32_t next = next_a && was == 0 && ((wa ^ wb) & ~kCheck) == 0
+                              ? (next_a & ~kCheck) | ((wb ^ wa ^ next_a) & kCheck)
+                              : format::returned_word(wb, state, 0, uint64_t(was ^ us));
+    rb->t_return_us = us;
+    __atomic_store_n(&rb->word, next, __ATOMIC_RELEASE);
   }
 }
 

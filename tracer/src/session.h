@@ -36,15 +36,16 @@ uint32_t writer_generation() noexcept;
 // Set while this thread is inside an intercepted call, so that calls the library makes internally
 // (NCCL implemented over MPI in tests, MPI collectives built from other MPI calls) are not recorded
 // as the application's. Also carries the runtime's control-plane depth (LST_F_CONTROL).
-// Zero-initialised like any thread_local without a constructor, so that other files reach it without a
-// TLS wrapper call; initial-exec: the library is loaded at start-up (LD_PRELOAD), never with dlopen late.
+// constinit: zero-initialised, never dynamically, so other files reach it directly, without the test for
+// a TLS init function that an extern thread_local otherwise costs on every use; initial-exec: the library
+// is loaded at start-up (LD_PRELOAD), never with dlopen late.
 struct ThreadState {
   int depth;
   int control;
   int nccl_group_depth;
   uint64_t inside;  // id + 1 of the record whose real call this thread is in (0: none)
 };
-extern __attribute__((tls_model("initial-exec"))) thread_local ThreadState t_thread_state;
+extern constinit __attribute__((tls_model("initial-exec"))) thread_local ThreadState t_thread_state;
 inline ThreadState& thread_state() noexcept { return t_thread_state; }
 
 class CallGuard {  // RAII: outermost() is true for the application's own call
@@ -102,14 +103,21 @@ struct Pending {
 };
 Pending collective_enter(const CollectiveArgs& a, uint64_t caller) noexcept;
 void collective_return(Pending& p, bool ok) noexcept;
-// One call that writes two records (MPI_Sendrecv: its SEND and its RECV): both reserved with one
-// atomic add (consecutive ids, `a` first; with extra frames each keeps its STACK records after it)
-// and stamped with one clock reading, so they hold the same entry time; out[k].rec is null where
-// record k was not written. collective_return_pair ends both with one reading too: the same state
-// and duration.
+// One point-to-point call that writes two records (MPI_Sendrecv: its SEND and its RECV): both reserved
+// with one atomic add (consecutive ids, `a` first; with extra frames each keeps its STACK records
+// after it) and stamped with one clock reading, so they hold the same entry time. `b` differs from
+// `a` only in op, count, datatype (and with it LST_F_DERIVED), peer and tag: one communicator, both
+// LST_F_P2P; its record is derived from a's. collective_return_pair ends both with one reading too:
+// the same state and duration.
+struct PendingPair {
+  lst_record* rec[2] = {nullptr, nullptr};  // null where record k was not written
+  uint64_t id[2] = {0, 0};
+  uint64_t t0 = 0;
+  uint64_t ticks0 = 0;
+};
 void collective_enter_pair(const CollectiveArgs& a, const CollectiveArgs& b, uint64_t caller,
-                           Pending* out) noexcept;
-void collective_return_pair(Pending* p, bool ok) noexcept;
+                           PendingPair& out) noexcept;
+void collective_return_pair(const PendingPair& p, bool ok) noexcept;
 // Marks an earlier record COMPLETED where other threads may update it too (device completions); no-op
 // if it was overwritten.
 void collective_complete(uint64_t id) noexcept;

@@ -62,6 +62,15 @@ class Writer {
     for (int k = 0; k < n; ++k)
       out[k] = hot_.records != nullptr ? place(id0 + uint64_t(k), &id) : reserve_slow(id0 + uint64_t(k), &id);
   }
+  // reserve_n of the two records of one call (MPI_Sendrecv), without the loop where reserve() is inline.
+  void reserve_pair(lst_record** out, uint64_t* first) {
+    if (__builtin_expect(hot_.records == nullptr, 0)) return reserve_n(out, 2, first);
+    const uint64_t id0 = __atomic_fetch_add(&header_->record_next, uint64_t(2), __ATOMIC_RELAXED);
+    *first = id0;
+    uint64_t id;
+    out[0] = place(id0, &id);
+    out[1] = place(id0 + 1, &id);
+  }
   // Stores `word` (LST_WORD: kind, state, flags) sealed with the check of the record's fields (format
   // 2.0, record_check.h), with release order: every field written before is visible to a reader that
   // sees the word, and covered by its check. Fields changed later go through advance or finish.
