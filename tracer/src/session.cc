@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -348,13 +349,32 @@ inline void store_sealed(lst_record* r, uint32_t sealed, uint64_t v0, uint64_t v
   std::memcpy(b + 56, &v7, 8);
   format::Writer::publish_sealed(r, sealed);
 }
-inline void store_record(lst_record* r, uint32_t word, uint64_t v0, uint64_t v1, uint64_t v2, uint64_t v3,
-                         uint64_t v4, uint64_t v5, uint64_t v6, uint64_t v7) noexcept {
-  store_sealed(r, format::seal_words(word, v0, v1, v2, v3, v4, v5, v6, v7), v0, v1, v2, v3, v4, v5, v6, v7);
+// Returns the word as published.
+inline uint32_t store_record(lst_record* r, uint32_t word, uint64_t v0, uint64_t v1, uint64_t v2, uint64_t v3,
+                             uint64_t v4, uint64_t v5, uint64_t v6, uint64_t v7) noexcept {
+  const uint32_t sealed = format::seal_words(word, v0, v1, v2, v3, v4, v5, v6, v7);
+  store_sealed(r, sealed, v0, v1, v2, v3, v4, v5, v6, v7);
+  return sealed;
 }
 // Bytes 4-7 of a record (op, api, dtype, redop) as store_record's v0.
 constexpr uint64_t head_word(uint8_t op, uint8_t api, uint8_t dtype = 0, uint8_t redop = 0) noexcept {
   return (uint64_t(op) | uint64_t(api) << 8 | uint64_t(dtype) << 16 | uint64_t(redop) << 24) << 32;
+}
+// The same of a call's arguments, and a point-to-point record's word 2 (tag, then peer), each read as
+// one word: CollectiveArgs keeps them in the record's order (little-endian, as the format).
+static_assert(offsetof(CollectiveArgs, api) == offsetof(CollectiveArgs, op) + 1 &&
+              offsetof(CollectiveArgs, dtype) == offsetof(CollectiveArgs, op) + 2 &&
+              offsetof(CollectiveArgs, redop) == offsetof(CollectiveArgs, op) + 3 &&
+              offsetof(CollectiveArgs, root_or_peer) == offsetof(CollectiveArgs, tag) + 4);
+inline uint64_t head_word(const CollectiveArgs& a) noexcept {
+  uint32_t head;
+  std::memcpy(&head, &a.op, sizeof head);
+  return uint64_t(head) << 32;
+}
+inline uint64_t tag_peer_word(const CollectiveArgs& a) noexcept {
+  uint64_t word;
+  std::memcpy(&word, &a.tag, sizeof word);
+  return word;
 }
 
 // ---- call stacks -------------------------------------------------------------------------------
@@ -696,14 +716,14 @@ inline uint8_t with_thread_flags(uint8_t flags) noexcept {
   return flags;
 }
 // A collective record in state ENTERED. t_return_us stays 0 until the return (verify_record's
-// torn-return rule); id_lo tells a ring reader the slot's owner.
-inline void store_collective(lst_record* r, uint64_t id, const CollectiveArgs& a, uint32_t seq, uint8_t flags,
-                             uint64_t caller, uint64_t t_ns) noexcept {
-  store_record(r, LST_WORD(LST_KIND_COLLECTIVE, LST_STATE_ENTERED, flags),
-               head_word(a.op, a.api, a.dtype, a.redop), a.comm ? a.comm->id : 0,
-               uint64_t(seq) | uint64_t(static_cast<uint32_t>(a.root_or_peer)) << 32,
-               uint64_t(a.dtype_size) | uint64_t(static_cast<uint32_t>(id)) << 32, a.count, caller, t_ns,
-               uint64_t(a.name) << 32);
+// torn-return rule); id_lo tells a ring reader the slot's owner. Returns the word as published.
+inline uint32_t store_collective(lst_record* r, uint64_t id, const CollectiveArgs& a, uint32_t seq,
+                                 uint8_t flags, uint64_t caller, uint64_t t_ns) noexcept {
+  return store_record(r, LST_WORD(LST_KIND_COLLECTIVE, LST_STATE_ENTERED, flags), head_word(a),
+                      a.comm ? a.comm->id : 0,
+                      uint64_t(seq) | uint64_t(static_cast<uint32_t>(a.root_or_peer)) << 32,
+                      uint64_t(a.dtype_size) | uint64_t(static_cast<uint32_t>(id)) << 32, a.count, caller,
+                      t_ns, uint64_t(a.name) << 32);
 }
 }  // namespace
 
@@ -737,30 +757,30 @@ Pending collective_enter(const CollectiveArgs& a, uint64_t caller) noexcept {
 }
 
 namespace {
-// The two records of a pair, each stored where its slot is not null. b's words differ from a's only in
-// words 0 (op, datatype; flags, where one datatype is derived), 2 (tag, peer), 3 (datatype size, id)
-// and 4 (count), and the check is linear, so b's word is a's with the check of those differences
-// applied: what both share is hashed once.
+// The two records of a pair, each stored where its slot is not null; `sealed` gets their words as
+// published. b's words differ from a's only in words 0 (op, datatype; flags, where one datatype is
+// derived), 2 (tag, peer), 3 (datatype size, id) and 4 (count), and the check is linear, so b's word
+// is a's with the check of those differences applied: what both share is hashed once.
 __attribute__((always_inline)) inline void store_pair(lst_record* ra, uint64_t ida, lst_record* rb,
                                                       uint64_t idb, const CollectiveArgs& a,
                                                       const CollectiveArgs& b, uint8_t from_thread,
-                                                      uint64_t caller, uint64_t t_ns) noexcept {
+                                                      uint64_t caller, uint64_t t_ns,
+                                                      uint32_t* sealed) noexcept {
   const uint32_t word_a = LST_WORD(LST_KIND_COLLECTIVE, LST_STATE_ENTERED, a.flags | from_thread);
   const uint32_t word_b = LST_WORD(LST_KIND_COLLECTIVE, LST_STATE_ENTERED, b.flags | from_thread);
   const uint64_t comm = a.comm ? a.comm->id : 0, name = uint64_t(a.name) << 32;
   // store_collective's words, with the tag as sequence number (seq_of: both are point-to-point).
-  auto tag_peer = [](const CollectiveArgs& x) {
-    return uint64_t(static_cast<uint32_t>(x.tag)) | uint64_t(static_cast<uint32_t>(x.root_or_peer)) << 32;
-  };
-  const uint64_t a0 = head_word(a.op, a.api, a.dtype, a.redop), b0 = head_word(b.op, b.api, b.dtype, b.redop);
-  const uint64_t a2 = tag_peer(a), b2 = tag_peer(b);
+  const uint64_t a0 = head_word(a), b0 = head_word(b);
+  const uint64_t a2 = tag_peer_word(a), b2 = tag_peer_word(b);
   const uint64_t a3 = uint64_t(a.dtype_size) | uint64_t(static_cast<uint32_t>(ida)) << 32;
   const uint64_t b3 = uint64_t(b.dtype_size) | uint64_t(static_cast<uint32_t>(idb)) << 32;
-  const uint32_t sealed = format::seal_words(word_a, a0, comm, a2, a3, a.count, caller, t_ns, name);
-  if (ra) store_sealed(ra, sealed, a0, comm, a2, a3, a.count, caller, t_ns, name);
-  if (rb)
-    store_sealed(rb, format::reseal_words(sealed, word_b, a0 ^ b0, a2 ^ b2, a3 ^ b3, a.count ^ b.count), b0,
-                 comm, b2, b3, b.count, caller, t_ns, name);
+  const uint32_t sealed_a = format::seal_words(word_a, a0, comm, a2, a3, a.count, caller, t_ns, name);
+  const uint32_t sealed_b =
+      format::reseal_words(sealed_a, word_b, a0 ^ b0, a2 ^ b2, a3 ^ b3, a.count ^ b.count);
+  if (ra) store_sealed(ra, sealed_a, a0, comm, a2, a3, a.count, caller, t_ns, name);
+  if (rb) store_sealed(rb, sealed_b, b0, comm, b2, b3, b.count, caller, t_ns, name);
+  sealed[0] = sealed_a;
+  sealed[1] = sealed_b;
 }
 
 // A pair at the call site `caller`, with no extra frames: both records reserved with one atomic add.
@@ -773,7 +793,7 @@ __attribute__((always_inline)) inline void enter_pair_at(format::Writer* w, cons
   if (__builtin_expect(!r[0] && !r[1], 0)) return;
   const Stamp t0 = stamp();
   note(w, caller);
-  store_pair(r[0], first, r[1], first + 1, a, b, with_thread_flags(0), caller, t0.ns);
+  store_pair(r[0], first, r[1], first + 1, a, b, with_thread_flags(0), caller, t0.ns, out.word);
   out.rec[0] = r[0];
   out.rec[1] = r[1];
   out.id[0] = first;
@@ -814,7 +834,7 @@ __attribute__((noinline)) void enter_pair_with_frames(format::Writer* w, const C
       t0 = stamp();
       stamped = true;
     }
-    store_collective(r, id, x, seq_of(x), x.flags | from_thread, caller, t0.ns);
+    out.word[k] = store_collective(r, id, x, seq_of(x), x.flags | from_thread, caller, t0.ns);
     write_stack(w, id, f, n, t0.ns);
     out.rec[k] = r;
     out.id[k] = id;
@@ -859,44 +879,27 @@ inline void return_own(Pending& p, bool ok) noexcept {
 void collective_return(Pending& p, bool ok) noexcept { return_own(p, ok); }
 
 // Both records of a pair share their entry reading (collective_enter_pair): one TSC read gives both the
-// same duration. Each is returned as return_own returns one, where it is still this call's record.
+// same duration. Each is returned as return_own returns one. No other thread updates them, so each word
+// is still the one it was published with, and its return is that word with one change, the same for
+// both (format::return_change); a word found otherwise takes Writer::finish_own's general path.
 void collective_return_pair(const PendingPair& p, bool ok) noexcept {
-  if (!open_writer_or_null()) return;
-  // The record's word, or 0 where a ring reused its slot (as in return_own).
-  auto own_word = [](const lst_record* r, uint64_t id) -> uint32_t {
-    if (!r) return 0;
-    const uint32_t word = __atomic_load_n(&r->word, __ATOMIC_ACQUIRE);
-    if (g_config.ring &&
-        (LST_WORD_KIND(word) != LST_KIND_COLLECTIVE || r->u.coll.id_lo != static_cast<uint32_t>(id)))
-      return 0;
-    return word;
-  };
-  lst_record* const ra = p.rec[0];
-  lst_record* const rb = p.rec[1];
-  const uint32_t wa = own_word(ra, p.id[0]), wb = own_word(rb, p.id[1]);
-  if (!wa && !wb) return;
+  if ((!p.rec[0] && !p.rec[1]) || !open_writer_or_null()) return;
   const uint32_t us = elapsed_us(p.t0, p.ticks0);
   const uint8_t state = ok ? LST_STATE_RETURNED : LST_STATE_FAILED;
-  // Writer::finish_own's update of each.
-  uint32_t next_a = 0;  // a's new word, when b's change is the same
-  if (wa) {
-    const uint32_t was = ra->t_return_us;
-    const uint32_t next = format::returned_word(wa, state, 0, uint64_t(was ^ us));
-    ra->t_return_us = us;
-    __atomic_store_n(&ra->word, next, __ATOMIC_RELEASE);
-    if (was == 0) next_a = next;
-  }
-  if (wb) {
-    // Where b's word has a's kind, state and flags and its t_return_us goes from 0 to the same value,
-    // it changes exactly as a's did; the check is linear, so b's new check is its old one with a's
-    // change applied, without computing it again.
-    constexpr uint32_t kCheck = LST_REC_CHECK_MASK;
-    const uint32_t was = rb->t_return_us;
-    const uint32_t next = next_a && was == 0 && ((wa ^ wb) & ~kCheck) == 0
-                              ? (next_a & ~kCheck) | ((wb ^ wa ^ next_a) & kCheck)
-                              : format::returned_word(wb, state, 0, uint64_t(was ^ us));
-    rb->t_return_us = us;
-    __atomic_store_n(&rb->word, next, __ATOMIC_RELEASE);
+  const uint32_t change = format::return_change(state, us);
+  for (int k = 0; k < 2; ++k) {
+    lst_record* r = p.rec[k];
+    if (!r) continue;
+    const uint32_t word = __atomic_load_n(&r->word, __ATOMIC_ACQUIRE);
+    if (g_config.ring &&
+        (LST_WORD_KIND(word) != LST_KIND_COLLECTIVE || r->u.coll.id_lo != static_cast<uint32_t>(p.id[k])))
+      continue;
+    if (__builtin_expect(word != p.word[k], 0)) {
+      format::Writer::finish_own(r, word, state, us);
+      continue;
+    }
+    r->t_return_us = us;  // it was 0 (ENTERED, as published)
+    __atomic_store_n(&r->word, word ^ change, __ATOMIC_RELEASE);
   }
 }
 

@@ -82,17 +82,19 @@ void comm_remove(uint8_t api, uintptr_t handle, uint8_t comm_op, uint64_t caller
 
 // One collective call: enter() reserves, fills and publishes the record in state ENTERED (and, with
 // LOCKSTEP_TRACE_STACK, the extra frames); ret() moves it to RETURNED or FAILED.
+// Fields that the record holds side by side are kept in its order (op to redop; a point-to-point
+// record's tag and peer), so that the record path reads each group as one word.
 struct CollectiveArgs {
-  uint8_t api = LST_API_NONE;
   uint8_t op = LST_OP_UNKNOWN;
+  uint8_t api = LST_API_NONE;
+  uint8_t dtype = LST_DT_NONE;
+  uint8_t redop = LST_RED_NONE;
   uint8_t flags = 0;  // LST_F_*; IN_GROUP and CONTROL are added from the thread state
+  uint32_t dtype_size = 0;
   CommEntry* comm = nullptr;
   uint64_t count = 0;
-  uint8_t dtype = LST_DT_NONE;
-  uint32_t dtype_size = 0;
-  uint8_t redop = LST_RED_NONE;
+  int32_t tag = 0;  // LST_F_P2P: the message tag, recorded in place of a sequence number
   int32_t root_or_peer = LST_NONE;
-  int32_t tag = 0;    // LST_F_P2P: the message tag, recorded in place of a sequence number
   uint32_t name = 0;  // interned string id
 };
 struct Pending {
@@ -114,6 +116,7 @@ struct PendingPair {
   uint64_t id[2] = {0, 0};
   uint64_t t0 = 0;
   uint64_t ticks0 = 0;
+  uint32_t word[2] = {0, 0};  // each record's word as published at entry
 };
 void collective_enter_pair(const CollectiveArgs& a, const CollectiveArgs& b, uint64_t caller,
                            PendingPair& out) noexcept;

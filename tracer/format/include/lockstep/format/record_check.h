@@ -107,6 +107,14 @@ LST_CHECK_INLINE uint32_t returned_word(uint32_t old, uint8_t state, uint64_t d3
   return fields | updated_check(old, fields, d3, d7);
 }
 
+// returned_word's change, as an XOR, to the word of a record that returns from ENTERED (to `state`)
+// and whose t_return_us goes from 0 to `t_return_us`, its only other change: the same for every such
+// record, since the check is linear, so the records of one call share it.
+LST_CHECK_INLINE uint32_t return_change(uint8_t state, uint32_t t_return_us) {
+  const uint32_t d = uint32_t(LST_STATE_ENTERED ^ state) << 16;
+  return d ^ detail::check_of(d, 0, 0, 0, 0, 0, 0, t_return_us);
+}
+
 enum class RecordVerdict {
   kIntact,   // the word's check matches the fields (or the fields of an ENTERED record mid-return)
   kChanged,  // the word changed while the fields were read: a slot being refilled or updated; unpublished
