@@ -349,12 +349,9 @@ inline void store_sealed(lst_record* r, uint32_t sealed, uint64_t v0, uint64_t v
   std::memcpy(b + 56, &v7, 8);
   format::Writer::publish_sealed(r, sealed);
 }
-// Returns the word as published.
-inline uint32_t store_record(lst_record* r, uint32_t word, uint64_t v0, uint64_t v1, uint64_t v2, uint64_t v3,
-                             uint64_t v4, uint64_t v5, uint64_t v6, uint64_t v7) noexcept {
-  const uint32_t sealed = format::seal_words(word, v0, v1, v2, v3, v4, v5, v6, v7);
-  store_sealed(r, sealed, v0, v1, v2, v3, v4, v5, v6, v7);
-  return sealed;
+inline void store_record(lst_record* r, uint32_t word, uint64_t v0, uint64_t v1, uint64_t v2, uint64_t v3,
+                         uint64_t v4, uint64_t v5, uint64_t v6, uint64_t v7) noexcept {
+  store_sealed(r, format::seal_words(word, v0, v1, v2, v3, v4, v5, v6, v7), v0, v1, v2, v3, v4, v5, v6, v7);
 }
 // Bytes 4-7 of a record (op, api, dtype, redop) as store_record's v0.
 constexpr uint64_t head_word(uint8_t op, uint8_t api, uint8_t dtype = 0, uint8_t redop = 0) noexcept {
@@ -716,14 +713,13 @@ inline uint8_t with_thread_flags(uint8_t flags) noexcept {
   return flags;
 }
 // A collective record in state ENTERED. t_return_us stays 0 until the return (verify_record's
-// torn-return rule); id_lo tells a ring reader the slot's owner. Returns the word as published.
-inline uint32_t store_collective(lst_record* r, uint64_t id, const CollectiveArgs& a, uint32_t seq,
-                                 uint8_t flags, uint64_t caller, uint64_t t_ns) noexcept {
-  return store_record(r, LST_WORD(LST_KIND_COLLECTIVE, LST_STATE_ENTERED, flags), head_word(a),
-                      a.comm ? a.comm->id : 0,
-                      uint64_t(seq) | uint64_t(static_cast<uint32_t>(a.root_or_peer)) << 32,
-                      uint64_t(a.dtype_size) | uint64_t(static_cast<uint32_t>(id)) << 32, a.count, caller,
-                      t_ns, uint64_t(a.name) << 32);
+// torn-return rule); id_lo tells a ring reader the slot's owner.
+inline void store_collective(lst_record* r, uint64_t id, const CollectiveArgs& a, uint32_t seq, uint8_t flags,
+                             uint64_t caller, uint64_t t_ns) noexcept {
+  store_record(r, LST_WORD(LST_KIND_COLLECTIVE, LST_STATE_ENTERED, flags), head_word(a),
+               a.comm ? a.comm->id : 0, uint64_t(seq) | uint64_t(static_cast<uint32_t>(a.root_or_peer)) << 32,
+               uint64_t(a.dtype_size) | uint64_t(static_cast<uint32_t>(id)) << 32, a.count, caller, t_ns,
+               uint64_t(a.name) << 32);
 }
 }  // namespace
 
@@ -757,15 +753,14 @@ Pending collective_enter(const CollectiveArgs& a, uint64_t caller) noexcept {
 }
 
 namespace {
-// The two records of a pair, each stored where its slot is not null; `sealed` gets their words as
-// published. b's words differ from a's only in words 0 (op, datatype; flags, where one datatype is
-// derived), 2 (tag, peer), 3 (datatype size, id) and 4 (count), and the check is linear, so b's word
-// is a's with the check of those differences applied: what both share is hashed once.
+// The two records of a pair, each stored where its slot is not null. b's words differ from a's only in
+// words 0 (op, datatype; flags, where one datatype is derived), 2 (tag, peer), 3 (datatype size, id)
+// and 4 (count), and the check is linear, so b's word is a's with the check of those differences
+// applied: what both share is hashed once.
 __attribute__((always_inline)) inline void store_pair(lst_record* ra, uint64_t ida, lst_record* rb,
                                                       uint64_t idb, const CollectiveArgs& a,
                                                       const CollectiveArgs& b, uint8_t from_thread,
-                                                      uint64_t caller, uint64_t t_ns,
-                                                      uint32_t* sealed) noexcept {
+                                                      uint64_t caller, uint64_t t_ns) noexcept {
   const uint32_t word_a = LST_WORD(LST_KIND_COLLECTIVE, LST_STATE_ENTERED, a.flags | from_thread);
   const uint32_t word_b = LST_WORD(LST_KIND_COLLECTIVE, LST_STATE_ENTERED, b.flags | from_thread);
   const uint64_t comm = a.comm ? a.comm->id : 0, name = uint64_t(a.name) << 32;
@@ -779,8 +774,6 @@ __attribute__((always_inline)) inline void store_pair(lst_record* ra, uint64_t i
       format::reseal_words(sealed_a, word_b, a0 ^ b0, a2 ^ b2, a3 ^ b3, a.count ^ b.count);
   if (ra) store_sealed(ra, sealed_a, a0, comm, a2, a3, a.count, caller, t_ns, name);
   if (rb) store_sealed(rb, sealed_b, b0, comm, b2, b3, b.count, caller, t_ns, name);
-  sealed[0] = sealed_a;
-  sealed[1] = sealed_b;
 }
 
 // A pair at the call site `caller`, with no extra frames: both records reserved with one atomic add.
@@ -793,7 +786,7 @@ __attribute__((always_inline)) inline void enter_pair_at(format::Writer* w, cons
   if (__builtin_expect(!r[0] && !r[1], 0)) return;
   const Stamp t0 = stamp();
   note(w, caller);
-  store_pair(r[0], first, r[1], first + 1, a, b, with_thread_flags(0), caller, t0.ns, out.word);
+  store_pair(r[0], first, r[1], first + 1, a, b, with_thread_flags(0), caller, t0.ns);
   out.rec[0] = r[0];
   out.rec[1] = r[1];
   out.id[0] = first;
@@ -834,7 +827,7 @@ __attribute__((noinline)) void enter_pair_with_frames(format::Writer* w, const C
       t0 = stamp();
       stamped = true;
     }
-    out.word[k] = store_collective(r, id, x, seq_of(x), x.flags | from_thread, caller, t0.ns);
+    store_collective(r, id, x, seq_of(x), x.flags | from_thread, caller, t0.ns);
     write_stack(w, id, f, n, t0.ns);
     out.rec[k] = r;
     out.id[k] = id;
@@ -879,9 +872,9 @@ inline void return_own(Pending& p, bool ok) noexcept {
 void collective_return(Pending& p, bool ok) noexcept { return_own(p, ok); }
 
 // Both records of a pair share their entry reading (collective_enter_pair): one TSC read gives both the
-// same duration. Each is returned as return_own returns one. No other thread updates them, so each word
-// is still the one it was published with, and its return is that word with one change, the same for
-// both (format::return_change); a word found otherwise takes Writer::finish_own's general path.
+// same duration. Each is returned as return_own returns one. No other thread updates them, so each is
+// still ENTERED with t_return_us 0, and its return is its word with one change, the same for both
+// (format::return_change); a record found otherwise takes Writer::finish_own's general path.
 void collective_return_pair(const PendingPair& p, bool ok) noexcept {
   if ((!p.rec[0] && !p.rec[1]) || !open_writer_or_null()) return;
   const uint32_t us = elapsed_us(p.t0, p.ticks0);
@@ -894,11 +887,11 @@ void collective_return_pair(const PendingPair& p, bool ok) noexcept {
     if (g_config.ring &&
         (LST_WORD_KIND(word) != LST_KIND_COLLECTIVE || r->u.coll.id_lo != static_cast<uint32_t>(p.id[k])))
       continue;
-    if (__builtin_expect(word != p.word[k], 0)) {
+    if (__builtin_expect(LST_WORD_STATE(word) != LST_STATE_ENTERED || r->t_return_us != 0, 0)) {
       format::Writer::finish_own(r, word, state, us);
       continue;
     }
-    r->t_return_us = us;  // it was 0 (ENTERED, as published)
+    r->t_return_us = us;
     __atomic_store_n(&r->word, word ^ change, __ATOMIC_RELEASE);
   }
 }

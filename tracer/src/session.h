@@ -116,7 +116,6 @@ struct PendingPair {
   uint64_t id[2] = {0, 0};
   uint64_t t0 = 0;
   uint64_t ticks0 = 0;
-  uint32_t word[2] = {0, 0};  // each record's word as published at entry
 };
 void collective_enter_pair(const CollectiveArgs& a, const CollectiveArgs& b, uint64_t caller,
                            PendingPair& out) noexcept;
