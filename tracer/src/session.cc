@@ -416,18 +416,6 @@ struct CommSlot {
 CommSlot* g_comm_slots = nullptr;  // allocated once, never freed
 std::atomic<bool> g_comm_ready{false};
 std::mutex g_comm_mutex;
-// Bumped by every registration and removal: a thread's last lookup stays valid while it is unchanged.
-std::atomic<uint32_t> g_comm_gen{0};
-struct LastComm {
-  uint32_t gen;
-  uint64_t key;
-  CommEntry* entry;
-};
-__attribute__((tls_model("initial-exec"))) thread_local LastComm t_last_comm;
-
-uint64_t comm_key(uint8_t api, uintptr_t handle) noexcept {
-  return (static_cast<uint64_t>(handle) ^ (static_cast<uint64_t>(api) << 58)) | 1ull << 63;
-}
 size_t comm_hash(uint64_t key) noexcept {
   key ^= key >> 33;
   key *= 0xff51afd7ed558ccdull;
@@ -569,11 +557,14 @@ void record_fatal_signal(int sig, const siginfo_t* info) noexcept {
 
 uint64_t hash_bytes(uint64_t h, const void* data, size_t len) noexcept { return format::fnv1a(data, len, h); }
 
-CommEntry* comm_find(uint8_t api, uintptr_t handle) noexcept {
-  uint64_t key = comm_key(api, handle);
+std::atomic<uint32_t> g_comm_gen{0};
+constinit __attribute__((tls_model("initial-exec"))) thread_local LastComm t_last_comm{};
+
+CommEntry* comm_find_slow(uint8_t api, uintptr_t handle) noexcept {
+  const uint64_t key = comm_key(api, handle);
   LastComm& last = t_last_comm;
   const uint32_t gen = g_comm_gen.load(std::memory_order_acquire);
-  if (__builtin_expect(last.key == key && last.gen == gen, 1)) return last.entry;
+  if (last.key == key && last.gen == gen) return last.entry;
   if (!g_comm_ready.load(std::memory_order_acquire)) return nullptr;
   size_t i = comm_hash(key);
   for (size_t probes = 0; probes < kCommSlots; ++probes, i = (i + 1) & (kCommSlots - 1)) {

@@ -72,7 +72,26 @@ struct CommEntry {
 
 // Registry keyed by (api, handle): lock-free lookup, insertion under a lock (creation is rare).
 // Returns nullptr for an unknown handle.
-CommEntry* comm_find(uint8_t api, uintptr_t handle) noexcept;
+CommEntry* comm_find_slow(uint8_t api, uintptr_t handle) noexcept;
+inline uint64_t comm_key(uint8_t api, uintptr_t handle) noexcept {
+  return (static_cast<uint64_t>(handle) ^ (static_cast<uint64_t>(api) << 58)) | 1ull << 63;
+}
+// The communicator this thread looked up last, valid while g_comm_gen (bumped by every registration and
+// removal) is unchanged: a loop's calls find theirs here, inline, without the table's probe.
+struct LastComm {
+  uint32_t gen;
+  uint64_t key;
+  CommEntry* entry;
+};
+extern std::atomic<uint32_t> g_comm_gen;
+extern constinit __attribute__((tls_model("initial-exec"))) thread_local LastComm t_last_comm;
+inline CommEntry* comm_find(uint8_t api, uintptr_t handle) noexcept {
+  const LastComm& last = t_last_comm;
+  if (__builtin_expect(
+          last.key == comm_key(api, handle) && last.gen == g_comm_gen.load(std::memory_order_acquire), 1))
+    return last.entry;
+  return comm_find_slow(api, handle);
+}
 // Registers a handle and writes its COMM record (parent, colour, key, members as world ranks).
 CommEntry* comm_add(uint8_t api, uintptr_t handle, uint8_t comm_op, uint64_t id, uint64_t parent_id,
                     int32_t color, int32_t key, int32_t size, int32_t rank, const int32_t* members,
