@@ -871,20 +871,19 @@ void collective_return_pair(const PendingPair& p, bool ok) noexcept {
   const uint32_t us = elapsed_us(p.t0, p.ticks0);
   const uint8_t state = ok ? LST_STATE_RETURNED : LST_STATE_FAILED;
   const uint32_t change = format::return_change(state, us);
-  for (int k = 0; k < 2; ++k) {
-    lst_record* r = p.rec[k];
-    if (!r) continue;
+  auto finish = [&](lst_record* r, uint64_t id) {  // twice, straight-line
+    if (!r) return;
     const uint32_t word = __atomic_load_n(&r->word, __ATOMIC_ACQUIRE);
     if (g_config.ring &&
-        (LST_WORD_KIND(word) != LST_KIND_COLLECTIVE || r->u.coll.id_lo != static_cast<uint32_t>(p.id[k])))
-      continue;
-    if (__builtin_expect(LST_WORD_STATE(word) != LST_STATE_ENTERED || r->t_return_us != 0, 0)) {
-      format::Writer::finish_own(r, word, state, us);
-      continue;
-    }
+        (LST_WORD_KIND(word) != LST_KIND_COLLECTIVE || r->u.coll.id_lo != static_cast<uint32_t>(id)))
+      return;
+    if (__builtin_expect(LST_WORD_STATE(word) != LST_STATE_ENTERED || r->t_return_us != 0, 0))
+      return format::Writer::finish_own(r, word, state, us);
     r->t_return_us = us;
     __atomic_store_n(&r->word, word ^ change, __ATOMIC_RELEASE);
-  }
+  };
+  finish(p.rec[0], p.id[0]);
+  finish(p.rec[1], p.id[1]);
 }
 
 // A record known only by its id may be returned from another thread than the one that entered it
