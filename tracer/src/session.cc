@@ -333,8 +333,8 @@ inline Emitted emit(format::Writer* w, uint32_t word, Fill&& fill) noexcept {
 // stored in eight pieces and published with `word` sealed from the same values: no clearing first and
 // nothing read back (record_check.h). The slot comes from Writer::reserve. store_sealed: the same with
 // the word already sealed by the caller.
-inline void store_sealed(lst_record* r, uint32_t sealed, uint64_t v0, uint64_t v1, uint64_t v2, uint64_t v3,
-                         uint64_t v4, uint64_t v5, uint64_t v6, uint64_t v7) noexcept {
+inline void store_words(lst_record* r, uint64_t v0, uint64_t v1, uint64_t v2, uint64_t v3, uint64_t v4,
+                        uint64_t v5, uint64_t v6, uint64_t v7) noexcept {
   auto* b = reinterpret_cast<unsigned char*>(r);
   const uint32_t head = static_cast<uint32_t>(v0 >> 32);
   std::memcpy(b + 4, &head, 4);
@@ -347,11 +347,16 @@ inline void store_sealed(lst_record* r, uint32_t sealed, uint64_t v0, uint64_t v
   std::memcpy(b + 40, &v5, 8);
   std::memcpy(b + 48, &v6, 8);
   std::memcpy(b + 56, &v7, 8);
-  format::Writer::publish_sealed(r, sealed);
 }
 inline void store_record(lst_record* r, uint32_t word, uint64_t v0, uint64_t v1, uint64_t v2, uint64_t v3,
                          uint64_t v4, uint64_t v5, uint64_t v6, uint64_t v7) noexcept {
-  store_sealed(r, format::seal_words(word, v0, v1, v2, v3, v4, v5, v6, v7), v0, v1, v2, v3, v4, v5, v6, v7);
+  store_words(r, v0, v1, v2, v3, v4, v5, v6, v7);
+  format::Writer::publish_sealed(r, format::seal_words(word, v0, v1, v2, v3, v4, v5, v6, v7));
+}
+inline void store_sealed(lst_record* r, uint32_t sealed, uint64_t v0, uint64_t v1, uint64_t v2, uint64_t v3,
+                         uint64_t v4, uint64_t v5, uint64_t v6, uint64_t v7) noexcept {
+  store_words(r, v0, v1, v2, v3, v4, v5, v6, v7);
+  format::Writer::publish_sealed(r, sealed);
 }
 // Bytes 4-7 of a record (op, api, dtype, redop) as store_record's v0.
 constexpr uint64_t head_word(uint8_t op, uint8_t api, uint8_t dtype = 0, uint8_t redop = 0) noexcept {
