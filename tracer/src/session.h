@@ -71,13 +71,9 @@ struct CommEntry {
 };
 
 // Registry keyed by (api, handle): lock-free lookup, insertion under a lock (creation is rare).
-// Returns nullptr for an unknown handle.
-CommEntry* comm_find_slow(uint8_t api, uintptr_t handle) noexcept;
-inline uint64_t comm_key(uint8_t api, uintptr_t handle) noexcept {
-  return (static_cast<uint64_t>(handle) ^ (static_cast<uint64_t>(api) << 58)) | 1ull << 63;
-}
-// The communicator this thread looked up last, valid while g_comm_gen (bumped by every registration and
-// removal) is unchanged: a loop's calls find theirs here, inline, without the table's probe.
+// comm_find returns nullptr for an unknown handle. The communicator a thread looked up last is kept,
+// valid while g_comm_gen (bumped by every registration and removal) is unchanged: a loop's calls find
+// theirs inline, and only another handle probes the table (comm_find_slow).
 struct LastComm {
   uint32_t gen;
   uint64_t key;
@@ -85,6 +81,10 @@ struct LastComm {
 };
 extern std::atomic<uint32_t> g_comm_gen;
 extern constinit __attribute__((tls_model("initial-exec"))) thread_local LastComm t_last_comm;
+inline uint64_t comm_key(uint8_t api, uintptr_t handle) noexcept {
+  return (static_cast<uint64_t>(handle) ^ (static_cast<uint64_t>(api) << 58)) | 1ull << 63;
+}
+CommEntry* comm_find_slow(uint8_t api, uintptr_t handle) noexcept;
 inline CommEntry* comm_find(uint8_t api, uintptr_t handle) noexcept {
   const LastComm& last = t_last_comm;
   if (__builtin_expect(
