@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One mpi4py job under `lockstep run`, then what `lockstep check` and `lockstep show` say about it.
 #   run_mpi4py.sh MODE WORK LOCKSTEP TRACER PYTHON SCRIPT MPIRUN [MPIRUN FLAGS...]
-#   MODE clean: the job and check exit 0; show names the Python lines of both allreduce calls
+#   MODE clean: the job and check exit 0; show names the Python lines of both allreduce calls and of
+#               the Sendrecv
 #   MODE skip:  rank 1 skips a collective at a Python line: check exits 1 with missing_collective,
 #               rank 1 and that line (file:line of the script)
 #   MODE native: the clean job with LOCKSTEP_TRACE_PYTHON=0: exit 0 and no Python line in the trace
@@ -44,7 +45,7 @@ case "$mode" in
   clean)
     [[ $run_rc == 0 ]] || { cat "$work/run.out"; fail "the job exited $run_rc"; }
     [[ $check_rc == 0 ]] || fail "check exited $check_rc on a clean job"
-    for what in allreduce pickled; do
+    for what in allreduce pickled sendrecv; do
       want="$name:$(line_of $what) in step()"
       grep -qF "$want" "$work/show.out" || { cat "$work/show.out"; fail "show does not name $want"; }
     done

@@ -264,13 +264,20 @@ void p2p_step() {
                [&] { P2P(LST_OP_SEND, 0, ci, count, LST_DT_FLOAT64, 8, right, tag); MPI_Ssend(sbuf, count, MPI_DOUBLE, right, tag, c); },
                [&] { P2P(LST_OP_RECV, 0, ci, count, LST_DT_FLOAT64, 8, LST_ANY_SOURCE, LST_ANY_TAG); MPI_Recv(rbuf, count, MPI_DOUBLE, MPI_ANY_SOURCE, MPI_ANY_TAG, c, &st); });
       break;
-    case 2:
-      // One call, two records (SEND then RECV), both at the call's line.
-      expect_p2p(LST_OP_SEND, 0, ci, count, LST_DT_INT32, 4, right, tag, __LINE__ + 2);
-      expect_p2p(LST_OP_RECV, 0, ci, count + 1, LST_DT_INT32, 4, left, tag, __LINE__ + 1);
-      MPI_Sendrecv(sb, count, MPI_INT, right, tag, rb, count + 1, MPI_INT, left, tag, c, &st);
+    case 2: {
+      // One call, two records (SEND then RECV), both at the call's line. With an odd tag the send is
+      // of the derived type (3 ints each): then the SEND record alone is DERIVED.
+      const bool triples = tag % 2 == 1;
+      const int line = __LINE__ + 6;
+      if (triples)
+        expect_p2p(LST_OP_SEND, LST_F_DERIVED, ci, count, LST_DT_DERIVED, 12, right, tag, line);
+      else
+        expect_p2p(LST_OP_SEND, 0, ci, count, LST_DT_INT32, 4, right, tag, line);
+      expect_p2p(LST_OP_RECV, 0, ci, 3 * count + 1, LST_DT_INT32, 4, left, tag, line);
+      MPI_Sendrecv(sb, count, triples ? g_triple : MPI_INT, right, tag, rb, 3 * count + 1, MPI_INT, left, tag, c, &st);
       expect_pair();
       break;
+    }
     case 3:
       expect_p2p(LST_OP_SEND, 0, ci, count, LST_DT_INT32, 4, right, tag + 1, __LINE__ + 2);
       expect_p2p(LST_OP_RECV, 0, ci, count, LST_DT_INT32, 4, left, tag + 1, __LINE__ + 1);

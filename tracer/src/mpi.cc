@@ -223,7 +223,7 @@ HandleIndex g_type_index, g_op_index;
 
 }  // namespace
 
-__attribute__((tls_model("initial-exec"))) thread_local LastType t_last_type;
+constinit __attribute__((tls_model("initial-exec"))) thread_local LastType t_last_type{};
 
 void set_dtype_slow(CollectiveArgs& a, MPI_Datatype t) noexcept {
   if (t == MPI_DATATYPE_NULL || t == nullptr) {

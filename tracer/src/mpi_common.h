@@ -75,12 +75,13 @@ extern bool g_trace_p2p;
 // The application's argument values, datatypes and communicators in trace terms.
 // The predefined datatype this thread passed last (a loop passes the same one): its trace type and
 // size without the index probe. Predefined handles are never freed, so the entry never goes stale.
+// constinit, like t_thread_state: read here without a TLS init test.
 struct LastType {
   MPI_Datatype handle;
   uint8_t dtype;
   uint32_t size;
 };
-extern __attribute__((tls_model("initial-exec"))) thread_local LastType t_last_type;
+extern constinit __attribute__((tls_model("initial-exec"))) thread_local LastType t_last_type;
 void set_dtype_slow(CollectiveArgs& a, MPI_Datatype t) noexcept;
 inline void set_dtype(CollectiveArgs& a, MPI_Datatype t) noexcept {
   const LastType& last = t_last_type;
@@ -125,8 +126,9 @@ void record_error(uint64_t id, int rc) noexcept;
 // While the thread is inside the real call of record `id`: a process that ends there (an error handler
 // that aborts, a signal) names that record in its end marker.
 struct InsideCall {
-  explicit InsideCall(const Pending& p) noexcept : st(thread_state()), saved(st.inside) {
-    if (p.rec) st.inside = p.id + 1;
+  explicit InsideCall(const Pending& p) noexcept : InsideCall(p.rec != nullptr, p.id) {}
+  InsideCall(bool recorded, uint64_t id) noexcept : st(thread_state()), saved(st.inside) {
+    if (recorded) st.inside = id + 1;
   }
   ~InsideCall() { st.inside = saved; }
   ThreadState& st;

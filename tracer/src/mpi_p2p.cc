@@ -40,19 +40,20 @@ __attribute__((always_inline)) inline CollectiveArgs p2p_args(uint8_t op, int co
 // end). MPI says not which half an error code is about, so both records fail with it; a process that
 // ends inside the call names the RECV record, the half it waits in longest.
 template <typename Call>
-int send_and_receive(const CollectiveArgs& send, const CollectiveArgs& recv, uint64_t caller, Call&& call) {
-  Pending p[2];
+__attribute__((always_inline)) inline int send_and_receive(const CollectiveArgs& send,
+                                                           const CollectiveArgs& recv, uint64_t caller,
+                                                           Call&& call) {
+  PendingPair p;
   collective_enter_pair(send, recv, caller, p);
-  const bool recorded_send = p[0].rec != nullptr, recorded_recv = p[1].rec != nullptr;
   int rc;
   {
-    InsideCall in(p[1]);
+    InsideCall in(p.rec[1] != nullptr, p.id[1]);
     rc = call();
   }
   collective_return_pair(p, rc == MPI_SUCCESS);
   if (__builtin_expect(rc != MPI_SUCCESS, 0)) {
-    if (recorded_send) record_error(p[0].id, rc);
-    if (recorded_recv) record_error(p[1].id, rc);
+    if (p.rec[0]) record_error(p.id[0], rc);
+    if (p.rec[1]) record_error(p.id[1], rc);
   }
   return rc;
 }

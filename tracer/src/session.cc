@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -330,9 +331,10 @@ inline Emitted emit(format::Writer* w, uint32_t word, Fill&& fill) noexcept {
 
 // A whole record from its eight little-endian words (v0: bytes 4-7, op to redop, in its high half),
 // stored in eight pieces and published with `word` sealed from the same values: no clearing first and
-// nothing read back (record_check.h). The slot comes from Writer::reserve.
-inline void store_record(lst_record* r, uint32_t word, uint64_t v0, uint64_t v1, uint64_t v2, uint64_t v3,
-                         uint64_t v4, uint64_t v5, uint64_t v6, uint64_t v7) noexcept {
+// nothing read back (record_check.h). The slot comes from Writer::reserve. store_sealed: the same with
+// the word already sealed by the caller.
+inline void store_words(lst_record* r, uint64_t v0, uint64_t v1, uint64_t v2, uint64_t v3, uint64_t v4,
+                        uint64_t v5, uint64_t v6, uint64_t v7) noexcept {
   auto* b = reinterpret_cast<unsigned char*>(r);
   const uint32_t head = static_cast<uint32_t>(v0 >> 32);
   std::memcpy(b + 4, &head, 4);
@@ -345,11 +347,36 @@ inline void store_record(lst_record* r, uint32_t word, uint64_t v0, uint64_t v1,
   std::memcpy(b + 40, &v5, 8);
   std::memcpy(b + 48, &v6, 8);
   std::memcpy(b + 56, &v7, 8);
+}
+inline void store_record(lst_record* r, uint32_t word, uint64_t v0, uint64_t v1, uint64_t v2, uint64_t v3,
+                         uint64_t v4, uint64_t v5, uint64_t v6, uint64_t v7) noexcept {
+  store_words(r, v0, v1, v2, v3, v4, v5, v6, v7);
   format::Writer::publish_sealed(r, format::seal_words(word, v0, v1, v2, v3, v4, v5, v6, v7));
+}
+inline void store_sealed(lst_record* r, uint32_t sealed, uint64_t v0, uint64_t v1, uint64_t v2, uint64_t v3,
+                         uint64_t v4, uint64_t v5, uint64_t v6, uint64_t v7) noexcept {
+  store_words(r, v0, v1, v2, v3, v4, v5, v6, v7);
+  format::Writer::publish_sealed(r, sealed);
 }
 // Bytes 4-7 of a record (op, api, dtype, redop) as store_record's v0.
 constexpr uint64_t head_word(uint8_t op, uint8_t api, uint8_t dtype = 0, uint8_t redop = 0) noexcept {
   return (uint64_t(op) | uint64_t(api) << 8 | uint64_t(dtype) << 16 | uint64_t(redop) << 24) << 32;
+}
+// The same of a call's arguments, and a point-to-point record's word 2 (tag, then peer), each read as
+// one word: CollectiveArgs keeps them in the record's order (little-endian, as the format).
+static_assert(offsetof(CollectiveArgs, api) == offsetof(CollectiveArgs, op) + 1 &&
+              offsetof(CollectiveArgs, dtype) == offsetof(CollectiveArgs, op) + 2 &&
+              offsetof(CollectiveArgs, redop) == offsetof(CollectiveArgs, op) + 3 &&
+              offsetof(CollectiveArgs, root_or_peer) == offsetof(CollectiveArgs, tag) + 4);
+inline uint64_t head_word(const CollectiveArgs& a) noexcept {
+  uint32_t head;
+  std::memcpy(&head, &a.op, sizeof head);
+  return uint64_t(head) << 32;
+}
+inline uint64_t tag_peer_word(const CollectiveArgs& a) noexcept {
+  uint64_t word;
+  std::memcpy(&word, &a.tag, sizeof word);
+  return word;
 }
 
 // ---- call stacks -------------------------------------------------------------------------------
@@ -394,18 +421,6 @@ struct CommSlot {
 CommSlot* g_comm_slots = nullptr;  // allocated once, never freed
 std::atomic<bool> g_comm_ready{false};
 std::mutex g_comm_mutex;
-// Bumped by every registration and removal: a thread's last lookup stays valid while it is unchanged.
-std::atomic<uint32_t> g_comm_gen{0};
-struct LastComm {
-  uint32_t gen;
-  uint64_t key;
-  CommEntry* entry;
-};
-__attribute__((tls_model("initial-exec"))) thread_local LastComm t_last_comm;
-
-uint64_t comm_key(uint8_t api, uintptr_t handle) noexcept {
-  return (static_cast<uint64_t>(handle) ^ (static_cast<uint64_t>(api) << 58)) | 1ull << 63;
-}
 size_t comm_hash(uint64_t key) noexcept {
   key ^= key >> 33;
   key *= 0xff51afd7ed558ccdull;
@@ -489,7 +504,7 @@ __attribute__((constructor)) void on_load() {
 
 std::atomic<format::Writer*> g_live_writer{nullptr};
 std::atomic<bool> g_tracing_off{false};
-__attribute__((tls_model("initial-exec"))) thread_local ThreadState t_thread_state;
+constinit __attribute__((tls_model("initial-exec"))) thread_local ThreadState t_thread_state{};
 
 format::Writer* writer_slow() noexcept {
   int st = g_state.load(std::memory_order_acquire);
@@ -547,11 +562,14 @@ void record_fatal_signal(int sig, const siginfo_t* info) noexcept {
 
 uint64_t hash_bytes(uint64_t h, const void* data, size_t len) noexcept { return format::fnv1a(data, len, h); }
 
-CommEntry* comm_find(uint8_t api, uintptr_t handle) noexcept {
-  uint64_t key = comm_key(api, handle);
+std::atomic<uint32_t> g_comm_gen{0};
+constinit __attribute__((tls_model("initial-exec"))) thread_local LastComm t_last_comm{};
+
+CommEntry* comm_find_slow(uint8_t api, uintptr_t handle) noexcept {
+  const uint64_t key = comm_key(api, handle);
   LastComm& last = t_last_comm;
   const uint32_t gen = g_comm_gen.load(std::memory_order_acquire);
-  if (__builtin_expect(last.key == key && last.gen == gen, 1)) return last.entry;
+  if (last.key == key && last.gen == gen) return last.entry;
   if (!g_comm_ready.load(std::memory_order_acquire)) return nullptr;
   size_t i = comm_hash(key);
   for (size_t probes = 0; probes < kCommSlots; ++probes, i = (i + 1) & (kCommSlots - 1)) {
@@ -694,9 +712,8 @@ inline uint8_t with_thread_flags(uint8_t flags) noexcept {
 // torn-return rule); id_lo tells a ring reader the slot's owner.
 inline void store_collective(lst_record* r, uint64_t id, const CollectiveArgs& a, uint32_t seq, uint8_t flags,
                              uint64_t caller, uint64_t t_ns) noexcept {
-  store_record(r, LST_WORD(LST_KIND_COLLECTIVE, LST_STATE_ENTERED, flags),
-               head_word(a.op, a.api, a.dtype, a.redop), a.comm ? a.comm->id : 0,
-               uint64_t(seq) | uint64_t(static_cast<uint32_t>(a.root_or_peer)) << 32,
+  store_record(r, LST_WORD(LST_KIND_COLLECTIVE, LST_STATE_ENTERED, flags), head_word(a),
+               a.comm ? a.comm->id : 0, uint64_t(seq) | uint64_t(static_cast<uint32_t>(a.root_or_peer)) << 32,
                uint64_t(a.dtype_size) | uint64_t(static_cast<uint32_t>(id)) << 32, a.count, caller, t_ns,
                uint64_t(a.name) << 32);
 }
@@ -732,12 +749,60 @@ Pending collective_enter(const CollectiveArgs& a, uint64_t caller) noexcept {
 }
 
 namespace {
-// A pair with LOCKSTEP_TRACE_STACK (or called from Python with extra frames): each record keeps its
-// STACK records right after it, as every record does, so the two are reserved apart; the frames are
-// captured once (one call site) and both records still take the one clock reading.
-__attribute__((noinline)) void enter_pair_with_stacks(format::Writer* w, const CollectiveArgs* args,
-                                                      const uint32_t* seq, uint64_t caller,
-                                                      const uint64_t* py, int npy, Pending* out) noexcept {
+// The two records of a pair, each stored where its slot is not null. b's words differ from a's only in
+// words 0 (op, datatype; flags, where one datatype is derived), 2 (tag, peer), 3 (datatype size, id)
+// and 4 (count), and the check is linear, so b's word is a's with the check of those differences
+// applied: what both share is hashed once.
+__attribute__((always_inline)) inline void store_pair(lst_record* ra, uint64_t ida, lst_record* rb,
+                                                      uint64_t idb, const CollectiveArgs& a,
+                                                      const CollectiveArgs& b, uint8_t from_thread,
+                                                      uint64_t caller, uint64_t t_ns) noexcept {
+  const uint32_t word_a = LST_WORD(LST_KIND_COLLECTIVE, LST_STATE_ENTERED, a.flags | from_thread);
+  const uint32_t word_b = LST_WORD(LST_KIND_COLLECTIVE, LST_STATE_ENTERED, b.flags | from_thread);
+  const uint64_t comm = a.comm ? a.comm->id : 0, name = uint64_t(a.name) << 32;
+  // store_collective's words, with the tag as sequence number (seq_of: both are point-to-point).
+  const uint64_t a0 = head_word(a), b0 = head_word(b);
+  const uint64_t a2 = tag_peer_word(a), b2 = tag_peer_word(b);
+  const uint64_t a3 = uint64_t(a.dtype_size) | uint64_t(static_cast<uint32_t>(ida)) << 32;
+  const uint64_t b3 = uint64_t(b.dtype_size) | uint64_t(static_cast<uint32_t>(idb)) << 32;
+  const uint32_t sealed_a = format::seal_words(word_a, a0, comm, a2, a3, a.count, caller, t_ns, name);
+  const uint32_t sealed_b =
+      format::reseal_words(sealed_a, word_b, a0 ^ b0, a2 ^ b2, a3 ^ b3, a.count ^ b.count);
+  if (ra) store_sealed(ra, sealed_a, a0, comm, a2, a3, a.count, caller, t_ns, name);
+  if (rb) store_sealed(rb, sealed_b, b0, comm, b2, b3, b.count, caller, t_ns, name);
+}
+
+// A pair at the call site `caller`, with no extra frames: both records reserved with one atomic add.
+__attribute__((always_inline)) inline void enter_pair_at(format::Writer* w, const CollectiveArgs& a,
+                                                         const CollectiveArgs& b, uint64_t caller,
+                                                         PendingPair& out) noexcept {
+  lst_record* r[2];
+  uint64_t first = 0;
+  w->reserve_pair(r, &first);
+  if (__builtin_expect(!r[0] && !r[1], 0)) return;
+  const Stamp t0 = stamp();
+  note(w, caller);
+  store_pair(r[0], first, r[1], first + 1, a, b, with_thread_flags(0), caller, t0.ns);
+  out.rec[0] = r[0];
+  out.rec[1] = r[1];
+  out.id[0] = first;
+  out.id[1] = first + 1;
+  out.t0 = t0.ns;
+  out.ticks0 = t0.tsc;
+}
+
+// A pair called from Python, or with LOCKSTEP_TRACE_STACK: out of line, so the common path carries
+// neither the frames' buffers nor their branches. The Python frames are the call site; with extra
+// frames each record keeps its STACK records right after it, as every record does, so the two are
+// reserved apart; the frames are captured once (one call site) and both records still take the one
+// clock reading.
+__attribute__((noinline)) void enter_pair_with_frames(format::Writer* w, const CollectiveArgs& a,
+                                                      const CollectiveArgs& b, uint64_t caller,
+                                                      PendingPair& out) noexcept {
+  uint64_t py[kMaxFrames];
+  const int npy = python_frames(w, py, g_config.stack_frames > 1 ? g_config.stack_frames : 1);
+  if (npy > 0) caller = py[0];
+  if (npy == 1 || (npy == 0 && g_config.stack_frames <= 1)) return enter_pair_at(w, a, b, caller, out);
   uint64_t frames[kMaxFrames];
   int n = npy - 1;
   const uint64_t* f = py + 1;
@@ -746,9 +811,11 @@ __attribute__((noinline)) void enter_pair_with_stacks(format::Writer* w, const C
     f = frames;
   }
   note(w, caller);
+  const uint8_t from_thread = with_thread_flags(0);
   Stamp t0{0, 0};
   bool stamped = false;
   for (int k = 0; k < 2; ++k) {
+    const CollectiveArgs& x = k == 0 ? a : b;
     uint64_t id = 0;
     lst_record* r = w->reserve(&id);
     if (!r) continue;
@@ -756,44 +823,26 @@ __attribute__((noinline)) void enter_pair_with_stacks(format::Writer* w, const C
       t0 = stamp();
       stamped = true;
     }
-    store_collective(r, id, args[k], seq[k], with_thread_flags(args[k].flags), caller, t0.ns);
+    store_collective(r, id, x, seq_of(x), x.flags | from_thread, caller, t0.ns);
     write_stack(w, id, f, n, t0.ns);
-    out[k] = {r, id, t0.ns, t0.tsc};
+    out.rec[k] = r;
+    out.id[k] = id;
   }
+  out.t0 = t0.ns;
+  out.ticks0 = t0.tsc;
 }
 }  // namespace
 
 void collective_enter_pair(const CollectiveArgs& a, const CollectiveArgs& b, uint64_t caller,
-                           Pending* out) noexcept {
-  out[0] = Pending{};
-  out[1] = Pending{};
-  const uint32_t seq[2] = {seq_of(a), seq_of(b)};
+                           PendingPair& out) noexcept {
   format::Writer* w = writer();
   if (!w) return;
   InTracer in;
-  uint64_t py[kMaxFrames];
-  const int npy = python_frames(w, py, g_config.stack_frames > 1 ? g_config.stack_frames : 1);
-  if (npy > 0) caller = py[0];
-  if (__builtin_expect(npy > 1 || (g_config.stack_frames > 1 && npy == 0), 0)) {
-    const CollectiveArgs both[2] = {a, b};
-    enter_pair_with_stacks(w, both, seq, caller, py, npy, out);
-    return;
-  }
-  lst_record* r[2];
-  uint64_t first = 0;
-  w->reserve_n(r, 2, &first);
-  if (!r[0] && !r[1]) return;
-  const Stamp t0 = stamp();
-  note(w, caller);
-  const uint8_t from_thread = with_thread_flags(0);
-  if (r[0]) {
-    store_collective(r[0], first, a, seq[0], a.flags | from_thread, caller, t0.ns);
-    out[0] = {r[0], first, t0.ns, t0.tsc};
-  }
-  if (r[1]) {
-    store_collective(r[1], first + 1, b, seq[1], b.flags | from_thread, caller, t0.ns);
-    out[1] = {r[1], first + 1, t0.ns, t0.tsc};
-  }
+  // Not called from Python and no extra frames: two loads decide it.
+  if (__builtin_expect(g_python_state.load(std::memory_order_relaxed) == 2 && g_config.stack_frames <= 1, 1))
+    enter_pair_at(w, a, b, caller, out);
+  else
+    enter_pair_with_frames(w, a, b, caller, out);
 }
 
 namespace {
@@ -818,41 +867,28 @@ inline void return_own(Pending& p, bool ok) noexcept {
 
 void collective_return(Pending& p, bool ok) noexcept { return_own(p, ok); }
 
-// Both records of a pair share their entry reading (collective_enter_pair): one TSC read gives both
-// the same duration.
-void collective_return_pair(Pending* p, bool ok) noexcept {
-  if (!open_writer_or_null()) return;
-  const Pending& any = p[0].rec ? p[0] : p[1];
-  if (!any.rec) return;
-  const uint32_t us = elapsed_us(any.t0, any.ticks0);
+// Both records of a pair share their entry reading (collective_enter_pair): one TSC read gives both the
+// same duration. Each is returned as return_own returns one. No other thread updates them, so each is
+// still ENTERED with t_return_us 0, and its return is its word with one change, the same for both
+// (format::return_change); a record found otherwise takes Writer::finish_own's general path.
+void collective_return_pair(const PendingPair& p, bool ok) noexcept {
+  if ((!p.rec[0] && !p.rec[1]) || !open_writer_or_null()) return;
+  const uint32_t us = elapsed_us(p.t0, p.ticks0);
   const uint8_t state = ok ? LST_STATE_RETURNED : LST_STATE_FAILED;
-  uint32_t first_word = 0, first_next = 0;  // the first record's word before and after (0: none)
-  for (int k = 0; k < 2; ++k) {
-    lst_record* r = p[k].rec;
-    if (!r) continue;
-    p[k].rec = nullptr;
+  const uint32_t change = format::return_change(state, us);
+  auto finish = [&](lst_record* r, uint64_t id) {  // twice, straight-line
+    if (!r) return;
     const uint32_t word = __atomic_load_n(&r->word, __ATOMIC_ACQUIRE);
     if (g_config.ring &&
-        (LST_WORD_KIND(word) != LST_KIND_COLLECTIVE || r->u.coll.id_lo != static_cast<uint32_t>(p[k].id)))
-      continue;
-    // Writer::finish_own's update. The second record changes exactly as the first (the same kind,
-    // state and flags; t_return_us from 0 to the same value), and the check is linear: its new check
-    // is its old one with the first record's change applied, without computing the check again.
-    constexpr uint32_t kCheck = LST_REC_CHECK_MASK;
-    const uint32_t was = r->t_return_us;
-    uint32_t next;
-    if (first_word && ((word ^ first_word) & ~kCheck) == 0 && was == 0) {
-      next = (first_next & ~kCheck) | ((word ^ first_word ^ first_next) & kCheck);
-    } else {
-      next = format::returned_word(word, state, 0, uint64_t(was ^ us));
-      if (was == 0) {
-        first_word = word;
-        first_next = next;
-      }
-    }
+        (LST_WORD_KIND(word) != LST_KIND_COLLECTIVE || r->u.coll.id_lo != static_cast<uint32_t>(id)))
+      return;
+    if (__builtin_expect(LST_WORD_STATE(word) != LST_STATE_ENTERED || r->t_return_us != 0, 0))
+      return format::Writer::finish_own(r, word, state, us);
     r->t_return_us = us;
-    __atomic_store_n(&r->word, next, __ATOMIC_RELEASE);
-  }
+    __atomic_store_n(&r->word, word ^ change, __ATOMIC_RELEASE);
+  };
+  finish(p.rec[0], p.id[0]);
+  finish(p.rec[1], p.id[1]);
 }
 
 // A record known only by its id may be returned from another thread than the one that entered it

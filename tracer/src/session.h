@@ -36,15 +36,16 @@ uint32_t writer_generation() noexcept;
 // Set while this thread is inside an intercepted call, so that calls the library makes internally
 // (NCCL implemented over MPI in tests, MPI collectives built from other MPI calls) are not recorded
 // as the application's. Also carries the runtime's control-plane depth (LST_F_CONTROL).
-// Zero-initialised like any thread_local without a constructor, so that other files reach it without a
-// TLS wrapper call; initial-exec: the library is loaded at start-up (LD_PRELOAD), never with dlopen late.
+// constinit: zero-initialised, never dynamically, so other files reach it directly, without the test for
+// a TLS init function that an extern thread_local otherwise costs on every use; initial-exec: the library
+// is loaded at start-up (LD_PRELOAD), never with dlopen late.
 struct ThreadState {
   int depth;
   int control;
   int nccl_group_depth;
   uint64_t inside;  // id + 1 of the record whose real call this thread is in (0: none)
 };
-extern __attribute__((tls_model("initial-exec"))) thread_local ThreadState t_thread_state;
+extern constinit __attribute__((tls_model("initial-exec"))) thread_local ThreadState t_thread_state;
 inline ThreadState& thread_state() noexcept { return t_thread_state; }
 
 class CallGuard {  // RAII: outermost() is true for the application's own call
@@ -70,8 +71,27 @@ struct CommEntry {
 };
 
 // Registry keyed by (api, handle): lock-free lookup, insertion under a lock (creation is rare).
-// Returns nullptr for an unknown handle.
-CommEntry* comm_find(uint8_t api, uintptr_t handle) noexcept;
+// comm_find returns nullptr for an unknown handle. The communicator a thread looked up last is kept,
+// valid while g_comm_gen (bumped by every registration and removal) is unchanged: a loop's calls find
+// theirs inline, and only another handle probes the table (comm_find_slow).
+struct LastComm {
+  uint32_t gen;
+  uint64_t key;
+  CommEntry* entry;
+};
+extern std::atomic<uint32_t> g_comm_gen;
+extern constinit __attribute__((tls_model("initial-exec"))) thread_local LastComm t_last_comm;
+inline uint64_t comm_key(uint8_t api, uintptr_t handle) noexcept {
+  return (static_cast<uint64_t>(handle) ^ (static_cast<uint64_t>(api) << 58)) | 1ull << 63;
+}
+CommEntry* comm_find_slow(uint8_t api, uintptr_t handle) noexcept;
+inline CommEntry* comm_find(uint8_t api, uintptr_t handle) noexcept {
+  const LastComm& last = t_last_comm;
+  if (__builtin_expect(
+          last.key == comm_key(api, handle) && last.gen == g_comm_gen.load(std::memory_order_acquire), 1))
+    return last.entry;
+  return comm_find_slow(api, handle);
+}
 // Registers a handle and writes its COMM record (parent, colour, key, members as world ranks).
 CommEntry* comm_add(uint8_t api, uintptr_t handle, uint8_t comm_op, uint64_t id, uint64_t parent_id,
                     int32_t color, int32_t key, int32_t size, int32_t rank, const int32_t* members,
@@ -81,17 +101,19 @@ void comm_remove(uint8_t api, uintptr_t handle, uint8_t comm_op, uint64_t caller
 
 // One collective call: enter() reserves, fills and publishes the record in state ENTERED (and, with
 // LOCKSTEP_TRACE_STACK, the extra frames); ret() moves it to RETURNED or FAILED.
+// Fields that the record holds side by side are kept in its order (op to redop; a point-to-point
+// record's tag and peer), so that the record path reads each group as one word.
 struct CollectiveArgs {
-  uint8_t api = LST_API_NONE;
   uint8_t op = LST_OP_UNKNOWN;
+  uint8_t api = LST_API_NONE;
+  uint8_t dtype = LST_DT_NONE;
+  uint8_t redop = LST_RED_NONE;
   uint8_t flags = 0;  // LST_F_*; IN_GROUP and CONTROL are added from the thread state
+  uint32_t dtype_size = 0;
   CommEntry* comm = nullptr;
   uint64_t count = 0;
-  uint8_t dtype = LST_DT_NONE;
-  uint32_t dtype_size = 0;
-  uint8_t redop = LST_RED_NONE;
+  int32_t tag = 0;  // LST_F_P2P: the message tag, recorded in place of a sequence number
   int32_t root_or_peer = LST_NONE;
-  int32_t tag = 0;    // LST_F_P2P: the message tag, recorded in place of a sequence number
   uint32_t name = 0;  // interned string id
 };
 struct Pending {
@@ -102,14 +124,21 @@ struct Pending {
 };
 Pending collective_enter(const CollectiveArgs& a, uint64_t caller) noexcept;
 void collective_return(Pending& p, bool ok) noexcept;
-// One call that writes two records (MPI_Sendrecv: its SEND and its RECV): both reserved with one
-// atomic add (consecutive ids, `a` first; with extra frames each keeps its STACK records after it)
-// and stamped with one clock reading, so they hold the same entry time; out[k].rec is null where
-// record k was not written. collective_return_pair ends both with one reading too: the same state
-// and duration.
+// One point-to-point call that writes two records (MPI_Sendrecv: its SEND and its RECV): both reserved
+// with one atomic add (consecutive ids, `a` first; with extra frames each keeps its STACK records
+// after it) and stamped with one clock reading, so they hold the same entry time. `b` differs from
+// `a` only in op, count, datatype (and with it LST_F_DERIVED), peer and tag: one communicator, both
+// LST_F_P2P; its record is derived from a's. collective_return_pair ends both with one reading too:
+// the same state and duration.
+struct PendingPair {
+  lst_record* rec[2] = {nullptr, nullptr};  // null where record k was not written
+  uint64_t id[2] = {0, 0};
+  uint64_t t0 = 0;
+  uint64_t ticks0 = 0;
+};
 void collective_enter_pair(const CollectiveArgs& a, const CollectiveArgs& b, uint64_t caller,
-                           Pending* out) noexcept;
-void collective_return_pair(Pending* p, bool ok) noexcept;
+                           PendingPair& out) noexcept;
+void collective_return_pair(const PendingPair& p, bool ok) noexcept;
 // Marks an earlier record COMPLETED where other threads may update it too (device completions); no-op
 // if it was overwritten.
 void collective_complete(uint64_t id) noexcept;

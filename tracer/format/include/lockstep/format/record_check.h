@@ -76,6 +76,17 @@ inline uint32_t seal_words(uint32_t word, uint64_t v0, uint64_t v1, uint64_t v2,
   return fields | detail::check_of((v0 & ~0xFFFFFFFFull) | fields, v1, v2, v3, v4, v5, v6, v7);
 }
 
+// `word` sealed for a record that differs from one whose word was sealed as `sealed` (seal_words) only
+// in its word fields and by the XOR deltas d0 (bytes 4-7, in its high half; its low half is ignored),
+// d2, d3 and d4 of words 0, 2, 3 and 4: the check is linear, so it is the other's changed by the check
+// of the differences alone (two records of one call, which share their other words, are hashed once).
+inline uint32_t reseal_words(uint32_t sealed, uint32_t word, uint64_t d0, uint64_t d2, uint64_t d3,
+                             uint64_t d4) {
+  const uint32_t fields = word & ~LST_REC_CHECK_MASK;
+  const uint64_t dw = (d0 & ~0xFFFFFFFFull) | ((sealed ^ fields) & ~LST_REC_CHECK_MASK);
+  return fields | ((sealed & LST_REC_CHECK_MASK) ^ detail::check_of(dw, 0, d2, d3, d4, 0, 0, 0));
+}
+
 // The check bits of a record whose word fields changed from `old_word`'s to `new_fields` and whose
 // words 3 and 7 changed by the XOR deltas d3 and d7, from `old_word`'s check alone: the check is
 // linear (rotations, XOR, fold), so nothing is read back. Updates that each apply their own change
@@ -94,6 +105,14 @@ LST_CHECK_INLINE uint32_t returned_word(uint32_t old, uint8_t state, uint64_t d3
   const uint32_t s = cur < LST_STATE_RETURNED ? state : cur;
   const uint32_t fields = (old & ~(LST_REC_CHECK_MASK | (0x07u << 16))) | s << 16;
   return fields | updated_check(old, fields, d3, d7);
+}
+
+// returned_word's change, as an XOR, to the word of a record that returns from ENTERED (to `state`)
+// and whose t_return_us goes from 0 to `t_return_us`, its only other change: the same for every such
+// record, since the check is linear, so the records of one call share it.
+LST_CHECK_INLINE uint32_t return_change(uint8_t state, uint32_t t_return_us) {
+  const uint32_t d = uint32_t(LST_STATE_ENTERED ^ state) << 16;
+  return d ^ detail::check_of(d, 0, 0, 0, 0, 0, 0, t_return_us);
 }
 
 enum class RecordVerdict {

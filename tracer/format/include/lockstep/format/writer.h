@@ -62,6 +62,17 @@ class Writer {
     for (int k = 0; k < n; ++k)
       out[k] = hot_.records != nullptr ? place(id0 + uint64_t(k), &id) : reserve_slow(id0 + uint64_t(k), &id);
   }
+  // reserve_n of the two records of one call (MPI_Sendrecv), without the loop where reserve() is inline.
+  void reserve_pair(lst_record** out, uint64_t* first) {
+    if (__builtin_expect(hot_.records == nullptr, 0)) return reserve_n(out, 2, first);
+    const uint64_t id0 = __atomic_fetch_add(&header_->record_next, uint64_t(2), __ATOMIC_RELAXED);
+    *first = id0;
+    // A copy, read once: the first slot's stores could alias hot_ as far as the compiler can tell.
+    const Hot hot = hot_;
+    uint64_t id;
+    out[0] = place(hot, id0, &id);
+    out[1] = place(hot, id0 + 1, &id);
+  }
   // Stores `word` (LST_WORD: kind, state, flags) sealed with the check of the record's fields (format
   // 2.0, record_check.h), with release order: every field written before is visible to a reader that
   // sees the word, and covered by its check. Fields changed later go through advance or finish.
@@ -160,25 +171,26 @@ class Writer {
     const std::atomic<uint64_t>* ahead_mark = nullptr;
   } hot_;
   // The slot of record n, just taken from record_next, where hot_ applies (hot_.records set).
-  lst_record* place(uint64_t n, uint64_t* id) {
+  lst_record* place(uint64_t n, uint64_t* id) { return place(hot_, n, id); }
+  lst_record* place(const Hot& hot, uint64_t n, uint64_t* id) {
     lst_record* r;
-    if (hot_.ring_mask) {
-      r = reinterpret_cast<lst_record*>(hot_.records + (n & hot_.ring_mask) * LST_SLOT_SIZE);
+    if (hot.ring_mask) {
+      r = reinterpret_cast<lst_record*>(hot.records + (n & hot.ring_mask) * LST_SLOT_SIZE);
       // The slot was last written a whole ring ago and is likely out of the cache: start fetching the
       // slot a few records ahead, so that its miss overlaps the calls in between.
-      __builtin_prefetch(hot_.records + ((n + 8) & hot_.ring_mask) * LST_SLOT_SIZE, 1, 3);
+      __builtin_prefetch(hot.records + ((n + 8) & hot.ring_mask) * LST_SLOT_SIZE, 1, 3);
       // Unpublish first, so a reader never pairs the old word with the new fields: the release fence
       // keeps the stores that refill the slot after the store of 0 (free on x86).
       __atomic_store_n(&r->word, 0u, __ATOMIC_RELAXED);
       __atomic_thread_fence(__ATOMIC_RELEASE);
-    } else if (__builtin_expect(n != hot_.ahead_mark->load(std::memory_order_relaxed) &&
-                                    n < hot_.capacity->load(std::memory_order_acquire),
+    } else if (__builtin_expect(n != hot.ahead_mark->load(std::memory_order_relaxed) &&
+                                    n < hot.capacity->load(std::memory_order_acquire),
                                 1)) {
-      r = reinterpret_cast<lst_record*>(hot_.records + n * LST_SLOT_SIZE);
+      r = reinterpret_cast<lst_record*>(hot.records + n * LST_SLOT_SIZE);
       // A growing file's slots are new memory, last touched when the page was faulted in, often on
       // another core: fetch the slot a few records ahead as the ring does (a prefetch past the
       // mapped capacity is dropped, never a fault).
-      __builtin_prefetch(hot_.records + (n + 8) * LST_SLOT_SIZE, 1, 3);
+      __builtin_prefetch(hot.records + (n + 8) * LST_SLOT_SIZE, 1, 3);
     } else {
       return reserve_slow(n, id);
     }
