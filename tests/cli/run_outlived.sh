@@ -20,7 +20,7 @@ wait_for() { for _ in $(seq 100); do [ -s "$1" ] && return 0; sleep 0.1; done; r
 cat > "$tmp/launch.sh" <<SH
 #!/bin/sh
 setsid "$child" "$tmp/pid1" 2 &
-for _ in \$(seq 100); do [ -s "$tmp/pid1" ] && exit 0; sleep 0.05; done
+for _ in \$(seq 200); do [ -s "$tmp/pid1" ] && exit 0; sleep 0.05; done
 exit 1
 SH
 chmod +x "$tmp/launch.sh"
@@ -32,14 +32,17 @@ wait_for "$tmp/pid1" || fail "the child never started"
 alive "$tmp/pid1" && fail "run returned while the traced child was still running"
 grep -q "still running" "$tmp/run1.log" && fail "a warning for a child that ended within the grace time"
 
-# A launcher stopped at --timeout, whose child ignores SIGTERM and would live a minute.
+# A launcher stopped at --timeout, whose child ignores SIGTERM and would live a minute. The launcher
+# waits until the child has its trace before it waits for good: a process stopped before it traced
+# anything is not one run can know of.
 cat > "$tmp/launch2.sh" <<SH
 #!/bin/sh
 setsid "$child" "$tmp/pid2" 60 ignore-term &
+for _ in \$(seq 200); do [ -s "$tmp/pid2" ] && break; sleep 0.05; done
 sleep 60
 SH
 chmod +x "$tmp/launch2.sh"
-"$lockstep" run -o "$tmp/t2" --timeout 1 --grace 1 -- "$tmp/launch2.sh" > "$tmp/run2.log" 2>&1
+"$lockstep" run -o "$tmp/t2" --timeout 4 --grace 1 -- "$tmp/launch2.sh" > "$tmp/run2.log" 2>&1
 rc=$?
 cat "$tmp/run2.log"
 [ "$rc" = 124 ] || fail "run of a job stopped at --timeout exited $rc, want 124"
