@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <condition_variable>
 #include <cstring>
+#include <deque>
 #include <exception>
 #include <functional>
 #include <map>
@@ -303,7 +304,8 @@ class PerfettoWriter {
     turn_ = turn;
     names_.clear();
     strings_.clear();
-    blocks_.clear();
+    for (uint32_t k : built_) blocks_[k] = KindBlock();
+    built_.clear();
     site_iids_.clear();
   }
   // Waits for the turn, writes what it holds of it and passes the turn on.
@@ -455,8 +457,10 @@ class PerfettoWriter {
   }
 
   const KindBlock& kind(uint32_t k) {
+    if (blocks_.size() <= k) blocks_.resize(k + 1);
     KindBlock& b = blocks_[k];
     if (b.built) return b;
+    built_.push_back(k);
     std::lock_guard<std::mutex> lock(tl_.tables_mutex);  // other threads may be adding kinds
     const report::CallKind& ck = tl_.kinds[k];
     Proto f, a;
@@ -504,7 +508,7 @@ class PerfettoWriter {
   // The interned data a packet on `seq` must carry before it can use kind `k` (empty when defined already).
   void define(uint32_t k, Sequence& seq, Proto& in) {
     if (!seq.first_use(seq.kinds, k)) return;
-    const KindBlock& b = blocks_.at(k);
+    const KindBlock& b = blocks_[k];
     Proto e;
     if (seq.first_use(seq.names, b.name)) {
       e.u(1, b.name);
@@ -592,8 +596,9 @@ class PerfettoWriter {
   size_t len_ = 0;
   uint32_t generation_ = 0;  // of the sequence last (re)started
   Table names_, strings_;
-  // By Timeline kind; a node map: lanes keep pointers to their kinds while others are added.
-  std::unordered_map<uint32_t, KindBlock> blocks_;
+  // By Timeline kind; a deque: lanes keep references to their kinds while others are added.
+  std::deque<KindBlock> blocks_;
+  std::vector<uint32_t> built_;  // the kinds built in this turn
   std::unordered_map<uint32_t, uint64_t> site_iids_;  // Timeline site -> source location iid
 };
 
