@@ -168,7 +168,7 @@ std::vector<pid_t> trace_writers(const fs::path& dir) {
   for (const fs::directory_entry& e : fs::directory_iterator("/proc", ec)) {
     const std::string name = e.path().filename().string();
     if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
-    const pid_t pid = pid_t(std::atol(name.c_str()));
+    const pid_t pid = pid_t(std::strtol(name.c_str(), nullptr, 10));
     if (pid == self) continue;
     std::FILE* f = std::fopen((e.path() / "maps").c_str(), "r");
     if (!f) continue;  // gone meanwhile, or not ours to read

@@ -1,0 +1,144 @@
+// The file of an export written by several threads in a fixed order: the bytes go out a buffer at a
+// time, on a thread of their own (Output), and each part takes its turn at the file (Turns), so that
+// parts encoded at once land in the order the file needs.
+#pragma once
+
+#include <atomic>
+#include <cerrno>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace lockstep::exporter {
+
+// The file, written a buffer at a time: in the caller's thread, or (`background`) on a thread of its
+// own, so that the system's copy of one buffer into the file (or its wait for the disk) overlaps the
+// encoding of the next.
+class Output {
+ public:
+  // `buffer_size`: what a buffer handed back holds at least.
+  Output(std::FILE* f, bool background, size_t buffer_size) : f_(f), buffer_size_(buffer_size) {
+    if (background) thread_ = std::thread([this] { run(); });
+  }
+  Output(const Output&) = delete;
+  Output& operator=(const Output&) = delete;
+  ~Output() {
+    if (!thread_.joinable()) return;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stopping_ = true;
+    }
+    changed_.notify_all();
+    thread_.join();
+  }
+
+  // Writes buf's first `len` bytes; or hands buf to the thread and gives the caller, in exchange, the
+  // buffer it wrote last. Throws when a write has failed.
+  void write(std::vector<char>& buf, size_t len) {
+    if (!thread_.joinable()) {
+      if (std::fwrite(buf.data(), 1, len, f_) != len) throw std::runtime_error(failure(errno));
+      return;
+    }
+    std::unique_lock<std::mutex> lock(mu_);
+    changed_.wait(lock, [&] { return !busy_; });
+    if (error_) throw std::runtime_error(failure(error_));
+    buf.swap(writing_);
+    if (buf.size() < buffer_size_) buf.resize(buffer_size_);
+    pending_ = len;
+    busy_ = true;
+    lock.unlock();
+    changed_.notify_all();
+  }
+  // Waits for every byte handed over; throws when a write has failed.
+  void finish() {
+    if (!thread_.joinable()) return;
+    std::unique_lock<std::mutex> lock(mu_);
+    changed_.wait(lock, [&] { return !busy_; });
+    if (error_) throw std::runtime_error(failure(error_));
+  }
+
+ private:
+  static std::string failure(int err) {
+    return err ? std::string("write failed: ") + std::strerror(err) : std::string("write failed");
+  }
+  void run() {
+    std::unique_lock<std::mutex> lock(mu_);
+    for (;;) {
+      changed_.wait(lock, [&] { return busy_ || stopping_; });
+      if (!busy_) return;
+      lock.unlock();
+      errno = 0;
+      const bool ok = std::fwrite(writing_.data(), 1, pending_, f_) == pending_;
+      const int err = errno;
+      lock.lock();
+      if (!ok && !error_) error_ = err ? err : EIO;
+      busy_ = false;
+      changed_.notify_all();
+    }
+  }
+
+  std::FILE* f_;
+  size_t buffer_size_;
+  std::vector<char> writing_;  // the bytes being written while busy_
+  size_t pending_ = 0;
+  std::mutex mu_;
+  std::condition_variable changed_;
+  bool busy_ = false, stopping_ = false;
+  int error_ = 0;  // errno of the first failed write
+  std::thread thread_;
+};
+
+struct Stopped {};  // another thread failed: leave the rank being written
+
+// The ranks' turns at the file. Several threads encode ranks at once, each into its own buffer, and the
+// file takes them in job order: turn 0 is the file's first packet, turn k + 1 rank k. The thread whose
+// turn it is writes as it goes; the others hold their bytes until their turn comes.
+class Turns {
+ public:
+  size_t take() { return taken_.fetch_add(1, std::memory_order_relaxed); }  // the next rank to encode
+  bool is(size_t turn) const { return now_.load(std::memory_order_acquire) == turn; }
+  void wait(size_t turn) {
+    std::unique_lock<std::mutex> lock(mu_);
+    changed_.wait(lock, [&] { return now_.load(std::memory_order_relaxed) == turn || stopped(); });
+    if (now_.load(std::memory_order_relaxed) != turn) throw Stopped{};
+  }
+  void pass(size_t turn) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      now_.store(turn + 1, std::memory_order_release);
+    }
+    changed_.notify_all();
+  }
+  void stop() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stopped_.store(true, std::memory_order_relaxed);
+    }
+    changed_.notify_all();
+  }
+  bool stopped() const { return stopped_.load(std::memory_order_relaxed); }
+
+ private:
+  std::atomic<size_t> taken_{0}, now_{0};
+  std::atomic<bool> stopped_{false};
+  std::mutex mu_;
+  std::condition_variable changed_;
+};
+
+inline size_t varint_size(uint64_t v) { return v < 0x80 ? 1 : size_t(64 - __builtin_clzll(v) + 6) / 7; }
+inline char* put_varint(char* p, uint64_t v) {
+  while (v >= 0x80) {
+    *p++ = char(v | 0x80);
+    v >>= 7;
+  }
+  *p++ = char(v);
+  return p;
+}
+
+}  // namespace lockstep::exporter
