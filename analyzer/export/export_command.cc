@@ -47,6 +47,9 @@ Checked load_and_check(const std::string& dir, int jobs, bool no_symbolize, cons
 
 int exit_code(const check::Result& r) { return r.in_lockstep() ? cli::kClean : cli::kFindings; }
 
+// The threads -j asks for, as the loader reads it (0: one per core).
+int threads_for(int jobs) { return jobs > 0 ? jobs : int(std::max(1u, std::thread::hardware_concurrency())); }
+
 struct ExportOptions {
   std::string dir, format = "perfetto", output;
   int jobs = 0;
@@ -82,7 +85,7 @@ int run_export(const ExportOptions& o) {
     throw cli::BadInput(fmt::format("export: unknown --format '{}' (perfetto or chrome)", o.format));
   ChromeOptions co;
   co.flows = !o.no_flows;
-  co.threads = o.jobs > 0 ? o.jobs : int(std::max(1u, std::thread::hardware_concurrency()));
+  co.threads = threads_for(o.jobs);
   if (!o.seq.empty()) parse_window(o.seq, co);
   Checked c = load_and_check(o.dir, o.jobs, o.no_symbolize, "export");
   report::TimelineOptions to;
@@ -156,7 +159,7 @@ int write_html_report(const HtmlJob& j) {
   report::Timeline tl(c.job, to);
   report::Context ctx{j.dir, LOCKSTEP_VERSION};
   report::HtmlOptions ho;
-  ho.threads = j.jobs > 0 ? j.jobs : int(std::max(1u, std::thread::hardware_concurrency()));
+  ho.threads = threads_for(j.jobs);
   cli::write_output(report::html(c.job, c.result, tl, ctx, reasons, ho), j.output);
   return exit_code(c.result);
 }

@@ -7,13 +7,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <atomic>
-#include <cerrno>
-#include <condition_variable>
 #include <cstring>
 #include <deque>
 #include <exception>
-#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -81,6 +77,16 @@ enum Arg : uint64_t {
 constexpr const char* kArgNames[] = {"",     "seq",    "count", "dtype",   "op",          "root",
                                      "peer", "tensor", "state", "summary", "explanation", "communicator"};
 static_assert(sizeof kArgNames / sizeof *kArgNames == kArgEnd);
+
+inline size_t varint_size(uint64_t v) { return v < 0x80 ? 1 : size_t(64 - __builtin_clzll(v) + 6) / 7; }
+inline char* put_varint(char* p, uint64_t v) {
+  while (v >= 0x80) {
+    *p++ = char(v | 0x80);
+    v >>= 7;
+  }
+  *p++ = char(v);
+  return p;
+}
 
 // A protobuf message under construction.
 struct Proto {
@@ -510,7 +516,7 @@ PerfettoStats write_perfetto_trace(const check::Job& job, const check::Result& r
   const uint64_t ncomms = tl.comms.size();
   const uint64_t first = uint64_t(std::max<int64_t>(opt.from, 0)),
                  to = uint64_t(std::max<int64_t>(opt.to, 0));
-  Output output(out, true, PerfettoWriter::kBufferSize);
+  Output output(out, PerfettoWriter::kBufferSize);
   Turns turns;
   // One thread's share of the ranks: the next rank nobody has taken, until none is left. What it keeps
   // from rank to rank (lanes, sequences) is its own; the timeline's tables are shared, under their lock.
@@ -653,15 +659,14 @@ PerfettoStats write_perfetto_trace(const check::Job& job, const check::Result& r
       w.end_turn();
     }
   };
-  // Turn 0: the file's first packet.
-  PerfettoWriter head(output, turns, tl);
-  head.begin_turn(0);
-  head.root_ordering();
-  head.end_turn();
   const size_t nthreads = std::min<size_t>(std::max(opt.threads, 1), std::max<size_t>(job.ranks.size(), 1));
   std::vector<std::unique_ptr<PerfettoWriter>> writers;
   for (size_t t = 0; t < nthreads; ++t)
     writers.push_back(std::make_unique<PerfettoWriter>(output, turns, tl));
+  // Turn 0: the file's first packet.
+  writers[0]->begin_turn(0);
+  writers[0]->root_ordering();
+  writers[0]->end_turn();
   std::exception_ptr error;
   std::mutex error_mu;
   auto work = [&](PerfettoWriter& w) {
@@ -683,13 +688,8 @@ PerfettoStats write_perfetto_trace(const check::Job& job, const check::Result& r
   for (std::thread& t : threads) t.join();
   if (error) std::rethrow_exception(error);
   output.finish();
-  PerfettoStats stats = head.stats;
-  for (auto& w : writers) {
-    stats.packets += w->stats.packets;
-    stats.slices += w->stats.slices;
-    stats.flows += w->stats.flows;
-    stats.instants += w->stats.instants;
-  }
+  PerfettoStats stats;
+  for (auto& w : writers) stats += w->stats;
   return stats;
 }
 

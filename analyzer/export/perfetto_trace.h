@@ -13,6 +13,13 @@ namespace lockstep::exporter {
 
 struct PerfettoStats {
   uint64_t packets = 0, slices = 0, flows = 0, instants = 0;
+  PerfettoStats& operator+=(const PerfettoStats& o) {
+    packets += o.packets;
+    slices += o.slices;
+    flows += o.flows;
+    instants += o.instants;
+    return *this;
+  }
 };
 
 // Streams the trace to `out`, one rank at a time: a process track per rank, a track per communicator

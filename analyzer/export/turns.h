@@ -17,19 +17,15 @@
 
 namespace lockstep::exporter {
 
-// The file, written a buffer at a time: in the caller's thread, or (`background`) on a thread of its
-// own, so that the system's copy of one buffer into the file (or its wait for the disk) overlaps the
-// encoding of the next.
+// The file, written a buffer at a time on a thread of its own, so that the system's copy of one buffer
+// into the file (or its wait for the disk) overlaps the encoding of the next.
 class Output {
  public:
   // `buffer_size`: what a buffer handed back holds at least.
-  Output(std::FILE* f, bool background, size_t buffer_size) : f_(f), buffer_size_(buffer_size) {
-    if (background) thread_ = std::thread([this] { run(); });
-  }
+  Output(std::FILE* f, size_t buffer_size) : f_(f), buffer_size_(buffer_size), thread_([this] { run(); }) {}
   Output(const Output&) = delete;
   Output& operator=(const Output&) = delete;
   ~Output() {
-    if (!thread_.joinable()) return;
     {
       std::lock_guard<std::mutex> lock(mu_);
       stopping_ = true;
@@ -38,13 +34,9 @@ class Output {
     thread_.join();
   }
 
-  // Writes buf's first `len` bytes; or hands buf to the thread and gives the caller, in exchange, the
-  // buffer it wrote last. Throws when a write has failed.
+  // Hands buf's first `len` bytes to the thread and gives the caller, in exchange, the buffer it wrote
+  // last. Throws when a write has failed.
   void write(std::vector<char>& buf, size_t len) {
-    if (!thread_.joinable()) {
-      if (std::fwrite(buf.data(), 1, len, f_) != len) throw std::runtime_error(failure(errno));
-      return;
-    }
     std::unique_lock<std::mutex> lock(mu_);
     changed_.wait(lock, [&] { return !busy_; });
     if (error_) throw std::runtime_error(failure(error_));
@@ -57,7 +49,6 @@ class Output {
   }
   // Waits for every byte handed over; throws when a write has failed.
   void finish() {
-    if (!thread_.joinable()) return;
     std::unique_lock<std::mutex> lock(mu_);
     changed_.wait(lock, [&] { return !busy_; });
     if (error_) throw std::runtime_error(failure(error_));
@@ -90,8 +81,8 @@ class Output {
   std::mutex mu_;
   std::condition_variable changed_;
   bool busy_ = false, stopping_ = false;
-  int error_ = 0;  // errno of the first failed write
-  std::thread thread_;
+  int error_ = 0;       // errno of the first failed write
+  std::thread thread_;  // last: started once the rest is set up
 };
 
 struct Stopped {};  // another thread failed: leave the rank being written
@@ -130,15 +121,5 @@ class Turns {
   std::mutex mu_;
   std::condition_variable changed_;
 };
-
-inline size_t varint_size(uint64_t v) { return v < 0x80 ? 1 : size_t(64 - __builtin_clzll(v) + 6) / 7; }
-inline char* put_varint(char* p, uint64_t v) {
-  while (v >= 0x80) {
-    *p++ = char(v | 0x80);
-    v >>= 7;
-  }
-  *p++ = char(v);
-  return p;
-}
 
 }  // namespace lockstep::exporter
