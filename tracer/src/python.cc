@@ -1,11 +1,18 @@
 // Python call sites through the CPython C API (3.9-3.13), looked up with dlsym in the running
 // interpreter: PyEval_GetFrame, PyFrame_GetLineNumber/GetCode/GetBack, and the code object's
-// co_filename and co_qualname (co_name before 3.11). Frames are read only with the GIL held, so the GIL
-// also guards the code-object table below. mpi4py releases the GIL around blocking MPI calls; a Python
+// co_filename and co_qualname (co_name before 3.11). Frames are read that way only with the GIL held, so
+// the GIL also guards the tables below. mpi4py releases the GIL around blocking MPI calls; a Python
 // thread that released it takes it back for the read (PyGILState_Ensure), which is what a C callback
 // does: uncontended that is a mutex, and it waits only while another Python thread runs Python code.
+//
+// The fast path skips all of that: where the interpreter is the Python major.minor whose headers the
+// tracer was built with (python_frame.c), the thread's frames are read from its own frame stack without
+// the GIL (no other thread changes them while this one is inside a call), and a frame whose (code
+// object, instruction) is already in the site table needs nothing else. The first calls that find
+// frames compare the two readings; any difference turns the fast path off for the process.
 #include "python.h"
 #include "lockstep/env.h"
+#include "python_frame.h"
 
 #include "lockstep/format/fnv.h"
 
@@ -22,6 +29,14 @@ namespace lockstep::trace {
 std::atomic<int> g_python_state{0};
 
 namespace {
+
+// The fast path: off (this interpreter's layout is not the one built in, or the readings differed),
+// on trial (both readings are taken, under the GIL, and compared), or on.
+enum Fast : int { kFastOff, kFastTrial, kFastOn };
+std::atomic<int> g_fast{kFastOff};
+constexpr int kMaxPyFrames = 64;  // LOCKSTEP_TRACE_STACK's limit
+constexpr int kTrialCalls = 8;    // agreeing readings before the fast path is trusted
+int g_trial_agreed = 0;           // guarded by the GIL
 
 struct PyApi {
   int (*is_initialized)();
@@ -40,6 +55,7 @@ struct PyApi {
   void (*gil_release)(int);
   int (*finalizing)();        // Py_IsFinalizing (3.13) or _Py_IsFinalizing; may be absent
   int (*frame_lasti)(void*);  // PyFrame_GetLasti (3.11+); without it every line is computed
+  void* (*thread_state)();    // PyThreadState_Get: the thread's current state, with the GIL held
 };
 PyApi g_api;
 
@@ -68,6 +84,14 @@ bool detect() noexcept {
   if (ok && !find(a.finalizing, "Py_IsFinalizing")) find(a.finalizing, "_Py_IsFinalizing");
   if (ok) find(a.frame_lasti, "PyFrame_GetLasti");
   if (ok) g_api = a;
+  // Py_Version (3.11+) is the running interpreter's PY_VERSION_HEX; the fast path needs its
+  // major.minor to be the layout's, and the instruction offsets of PyFrame_GetLasti to compare with.
+  const auto* version = static_cast<const unsigned long*>(dlsym(RTLD_DEFAULT, "Py_Version"));
+  const char* read = env::get(env::Var::kTracePythonRead);
+  if (ok && version && !(read && std::strcmp(read, "api") == 0) && a.frame_lasti &&
+      find(g_api.thread_state, "PyThreadState_Get") && lst_py_layout_version() != 0 &&
+      (*version & 0xffff0000ul) == lst_py_layout_version())
+    g_fast.store(kFastTrial, std::memory_order_relaxed);
   g_python_state.store(ok ? 1 : 2, std::memory_order_release);
   return ok;
 }
@@ -94,19 +118,101 @@ const char* text_attr(void* obj, const char* name, void** owner, ssize_t* len) n
 }
 
 // (code object, instruction offset) -> call-site address: PyFrame_GetLineNumber walks the code
-// object's line table on every call (the largest part of a Python call site's cost). Only code objects
-// kept alive by g_codes are entered, so an address here always names the same function and line.
+// object's line table on every call (the largest part of a Python call site's cost), and the fast path
+// has nothing else to name a frame by. Only code objects kept alive by g_codes are entered, so an address
+// here always names the same function and line. Entries are written once, with the GIL held (one writer
+// at a time), and published by their code pointer: the fast path reads them without the GIL.
 constexpr size_t kLineSlots = 4096;
+constexpr size_t kLineProbes = 8;
 struct LineSlot {
-  void* code;
+  std::atomic<const void*> code;
   int lasti;
   uint64_t site;
 };
 LineSlot g_lines[kLineSlots];
 
-inline size_t line_slot(void* code, int lasti) noexcept {
+inline size_t line_slot(const void* code, int lasti) noexcept {
   const uint64_t k = reinterpret_cast<uintptr_t>(code) ^ (static_cast<uint64_t>(lasti) << 40);
   return static_cast<size_t>((k * 0x9e3779b97f4a7c15ull) >> 52);  // 12 bits: kLineSlots
+}
+
+// The cached site, or 0.
+inline uint64_t cached_site(const void* code, int lasti) noexcept {
+  for (size_t i = line_slot(code, lasti), n = 0; n < kLineProbes; ++n, i = (i + 1) & (kLineSlots - 1)) {
+    const void* c = g_lines[i].code.load(std::memory_order_acquire);
+    if (!c) return 0;
+    if (c == code && g_lines[i].lasti == lasti) return g_lines[i].site;
+  }
+  return 0;
+}
+
+// With the GIL held. A key whose probes are all taken stays uncached (read through the API each time).
+void cache_site(const void* code, int lasti, uint64_t site) noexcept {
+  for (size_t i = line_slot(code, lasti), n = 0; n < kLineProbes; ++n, i = (i + 1) & (kLineSlots - 1)) {
+    const void* c = g_lines[i].code.load(std::memory_order_relaxed);
+    if (c == code && g_lines[i].lasti == lasti) return;
+    if (!c) {
+      g_lines[i].lasti = lasti;
+      g_lines[i].site = site;
+      g_lines[i].code.store(code, std::memory_order_release);
+      return;
+    }
+  }
+}
+
+// LOCKSTEP_TRACE_PYTHON_STATS: how the call sites were read.
+bool g_count = false;
+std::atomic<uint64_t> g_read_direct{0}, g_read_api{0};
+
+// The last sites this thread's fast path found, by instruction offset: a loop's calls are found here
+// without touching the shared table. Entries come from g_lines, so their code objects stay alive.
+struct RecentSite {
+  const void* code;
+  int lasti;
+  uint64_t site;
+};
+constexpr unsigned kRecent = 4;  // the index below takes the top 2 bits
+constinit __attribute__((tls_model("initial-exec"))) thread_local RecentSite t_recent[kRecent]{};
+
+inline uint64_t site_of(const void* code, int lasti) noexcept {
+  // Calls a few instructions apart differ in the middle bits of their offsets, not the low ones.
+  RecentSite& r = t_recent[(static_cast<unsigned>(lasti) * 0x9e3779b1u) >> 30];
+  if (r.code == code && r.lasti == lasti) return r.site;
+  const uint64_t site = lasti >= 0 ? cached_site(code, lasti) : 0;
+  if (site) r = {code, lasti, site};
+  return site;
+}
+
+// The fast path, for up to kDirectFrames frames: every frame read from the thread's frame stack and
+// found among the known sites; false sends the call to the API path, which learns the sites. A small
+// stack frame of its own: the API path's frame buffers stay out of the common call.
+constexpr int kDirectFrames = 8;
+bool read_direct(uint64_t* out, int max, int* n) noexcept {
+  const void* tstate = g_api.this_thread_state();
+  if (!tstate) return false;
+  lst_py_frame f[kDirectFrames];
+  const int k = lst_py_read_frames(tstate, f, max);
+  if (k < 0) return false;
+  for (int i = 0; i < k; ++i) {
+    const uint64_t site = site_of(f[i].code, f[i].lasti);
+    if (!site) return false;
+    out[i] = site;
+  }
+  *n = k;
+  return true;
+}
+
+// On trial, with the GIL held: the frames the API walked (`seen`) against the frame stack's.
+void try_direct(const lst_py_frame* seen, int nseen) noexcept {
+  lst_py_frame f[kMaxPyFrames];
+  const void* tstate = g_api.this_thread_state();
+  const int k = tstate == g_api.thread_state() ? lst_py_read_frames(tstate, f, nseen) : -1;
+  bool same = k == nseen;
+  for (int i = 0; same && i < k; ++i) same = f[i].code == seen[i].code && f[i].lasti == seen[i].lasti;
+  if (!same)
+    g_fast.store(kFastOff, std::memory_order_relaxed);
+  else if (++g_trial_agreed >= kTrialCalls)
+    g_fast.store(kFastOn, std::memory_order_release);
 }
 
 // `kept`: the code object is in g_codes (alive for good), so its sites may be cached.
@@ -147,30 +253,36 @@ uint64_t code_base(format::Writer* w, void* code, bool* kept) noexcept {
 
 }  // namespace
 
-int python_frames_slow(format::Writer* w, uint64_t* out, int max) noexcept {
-  if (g_python_state.load(std::memory_order_acquire) != 1 && !detect()) return 0;
-  if (max <= 0 || !g_api.is_initialized() || (g_api.finalizing && g_api.finalizing())) return 0;
+namespace {
+
+// Through CPython's C API, with the GIL: the path of the first calls, of the sites not known yet, and of
+// every call where the fast path is off.
+__attribute__((noinline)) int frames_api(format::Writer* w, uint64_t* out, int max) noexcept {
+  if (!g_api.is_initialized() || (g_api.finalizing && g_api.finalizing())) return 0;
+  if (g_count) g_read_api.fetch_add(1, std::memory_order_relaxed);
   int gil = -1;  // PyGILState_Ensure's state when this call took the GIL
   if (!g_api.gil_check()) {
     if (!g_api.this_thread_state()) return 0;  // not a Python thread: the native call site stands
     gil = g_api.gil_ensure();
   }
+  lst_py_frame seen[kMaxPyFrames];  // the frames walked, for the fast path's trial
+  int nseen = 0, n = 0;
   void* frame = g_api.current_frame();
   if (frame) g_api.incref(frame);
-  int n = 0;
   while (frame) {
     void* code = g_api.frame_code(frame);
     const int lasti = g_api.frame_lasti && code ? g_api.frame_lasti(frame) : -1;
-    LineSlot* cached = lasti >= 0 ? &g_lines[line_slot(code, lasti)] : nullptr;
-    if (cached && cached->code == code && cached->lasti == lasti) {
-      out[n++] = cached->site;
+    if (nseen < kMaxPyFrames) seen[nseen++] = {code, lasti};
+    const uint64_t cached = lasti >= 0 ? cached_site(code, lasti) : 0;
+    if (cached) {
+      out[n++] = cached;
     } else {
       const int line = g_api.line_number(frame);
       bool kept = false;
       const uint64_t lo = code ? code_base(w, code, &kept) : 0;
       if (lo && line >= 0 && uint64_t(line) + 1 < LST_PY_LINE_SPAN) {
         out[n++] = lo + uint64_t(line) + 1;
-        if (cached && kept) *cached = {code, lasti, out[n - 1]};
+        if (lasti >= 0 && kept) cache_site(code, lasti, out[n - 1]);
       }
     }
     if (code) g_api.decref(code);
@@ -178,8 +290,35 @@ int python_frames_slow(format::Writer* w, uint64_t* out, int max) noexcept {
     g_api.decref(frame);
     frame = back;
   }
+  if (nseen > 0 && g_fast.load(std::memory_order_relaxed) == kFastTrial) try_direct(seen, nseen);
   if (gil != -1) g_api.gil_release(gil);
   return n;
+}
+
+}  // namespace
+
+int python_frames_slow(format::Writer* w, uint64_t* out, int max) noexcept {
+  if (g_python_state.load(std::memory_order_acquire) != 1 && !detect()) return 0;
+  if (max <= 0) return 0;
+  // No Py_IsInitialized here: before it there is no trial, after Py_Finalize no thread state.
+  if (g_fast.load(std::memory_order_acquire) == kFastOn && max <= kDirectFrames &&
+      !(g_api.finalizing && g_api.finalizing())) {
+    int n = 0;
+    if (read_direct(out, max, &n)) {
+      if (g_count) g_read_direct.fetch_add(1, std::memory_order_relaxed);
+      return n;
+    }
+  }
+  return frames_api(w, out, max);
+}
+
+void python_stats(bool on) noexcept { g_count = on; }
+
+void python_counts(uint64_t* direct, uint64_t* api, const char** fast) noexcept {
+  *direct = g_read_direct.load(std::memory_order_relaxed);
+  *api = g_read_api.load(std::memory_order_relaxed);
+  const int f = g_fast.load(std::memory_order_relaxed);
+  *fast = f == kFastOn ? "on" : f == kFastTrial ? "on trial" : "off";
 }
 
 }  // namespace lockstep::trace

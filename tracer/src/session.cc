@@ -43,8 +43,9 @@ struct Config {
   const char* dir = nullptr;
   int32_t rank_hint = LST_NONE;
   uint64_t ring = 0;
-  int stack_frames = 0;      // LOCKSTEP_TRACE_STACK: frames kept in all, the caller included
-  bool stack_stats = false;  // LOCKSTEP_TRACE_STACK_STATS=1: say at exit which unwinder made the stacks
+  int stack_frames = 0;       // LOCKSTEP_TRACE_STACK: frames kept in all, the caller included
+  bool stack_stats = false;   // LOCKSTEP_TRACE_STACK_STATS=1: say at exit which unwinder made the stacks
+  bool python_stats = false;  // LOCKSTEP_TRACE_PYTHON_STATS=1: say at exit how Python sites were read
   char job_id[64] = {};
   char cmdline[1024] = {};
 };
@@ -89,6 +90,8 @@ void load_config() {
   }
   c.stack_stats = env::on(env::Var::kTraceStackStats);
   count_stacks(c.stack_stats);
+  c.python_stats = env::on(env::Var::kTracePythonStats);
+  python_stats(c.python_stats);
   const char* job = nullptr;
   for (const char* name :
        {env::name(env::Var::kJobId), "PMIX_NAMESPACE", "OMPI_MCA_ess_base_jobid", "SLURM_JOB_ID"}) {
@@ -454,6 +457,16 @@ void write_process_end(format::Writer* w, uint64_t status) noexcept {
     std::fprintf(stderr, "lockstep: pid %d: %llu stacks without the DWARF unwinder, %llu with it\n",
                  static_cast<int>(getpid()), static_cast<unsigned long long>(fp),
                  static_cast<unsigned long long>(dwarf));
+  }
+  if (g_config.python_stats) {
+    uint64_t direct = 0, api = 0;
+    const char* fast = "";
+    python_counts(&direct, &api, &fast);
+    std::fprintf(stderr,
+                 "lockstep: pid %d: %llu Python call sites read from the frame stack, %llu through the C API "
+                 "(frame stack reading %s)\n",
+                 static_cast<int>(getpid()), static_cast<unsigned long long>(direct),
+                 static_cast<unsigned long long>(api), fast);
   }
 }
 

@@ -18,6 +18,8 @@ enum class Var : int {
   kTraceStackStats,
   kTraceP2p,
   kTracePython,
+  kTracePythonRead,
+  kTracePythonStats,
   kTraceClock,
   kTraceDevice,
   kTraceCupti,
@@ -56,6 +58,11 @@ inline constexpr Entry kTable[] = {
      "`0`: do not record MPI point-to-point calls (recorded by default, below)"},
     {Var::kTracePython, "LOCKSTEP_TRACE_PYTHON", "switch", "1",
      "`0`: keep native call sites for calls made from Python (below): the tracer then never takes the GIL"},
+    {Var::kTracePythonRead, "LOCKSTEP_TRACE_PYTHON_READ", "auto/api", "auto",
+     "`auto`: read a Python call site from the thread's frame stack, without the GIL, where the interpreter "
+     "is the version the tracer was built for (below); `api`: always through CPython's C API, with the GIL"},
+    {Var::kTracePythonStats, "LOCKSTEP_TRACE_PYTHON_STATS", "switch", "0",
+     "`1`: at exit, one line per process on stderr: how many Python call sites were read each way"},
     {Var::kTraceClock, "LOCKSTEP_TRACE_CLOCK", "tsc/monotonic", "tsc",
      "`monotonic`: stamp every record with a `clock_gettime(CLOCK_MONOTONIC)` call instead of the "
      "TSC-derived clock (below)"},

@@ -1,0 +1,60 @@
+/* Reads a thread's Python frames from the layout in CPython's internal headers (pycore_frame.h, which
+   needs Py_BUILD_CORE). C, not C++: those headers use C11 atomics. Compiled with the headers only when
+   CMake found them and a probe of this very file compiled (LOCKSTEP_PYTHON_FRAMES); otherwise both
+   functions say "no layout" and python.cc keeps to the C API. */
+#include "python_frame.h"
+
+#if defined(LOCKSTEP_PYTHON_FRAMES)
+#define Py_BUILD_CORE 1
+#include <Python.h>
+#if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030E0000 && !defined(Py_GIL_DISABLED) && \
+    !defined(Py_TRACE_REFS)
+#include <internal/pycore_frame.h>
+#define LST_READS_FRAMES 1
+#endif
+#endif
+
+#if defined(LST_READS_FRAMES)
+
+unsigned long lst_py_layout_version(void) { return PY_VERSION_HEX & 0xffff0000ul; }
+
+static _PyInterpreterFrame* current(const PyThreadState* tstate) {
+#if PY_VERSION_HEX >= 0x030D0000
+  return tstate->current_frame;
+#else
+  return tstate->cframe ? tstate->cframe->current_frame : NULL;
+#endif
+}
+
+static const void* code_of(_PyInterpreterFrame* f) {
+#if PY_VERSION_HEX >= 0x030D0000
+  return _PyFrame_GetCode(f);
+#else
+  return f->f_code;
+#endif
+}
+
+int lst_py_read_frames(const void* tstate, struct lst_py_frame* out, int max) {
+  int n = 0;
+  for (_PyInterpreterFrame* f = current((const PyThreadState*)tstate); f && n < max; f = f->previous) {
+    if (_PyFrame_IsIncomplete(f)) continue; /* as PyEval_GetFrame and PyFrame_GetBack do */
+    const int lasti = _PyInterpreterFrame_LASTI(f);
+    out[n].code = code_of(f);
+    out[n].lasti = lasti < 0 ? -1 : lasti * (int)sizeof(_Py_CODEUNIT);
+    ++n;
+  }
+  return n;
+}
+
+#else
+
+unsigned long lst_py_layout_version(void) { return 0; }
+
+int lst_py_read_frames(const void* tstate, struct lst_py_frame* out, int max) {
+  (void)tstate;
+  (void)out;
+  (void)max;
+  return -1;
+}
+
+#endif

@@ -1,0 +1,27 @@
+/* The calling thread's Python frames read straight from the interpreter's frame stack, without the GIL:
+   python.cc's fast path. Built against the Python headers found at build time (python_frame.c); used
+   only in a process that runs that same Python major.minor, and only after python.cc has checked it
+   against CPython's own frame API. */
+#pragma once
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct lst_py_frame {
+  const void* code; /* the frame's code object (borrowed) */
+  int lasti;        /* bytes, as PyFrame_GetLasti counts them; -1 before the first instruction */
+};
+
+/* The PY_VERSION_HEX major.minor (0x030b0000 for 3.11) whose frame layout this library reads; 0 when
+   it was built without usable Python headers. */
+unsigned long lst_py_layout_version(void);
+
+/* Up to `max` frames of the thread whose thread state is `tstate`, innermost first, skipping the
+   frames CPython's API skips (incomplete ones). Only for the calling thread's own state: no other
+   thread changes a thread's frame stack while that thread is inside a call. */
+int lst_py_read_frames(const void* tstate, struct lst_py_frame* out, int max);
+
+#ifdef __cplusplus
+}
+#endif
