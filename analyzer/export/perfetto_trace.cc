@@ -179,7 +179,7 @@ class PerfettoWriter {
   PerfettoWriter(Output& out, Turns& turns, report::Timeline& tl)
       : out_(out), turns_(turns), tl_(tl), buf_(kBufferSize) {}
 
-  static constexpr size_t kFlushAt = 1 << 20;  // one write per megabyte
+  static constexpr size_t kFlushAt = 4 << 20;  // one write per 4 MB
   static constexpr size_t kBufferSize = kFlushAt + (1 << 16);
 
   // Starts the bytes of `turn`, with interned ids of its own.

@@ -155,6 +155,7 @@ void Timeline::for_each_call(const Rank& r, const std::function<void(const LaneC
   r.for_each_call([&](const Rank::CallAt* at, size_t n) {
     LaneCall* lc = batch.data();
     for (const Rank::CallAt* end = at + n; at != end; ++at, ++lc) {
+      if (end - at > 8) __builtin_prefetch(at[8].rec);
       const lst_record& rec = *at->rec;
       const bool with_root = check::is_rooted(rec.op),
                  with_peer = rec.op == LST_OP_SEND || rec.op == LST_OP_RECV;
