@@ -87,11 +87,14 @@ bool detect() noexcept {
   // Py_Version (3.11+) is the running interpreter's PY_VERSION_HEX; the fast path needs its
   // major.minor to be the layout's, and the instruction offsets of PyFrame_GetLasti to compare with.
   const auto* version = static_cast<const unsigned long*>(dlsym(RTLD_DEFAULT, "Py_Version"));
+  void* runtime = dlsym(RTLD_DEFAULT, "_PyRuntime");
   const char* read = env::get(env::Var::kTracePythonRead);
-  if (ok && version && !(read && std::strcmp(read, "api") == 0) && a.frame_lasti &&
+  if (ok && version && runtime && !(read && std::strcmp(read, "api") == 0) && a.frame_lasti &&
       find(g_api.thread_state, "PyThreadState_Get") && lst_py_layout_version() != 0 &&
-      (*version & 0xffff0000ul) == lst_py_layout_version())
+      (*version & 0xffff0000ul) == lst_py_layout_version()) {
+    lst_py_bind(runtime);
     g_fast.store(kFastTrial, std::memory_order_relaxed);
+  }
   g_python_state.store(ok ? 1 : 2, std::memory_order_release);
   return ok;
 }
@@ -188,10 +191,8 @@ inline uint64_t site_of(const void* code, int lasti) noexcept {
 // stack frame of its own: the API path's frame buffers stay out of the common call.
 constexpr int kDirectFrames = 8;
 bool read_direct(uint64_t* out, int max, int* n) noexcept {
-  const void* tstate = g_api.this_thread_state();
-  if (!tstate) return false;
   lst_py_frame f[kDirectFrames];
-  const int k = lst_py_read_frames(tstate, f, max);
+  const int k = lst_py_read_own_frames(f, max);  // -1: no thread state, or finalizing
   if (k < 0) return false;
   for (int i = 0; i < k; ++i) {
     const uint64_t site = site_of(f[i].code, f[i].lasti);
@@ -205,8 +206,7 @@ bool read_direct(uint64_t* out, int max, int* n) noexcept {
 // On trial, with the GIL held: the frames the API walked (`seen`) against the frame stack's.
 void try_direct(const lst_py_frame* seen, int nseen) noexcept {
   lst_py_frame f[kMaxPyFrames];
-  const void* tstate = g_api.this_thread_state();
-  const int k = tstate == g_api.thread_state() ? lst_py_read_frames(tstate, f, nseen) : -1;
+  const int k = lst_py_own_thread_state() == g_api.thread_state() ? lst_py_read_own_frames(f, nseen) : -1;
   bool same = k == nseen;
   for (int i = 0; same && i < k; ++i) same = f[i].code == seen[i].code && f[i].lasti == seen[i].lasti;
   if (!same)
@@ -300,9 +300,8 @@ __attribute__((noinline)) int frames_api(format::Writer* w, uint64_t* out, int m
 int python_frames_slow(format::Writer* w, uint64_t* out, int max) noexcept {
   if (g_python_state.load(std::memory_order_acquire) != 1 && !detect()) return 0;
   if (max <= 0) return 0;
-  // No Py_IsInitialized here: before it there is no trial, after Py_Finalize no thread state.
-  if (g_fast.load(std::memory_order_acquire) == kFastOn && max <= kDirectFrames &&
-      !(g_api.finalizing && g_api.finalizing())) {
+  // No Py_IsInitialized here: before it there is no trial; from Py_Finalize on, no thread state.
+  if (g_fast.load(std::memory_order_acquire) == kFastOn && max <= kDirectFrames) {
     int n = 0;
     if (read_direct(out, max, &n)) {
       if (g_count) g_read_direct.fetch_add(1, std::memory_order_relaxed);

@@ -10,6 +10,8 @@
 #if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030E0000 && !defined(Py_GIL_DISABLED) && \
     !defined(Py_TRACE_REFS)
 #include <internal/pycore_frame.h>
+#include <internal/pycore_runtime.h>
+#include <pthread.h>
 #define LST_READS_FRAMES 1
 #endif
 #endif
@@ -34,9 +36,26 @@ static const void* code_of(_PyInterpreterFrame* f) {
 #endif
 }
 
-int lst_py_read_frames(const void* tstate, struct lst_py_frame* out, int max) {
+static _PyRuntimeState* runtime_;
+
+void lst_py_bind(void* runtime) { runtime_ = (_PyRuntimeState*)runtime; }
+
+const void* lst_py_own_thread_state(void) {
+  if (!runtime_ || _PyRuntimeState_GetFinalizing(runtime_)) return NULL;
+#if PY_VERSION_HEX >= 0x030C0000
+  const Py_tss_t* key = &runtime_->autoTSSkey;
+#else
+  if (!runtime_->gilstate.autoInterpreterState) return NULL;
+  const Py_tss_t* key = &runtime_->gilstate.autoTSSkey;
+#endif
+  return key->_is_initialized ? pthread_getspecific(key->_key) : NULL;
+}
+
+int lst_py_read_own_frames(struct lst_py_frame* out, int max) {
+  const PyThreadState* tstate = lst_py_own_thread_state();
+  if (!tstate) return -1;
   int n = 0;
-  for (_PyInterpreterFrame* f = current((const PyThreadState*)tstate); f && n < max; f = f->previous) {
+  for (_PyInterpreterFrame* f = current(tstate); f && n < max; f = f->previous) {
     if (_PyFrame_IsIncomplete(f)) continue; /* as PyEval_GetFrame and PyFrame_GetBack do */
     const int lasti = _PyInterpreterFrame_LASTI(f);
     out[n].code = code_of(f);
@@ -50,8 +69,11 @@ int lst_py_read_frames(const void* tstate, struct lst_py_frame* out, int max) {
 
 unsigned long lst_py_layout_version(void) { return 0; }
 
-int lst_py_read_frames(const void* tstate, struct lst_py_frame* out, int max) {
-  (void)tstate;
+void lst_py_bind(void* runtime) { (void)runtime; }
+
+const void* lst_py_own_thread_state(void) { return NULL; }
+
+int lst_py_read_own_frames(struct lst_py_frame* out, int max) {
   (void)out;
   (void)max;
   return -1;

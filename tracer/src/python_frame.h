@@ -17,10 +17,17 @@ struct lst_py_frame {
    it was built without usable Python headers. */
 unsigned long lst_py_layout_version(void);
 
-/* Up to `max` frames of the thread whose thread state is `tstate`, innermost first, skipping the
-   frames CPython's API skips (incomplete ones). Only for the calling thread's own state: no other
+/* The running interpreter's runtime state (its _PyRuntime symbol), before the calls below. */
+void lst_py_bind(void* runtime);
+
+/* The calling thread's own thread state, as PyGILState_GetThisThreadState finds it, without a call
+   into the interpreter; null for a thread Python never saw, or once the interpreter is finalizing. */
+const void* lst_py_own_thread_state(void);
+
+/* Up to `max` frames of the calling thread (its own thread state), innermost first, skipping the
+   frames CPython's API skips (incomplete ones); -1 where lst_py_own_thread_state() is null. No other
    thread changes a thread's frame stack while that thread is inside a call. */
-int lst_py_read_frames(const void* tstate, struct lst_py_frame* out, int max);
+int lst_py_read_own_frames(struct lst_py_frame* out, int max);
 
 #ifdef __cplusplus
 }
