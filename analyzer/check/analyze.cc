@@ -285,7 +285,11 @@ class Analyzer {
           }
       if (c.ref.name.empty() && vs.empty() && c.ref.api == LST_API_RT)
         c.ref.name = fmt::format("process set {}", id);
-      if (c.ref.name.empty()) c.ref.name = id == 0 ? "MPI_COMM_NULL" : derived_name(views, id, 0);
+      if (c.ref.name.empty())
+        c.ref.name = id == 0 ? "MPI_COMM_NULL" : derived_comm_name(id, [&](uint64_t x) -> const CommView* {
+          auto it = views.find(x);
+          return it == views.end() || it->second.empty() ? nullptr : it->second.front().second;
+        });
       if (!by_members.empty()) {
         auto best = by_members.begin();
         for (auto it = by_members.begin(); it != by_members.end(); ++it)
@@ -334,23 +338,6 @@ class Analyzer {
         "ring-mode traces (LOCKSTEP_TRACE_RING) keep each rank's last records: the calls before {} were "
         "overwritten on some rank and not checked",
         list));
-  }
-
-  // An unnamed communicator is named after how it was made: "MPI_Comm_dup(MPI_Comm_split(MPI_COMM_WORLD))".
-  static std::string derived_name(
-      std::map<uint64_t, std::vector<std::pair<const Rank*, const CommView*>>>& views, uint64_t id,
-      int depth) {
-    auto it = views.find(id);
-    if (it == views.end() || it->second.empty() || depth > 6) return fmt::format("comm {:#x}", id);
-    const CommView* v = it->second.front().second;
-    if (!v->name.empty()) return v->name;
-    if (v->create_op == LST_COMM_WORLD) return "MPI_COMM_WORLD";
-    std::string how = format::comm_op_name(v->create_op);
-    if (!v->parent) return fmt::format("{} {:#010x}", how, id >> 32);  // a root communicator (NCCL unique id)
-    std::string parent = derived_name(views, v->parent, depth + 1);
-    if (v->color != LST_NONE && (v->create_op == LST_COMM_SPLIT || v->create_op == LST_COMM_NCCL_SPLIT))
-      return fmt::format("{}({}, color {})", how, parent, v->color);
-    return fmt::format("{}({})", how, parent);
   }
 
   void membership(const Comm& c, const std::map<std::vector<int32_t>, std::vector<int32_t>>& by_members,

@@ -12,7 +12,9 @@
 #include <unordered_map>
 
 #include "lockstep/check/model.h"
+
 #include "lockstep/format/fnv.h"
+#include "lockstep/format/reader.h"
 #include "record_sig.h"
 #include "record_walk.h"
 
@@ -469,6 +471,25 @@ void finish_job(Job& job) {
   for (auto& r : job.ranks)
     if (r.start_wall_ns && (!job.min_wall_ns || r.start_wall_ns < job.min_wall_ns))
       job.min_wall_ns = r.start_wall_ns;
+}
+
+namespace {
+std::string derived_at(uint64_t id, const std::function<const CommView*(uint64_t)>& view_of, int depth) {
+  const CommView* v = depth > 6 ? nullptr : view_of(id);
+  if (!v) return fmt::format("comm {:#x}", id);
+  if (!v->name.empty()) return v->name;
+  if (v->create_op == LST_COMM_WORLD) return "MPI_COMM_WORLD";
+  std::string how = format::comm_op_name(v->create_op);
+  if (!v->parent) return fmt::format("{} {:#010x}", how, id >> 32);  // a root communicator (NCCL unique id)
+  std::string parent = derived_at(v->parent, view_of, depth + 1);
+  if (v->color != LST_NONE && (v->create_op == LST_COMM_SPLIT || v->create_op == LST_COMM_NCCL_SPLIT))
+    return fmt::format("{}({}, color {})", how, parent, v->color);
+  return fmt::format("{}({})", how, parent);
+}
+}  // namespace
+
+std::string derived_comm_name(uint64_t id, const std::function<const CommView*(uint64_t)>& view_of) {
+  return derived_at(id, view_of, 0);
 }
 
 }  // namespace lockstep::check

@@ -17,6 +17,7 @@
 
 #include "cli/command.h"
 #include "cli/output.h"
+#include "lockstep/check/model.h"
 #include "lockstep/check/op_semantics.h"
 #include "lockstep/format/escape.h"
 #include "lockstep/format/reader.h"
@@ -62,12 +63,39 @@ std::string comm_text(uint64_t id, const std::map<uint64_t, std::string>& names)
   return it != names.end() && !it->second.empty() ? it->second : hex(id);
 }
 
+// Communicators by the names `lockstep check` gives them (derived_comm_name: their own name, else how
+// they were made); where two share one (two dups of a communicator), each keeps its id after the name.
+std::map<uint64_t, std::string> comm_names_of(const TraceFile& t) {
+  std::map<uint64_t, check::CommView> views;
+  for (uint64_t id = t.first_id(); id < t.end_id(); ++id) {
+    const lst_record* r = t.record(id);
+    if (!r || LST_WORD_KIND(r->word) != LST_KIND_COMM || r->op == LST_COMM_FREE ||
+        r->op == LST_COMM_NCCL_DESTROY || r->op == LST_COMM_NCCL_ABORT || r->op == LST_COMM_NCCL_FINALIZE)
+      continue;
+    check::CommView& v = views[r->comm];
+    v.id = r->comm;
+    v.parent = r->u.comm.parent;
+    v.create_op = r->op;
+    v.color = r->u.comm.color;
+    v.name = r->aux ? std::string(t.string(r->aux)) : std::string();
+  }
+  std::map<uint64_t, std::string> names;
+  std::map<std::string, int> uses;
+  for (auto& [id, v] : views) {
+    names[id] = check::derived_comm_name(id, [&](uint64_t x) -> const check::CommView* {
+      auto it = views.find(x);
+      return it == views.end() ? nullptr : &it->second;
+    });
+    ++uses[names[id]];
+  }
+  for (auto& [id, name] : names)
+    if (uses[name] > 1) name += " " + hex(id);
+  return names;
+}
+
 std::vector<Row> decode(const TraceFile& t, symbolize::Symbolizer* sym) {
   const lst_header& h = t.header();
-  std::map<uint64_t, std::string> comm_names;
-  for (uint64_t id = t.first_id(); id < t.end_id(); ++id)
-    if (const lst_record* r = t.record(id); r && LST_WORD_KIND(r->word) == LST_KIND_COMM && r->aux)
-      comm_names[r->comm] = std::string(t.string(r->aux));
+  const std::map<uint64_t, std::string> comm_names = comm_names_of(t);
 
   std::vector<Row> rows;
   std::vector<uint64_t> addrs;

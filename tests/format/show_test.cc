@@ -7,6 +7,7 @@
 
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -105,6 +106,56 @@ TEST(Show, JsonCarriesEveryRecordAndTheCallSiteLine) {
   EXPECT_EQ(t["records"][1]["members"], nlohmann::json::array({0, 1, 2, 3}));
   EXPECT_EQ(t["records"][2]["call_site"][0]["line"], site.line);
   EXPECT_NE(t["records"][2]["call_site"][0]["function"].get<std::string>().find("call_site"), std::string::npos);
+}
+
+// Communicators without a name of their own go by how they were made, as `lockstep check` names them;
+// two made the same way (two dups of the world) keep their ids after that name.
+TEST(Show, CommunicatorsGoByTheNamesCheckGivesThem) {
+  TempDir d;
+  format::Writer w;
+  char err[256];
+  ASSERT_TRUE(w.open(test::small_config(d.path()), err, sizeof err)) << err;
+  w.set_world(0, 4);
+  constexpr uint64_t kSplit = 0x3000, kDupA = 0x4000, kDupB = 0x5000;
+  auto comm = [&](uint64_t id, uint8_t op, uint64_t parent, int32_t color) {
+    uint64_t rid = 0;
+    lst_record* r = w.reserve(&rid);
+    ASSERT_NE(r, nullptr);
+    r->op = op;
+    r->api = LST_API_MPI;
+    r->comm = id;
+    r->t_ns = w.header()->start_mono_ns + 1000 + rid * 10;
+    r->u.comm.parent = parent;
+    r->u.comm.color = color;
+    r->u.comm.key = LST_NONE;
+    r->u.comm.size = 4;
+    r->u.comm.rank = 0;
+    format::Writer::publish(r, LST_WORD(LST_KIND_COMM, 0, 0));
+  };
+  auto barrier = [&](uint64_t id) {
+    test::SampleCall c{LST_KIND_COLLECTIVE, LST_API_MPI, LST_OP_BARRIER, 0, LST_STATE_RETURNED, id, 0, 0, 0, 0,
+                       LST_NONE, nullptr};
+    test::write_call(w, c, 0, 0);
+  };
+  comm(test::kWorld, LST_COMM_WORLD, 0, LST_NONE);
+  comm(kSplit, LST_COMM_SPLIT, test::kWorld, 3);
+  comm(kDupA, LST_COMM_DUP, test::kWorld, LST_NONE);
+  comm(kDupB, LST_COMM_DUP, test::kWorld, LST_NONE);
+  for (uint64_t id : {kSplit, kDupA, kDupB}) barrier(id);
+  const std::string p = w.path();
+  w.close();
+  Result r = show(p + " --format json", d.path());
+  ASSERT_EQ(r.rc, 0) << r.err;
+  std::map<uint64_t, std::string> names;
+  const auto j = nlohmann::json::parse(r.out);
+  for (const auto& rec : j["traces"][0]["records"])
+    if (rec["kind"] == "collective") names[rec["comm"].get<uint64_t>()] = rec["comm_name"].get<std::string>();
+  EXPECT_EQ(names[kSplit], "split(MPI_COMM_WORLD, color 3)");
+  EXPECT_EQ(names[kDupA], "dup(MPI_COMM_WORLD) 0x4000");
+  EXPECT_EQ(names[kDupB], "dup(MPI_COMM_WORLD) 0x5000");
+  r = show(p, d.path());
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("split(MPI_COMM_WORLD, color 3)"), std::string::npos) << r.out;
 }
 
 TEST(Show, NoSymbolizeGivesModuleAndOffset) {

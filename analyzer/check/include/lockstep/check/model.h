@@ -65,6 +65,11 @@ struct CommView {
   bool freed = false;
 };
 
+// The name a communicator goes by in findings: its own name, else how it was made, as in
+// "MPI_Comm_dup(MPI_Comm_split(MPI_COMM_WORLD, color 1))". `view_of` gives a communicator's creation as a
+// rank recorded it, or null where none did ("comm 0x..." then).
+std::string derived_comm_name(uint64_t id, const std::function<const CommView*(uint64_t)>& view_of);
+
 // Index of a record within a rank's file: id - first_id (fits: 2^32 records are 256 GiB).
 using RecordRef = uint32_t;
 
