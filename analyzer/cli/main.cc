@@ -5,6 +5,8 @@
 #include <cstring>
 #include <map>
 #include <string>
+#include <string_view>
+#include <system_error>
 
 #include "cli/command.h"
 #include "lockstep/version.h"
@@ -46,6 +48,13 @@ int run(int argc, char** argv) {
     return kBadInput;
   } catch (const BadInput& e) {
     std::fprintf(stderr, "lockstep: %s\n", e.what());
+    return kBadInput;
+  } catch (const std::system_error& e) {
+    // fmt::print's failure to write (show prints with it), worded as every command words its own.
+    if (std::string_view(e.what()).starts_with("cannot write to file"))
+      std::fprintf(stderr, "lockstep: standard output: write failed: %s\n", std::strerror(e.code().value()));
+    else
+      std::fprintf(stderr, "lockstep: error: %s\n", e.what());
     return kBadInput;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "lockstep: error: %s\n", e.what());

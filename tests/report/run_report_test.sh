@@ -50,6 +50,11 @@ if [ "$step" = traces ]; then
       [ $? = 2 ] && grep -q "standard output: write failed: No space left on device" "$work/check-full.err" ||
         fail "check --format $f to a full device: $(cat "$work/check-full.err")"
     done
+    for f in table json; do
+      "$lockstep" show --format $f "$traces" > /dev/full 2> "$work/show-full.err"
+      [ $? = 2 ] && grep -q "standard output: write failed: No space left on device" "$work/show-full.err" ||
+        fail "show --format $f to a full device: $(cat "$work/show-full.err")"
+    done
   fi
   echo "traces ok: $case (check exit $rc)"
   exit 0
