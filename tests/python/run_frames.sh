@@ -8,12 +8,8 @@
 set -uo pipefail
 work=$1 lockstep=$2 tracer=$3 python=$4 script=$5 direct=$6
 shift 6
-if ! "$python" -c 'import mpi4py.MPI' 2>/dev/null; then
-  echo "skipped: $python has no mpi4py (Debian: python3-mpi4py)"
-  exit 77
-fi
-rm -rf "$work"
-mkdir -p "$work"
+. "$(dirname "$0")/common.sh"
+mpi4py_job_setup "$python" "$work"
 fail() {
   echo "FAIL: $*"
   exit 1

@@ -14,12 +14,8 @@
 set -uo pipefail
 mode=$1 work=$2 lockstep=$3 tracer=$4 python=$5 script=$6
 shift 6
-if ! "$python" -c 'import mpi4py.MPI' 2>/dev/null; then
-  echo "skipped: $python has no mpi4py (Debian: python3-mpi4py)"
-  exit 77
-fi
-rm -rf "$work"
-mkdir -p "$work"
+. "$(dirname "$0")/common.sh"
+mpi4py_job_setup "$python" "$work"
 name=$(basename "$script")
 line_of() { grep -n "lockstep-test: $1\$" "$script" | cut -d: -f1; }
 fail() {
