@@ -102,8 +102,7 @@ void ingest_event(Rank& rank, const RecordSource& src, const lst_record& r, uint
     }
     case LST_KIND_COMM: {
       uint8_t op = r.op;
-      if (op == LST_COMM_FREE || op == LST_COMM_NCCL_DESTROY || op == LST_COMM_NCCL_ABORT ||
-          op == LST_COMM_NCCL_FINALIZE) {
+      if (ends_comm(op)) {
         for (auto& c : rank.comms)
           if (c.id == r.comm) c.freed = true;
         break;

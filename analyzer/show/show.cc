@@ -69,9 +69,7 @@ std::map<uint64_t, std::string> comm_names_of(const TraceFile& t) {
   std::map<uint64_t, check::CommView> views;
   for (uint64_t id = t.first_id(); id < t.end_id(); ++id) {
     const lst_record* r = t.record(id);
-    if (!r || LST_WORD_KIND(r->word) != LST_KIND_COMM || r->op == LST_COMM_FREE ||
-        r->op == LST_COMM_NCCL_DESTROY || r->op == LST_COMM_NCCL_ABORT || r->op == LST_COMM_NCCL_FINALIZE)
-      continue;
+    if (!r || LST_WORD_KIND(r->word) != LST_KIND_COMM || check::ends_comm(r->op)) continue;
     check::CommView& v = views[r->comm];
     v.id = r->comm;
     v.parent = r->u.comm.parent;

@@ -15,7 +15,8 @@ namespace lockstep::trace {
 extern std::atomic<int> g_python_state;
 
 // Up to `max` Python frames of the calling thread, innermost first, as call-site addresses; 0 when the
-// thread is not running Python code or does not hold the GIL (the native caller stands then).
+// thread runs no Python code, is one Python never saw, or Python is finalizing (the native caller
+// stands then).
 int python_frames_slow(format::Writer* w, uint64_t* out, int max) noexcept;
 inline int python_frames(format::Writer* w, uint64_t* out, int max) noexcept {
   if (__builtin_expect(g_python_state.load(std::memory_order_relaxed) == 2, 1)) return 0;

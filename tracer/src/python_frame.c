@@ -1,7 +1,7 @@
 /* Reads a thread's Python frames from the layout in CPython's internal headers (pycore_frame.h, which
    needs Py_BUILD_CORE). C, not C++: those headers use C11 atomics. Compiled with the headers only when
-   CMake found them and a probe of this very file compiled (LOCKSTEP_PYTHON_FRAMES); otherwise both
-   functions say "no layout" and python.cc keeps to the C API. */
+   CMake found them and a probe of this very file compiled (LOCKSTEP_PYTHON_FRAMES); otherwise every
+   function below says "no layout" and python.cc keeps to the C API. */
 #include "python_frame.h"
 
 #if defined(LOCKSTEP_PYTHON_FRAMES)

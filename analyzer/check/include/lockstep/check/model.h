@@ -65,6 +65,13 @@ struct CommView {
   bool freed = false;
 };
 
+// A COMM record that ends a communicator (MPI_Comm_free, ncclCommDestroy/Abort/Finalize) rather than
+// creating one.
+inline bool ends_comm(uint8_t comm_op) {
+  return comm_op == LST_COMM_FREE || comm_op == LST_COMM_NCCL_DESTROY || comm_op == LST_COMM_NCCL_ABORT ||
+         comm_op == LST_COMM_NCCL_FINALIZE;
+}
+
 // The name a communicator goes by in findings: its own name, else how it was made, as in
 // "MPI_Comm_dup(MPI_Comm_split(MPI_COMM_WORLD, color 1))". `view_of` gives a communicator's creation as a
 // rank recorded it, or null where none did ("comm 0x..." then).
