@@ -33,7 +33,7 @@ median() {  # median LABEL WHAT
 fastest() {  # fastest LABEL WHAT: the least disturbed process of all rounds
   awk -v l="$1" -v w="$2" '$1==l && $2==w {print $3}' "$dir/out" | sort -n | head -1
 }
-for what in Allreduce Send+Recv; do
+for what in Allreduce Send/Recv; do
   for label in traced native ${base:+base}; do
     awk -v w="$what" -v l="$label" -v u="$(median untraced "$what")" -v t="$(median "$label" "$what")" \
       -v fu="$(fastest untraced "$what")" -v ft="$(fastest "$label" "$what")" \
