@@ -22,6 +22,7 @@
 
 #include "lockstep/format/reader.h"
 #include "lockstep/report/report.h"
+#include "proto_wire.h"
 #include "turns.h"
 
 namespace lockstep::exporter {
@@ -77,71 +78,6 @@ enum Arg : uint64_t {
 constexpr const char* kArgNames[] = {"",     "seq",    "count", "dtype",   "op",          "root",
                                      "peer", "tensor", "state", "summary", "explanation", "communicator"};
 static_assert(sizeof kArgNames / sizeof *kArgNames == kArgEnd);
-
-inline size_t varint_size(uint64_t v) { return v < 0x80 ? 1 : size_t(64 - __builtin_clzll(v) + 6) / 7; }
-inline char* put_varint(char* p, uint64_t v) {
-  while (v >= 0x80) {
-    *p++ = char(v | 0x80);
-    v >>= 7;
-  }
-  *p++ = char(v);
-  return p;
-}
-
-// A protobuf message under construction.
-struct Proto {
-  std::string b;
-  void varint(uint64_t v) {
-    char tmp[10];
-    int n = 0;
-    while (v >= 0x80) {
-      tmp[n++] = char(v | 0x80);
-      v >>= 7;
-    }
-    tmp[n++] = char(v);
-    b.append(tmp, size_t(n));
-  }
-  void tag(uint32_t field, int wire) { varint((uint64_t(field) << 3) | uint64_t(wire)); }
-  void u(uint32_t field, uint64_t v) {
-    tag(field, 0);
-    varint(v);
-  }
-  void i(uint32_t field, int64_t v) { u(field, uint64_t(v)); }  // int64: two's complement, 10 bytes if < 0
-  void bytes(uint32_t field, std::string_view s) {
-    tag(field, 2);
-    varint(s.size());
-    b.append(s);
-  }
-  void msg(uint32_t field, const Proto& m) { bytes(field, m.b); }
-  void fixed64(uint32_t field, uint64_t v) {
-    tag(field, 1);
-    char x[8];
-    for (int k = 0; k < 8; ++k) x[k] = char(v >> (8 * k));
-    b.append(x, 8);
-  }
-  void clear() { b.clear(); }
-};
-
-// Interned values: one iid per distinct value for a rank (numbered as the rank first uses them, so
-// that a rank's bytes do not depend on the ranks written before it); each packet sequence defines the
-// iids it uses the first time it uses them (Perfetto keeps interned data per sequence).
-class Table {
- public:
-  uint64_t iid(const std::string& s) {
-    auto [it, fresh] = index_.try_emplace(s, values_.size() + 1);
-    if (fresh) values_.push_back(s);
-    return it->second;
-  }
-  const std::string& value(uint64_t iid) const { return values_[iid - 1]; }
-  void clear() {
-    index_.clear();
-    values_.clear();
-  }
-
- private:
-  std::unordered_map<std::string, uint64_t> index_;
-  std::vector<std::string> values_;
-};
 
 // A packet sequence's incremental state as written so far: the interned ids it has defined, each marked
 // with the generation the sequence was (re)started as, so that a restart clears nothing; and its clock.
@@ -212,7 +148,8 @@ class PerfettoWriter {
     len_ = 0;
   }
 
-  // A slice on the current lane sequence's track: a begin packet carrying the TrackEvent fields `fields`
+  // A slice on the current lane sequence's track (its two packets counted by the caller in stats): a
+  // begin packet carrying the TrackEvent fields `fields`
   // (what every call of its kind carries, followed by at least kCopy readable bytes), what tail(o) writes
   // at o (the call's own fields, at most kTail bytes) and the interned data `in` they need, then an end
   // packet. Framed straight into the output buffer, since this runs once per call: each length is first
@@ -226,6 +163,7 @@ class PerfettoWriter {
     // Two packets: tags, lengths (at most 10 bytes each once widened), stamps, the fixed fields.
     constexpr size_t kFrame = 2 * (2 + 10 + kMaxStamp) + size_t{2} * (2 + 10) + 4 + kTail;
     char* o = room(kFrame + fields_len + kCopy + (in.empty() ? 0 : 11 + in.size()));
+    char* const base = o - len_;  // the buffer, read before the stores below (which could alias it)
     char* const packet = o;
     o += 2;  // the packet's tag and length
     o = put_stamp(o, seq, begin < 0 ? 0 : uint64_t(begin));
@@ -258,9 +196,7 @@ class PerfettoWriter {
     *o++ = char(kEvType << 3);
     *o++ = char(kSliceEnd);
     end_packet[1] = char(o - end_packet - 2);  // at most 4 + kMaxStamp
-    len_ = size_t(o - buf_.data());
-    stats.packets += 2;
-    ++stats.slices;
+    len_ = size_t(o - base);
   }
   // An event on the findings sequence, at an absolute time.
   void event(int64_t ts, const Proto& ev) {
@@ -426,7 +362,12 @@ class PerfettoWriter {
 
   // Space for `n` more bytes at the end of the buffer, flushing it first once it holds a megabyte and it
   // is the writer's turn; out of turn it grows, until it holds kHoldAt and waits for the turn.
-  char* room(size_t n) {
+  // The check that nearly every call ends with inline, the rest out of line.
+  __attribute__((always_inline)) char* room(size_t n) {
+    if (__builtin_expect(len_ < kFlushAt && len_ + n <= buf_.size(), 1)) return buf_.data() + len_;
+    return make_room(n);
+  }
+  __attribute__((noinline)) char* make_room(size_t n) {
     if (len_ >= kFlushAt) {
       if (len_ >= kHoldAt) turns_.wait(turn_);
       if (turns_.is(turn_)) flush();
@@ -561,11 +502,17 @@ PerfettoStats write_perfetto_trace(const check::Job& job, const check::Result& r
       device.clear();
       tl.for_each_call(r, [&](const report::LaneCall* at, size_t n) {
         if (turns.stopped()) throw Stopped{};
+        // What every call reads, in locals: each byte stored into the buffer could have changed what the
+        // captures point to, so the compiler would load it again for every call.
+        const uint64_t from_pos = first, to_pos = to, comms = ncomms;
+        const int64_t end_of_rank = rank_end;
+        LaneOut* const lane_at = lanes.data();
+        uint64_t slices = 0, flows = 0;
         for (const report::LaneCall* end = at + n; at != end; ++at) {
           const uint64_t i = at->pos;
-          if (i < first || i >= to) continue;
+          if (i < from_pos || i >= to_pos) continue;
           const report::Call& c = at->call;
-          LaneOut& l = lanes[at->lane];
+          LaneOut& l = lane_at[at->lane];
           in.clear();
           // A lane repeats its kinds in runs: the same kind as the previous call is defined on the
           // sequence already.
@@ -584,8 +531,9 @@ PerfettoStats write_perfetto_trace(const check::Job& job, const check::Result& r
           // Ids interleave the communicators (position K of communicator C is K * comms + C + 1), so
           // that they stay small whatever the number of communicators.
           const bool flow = l.flows && i < l.paired;
-          w.stats.flows += flow;
-          const int64_t t1 = c.returned ? c.t1_ns : std::max(rank_end, c.t0_ns);
+          flows += flow;
+          ++slices;
+          const int64_t t1 = c.returned ? c.t1_ns : std::max(end_of_rank, c.t0_ns);
           w.slice(l.seq, c.t0_ns, std::max(t1, c.t0_ns), in.b, l.kb->fields.data(), l.kb->size, [&](char* o) {
             o = uint_arg(o, kArgSeq, i);
             if (state) o = string_arg(o, kArgState, state);
@@ -593,13 +541,16 @@ PerfettoStats write_perfetto_trace(const check::Job& job, const check::Result& r
               static_assert(kEvFlowIdsVarint << 3 >= 0x80 && kEvFlowIdsVarint << 3 < 0x4000);
               *o++ = char((kEvFlowIdsVarint << 3) | 0x80);
               *o++ = char((kEvFlowIdsVarint << 3) >> 7);
-              o = put_varint(o, i * ncomms + l.comm + 1);
+              o = put_varint(o, i * comms + l.comm + 1);
             }
             return o;
           });
           if (c.device && c.dev1_ns >= c.dev0_ns)
             device.push_back({at->lane, at->pos, c.kind, c.dev0_ns, c.dev1_ns});
         }
+        w.stats.slices += slices;
+        w.stats.packets += 2 * slices;
+        w.stats.flows += flows;
       });
       // Device times on their own track per lane: they overlap the host calls that enqueued them.
       std::stable_sort(device.begin(), device.end(),
@@ -620,6 +571,8 @@ PerfettoStats write_perfetto_trace(const check::Job& job, const check::Result& r
             o = put_varint(o, name);
             return uint_arg(o, kArgSeq, c.pos);
           });
+          ++w.stats.slices;
+          w.stats.packets += 2;
         }
       }
       auto fit = findings_of.find(rank);

@@ -149,10 +149,44 @@ void Timeline::for_each_call(const Rank& r, const std::function<void(const LaneC
   };
   std::vector<KindKey> cache(256);
   const bool has_rt = !r.rt.empty();
+  // time_of(r, t) is t + shift: the rank's clock moved to the job's time origin.
+  const int64_t shift = time_of(r, 0);
+  // A kind met for the first time: described in full and numbered in the shared table. Out of line, so
+  // that the loop below keeps what it uses in registers.
+  auto learn = [&](const lst_record& rec, const KindKey& key) __attribute__((noinline)) -> uint32_t {
+    const bool with_root = check::is_rooted(rec.op),
+               with_peer = rec.op == LST_OP_SEND || rec.op == LST_OP_RECV;
+    CallKind k;
+    k.api = rec.api;
+    k.op = rec.op;
+    k.dtype = rec.dtype;
+    k.redop = rec.redop;
+    k.flags = uint8_t(LST_WORD_FLAGS(rec.word));
+    k.count = rec.u.coll.count;
+    k.dtype_size = rec.u.coll.dtype_size;
+    if (with_root) k.root = rec.u.coll.root_or_peer;
+    if (with_peer) k.peer = rec.u.coll.root_or_peer;
+    k.tensor = key.tensor ? std::string(r.source->string(key.tensor)) : std::string();
+    k.site = site(rec.caller);
+    k.operation = format::op_name(rec);
+    std::string full = fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|", k.api, k.op, k.dtype, k.redop,
+                                   k.flags, k.count, k.dtype_size, k.root, k.peer, k.site, k.operation);
+    full += k.tensor;
+    std::lock_guard<std::mutex> lock(tables_mutex);
+    auto [it, fresh] = kind_index_.try_emplace(full, uint32_t(kinds.size()));
+    if (fresh) kinds.push_back(std::move(k));
+    return it->second;
+  };
   // Rank::for_each_call's batches, one for one.
   static_assert(Rank::kCallBatch <= kLaneCallBatch);
   std::vector<LaneCall> batch(kLaneCallBatch);
   r.for_each_call([&](const Rank::CallAt* at, size_t n) {
+    // What every call reads, in locals: through the captures, each store into the batch could have
+    // changed them, so the compiler would load them again for every call.
+    KindKey* const slots = cache.data();
+    const bool names_tensors = has_rt;
+    const int64_t to_origin = shift;
+    const bool with_device = !device.empty();
     LaneCall* lc = batch.data();
     for (const Rank::CallAt* end = at + n; at != end; ++at, ++lc) {
       if (end - at > 8) __builtin_prefetch(at[8].rec);
@@ -166,51 +200,32 @@ void Timeline::for_each_call(const Rank& r, const std::function<void(const LaneC
       key.count = rec.u.coll.count ^ uint64_t(rec.u.coll.dtype_size) << 48 ^
                   (with_root || with_peer ? uint64_t(uint32_t(rec.u.coll.root_or_peer)) << 16 : 0);
       key.caller = rec.caller;
-      key.tensor = has_rt || rec.api == LST_API_RT ? tensor_id(rec) : 0;
-      KindKey& slot = cache[(key.a ^ key.count * 0x9e3779b97f4a7c15ull ^ key.caller ^ key.tensor) *
+      key.tensor = names_tensors || rec.api == LST_API_RT ? tensor_id(rec) : 0;
+      KindKey& slot = slots[(key.a ^ key.count * 0x9e3779b97f4a7c15ull ^ key.caller ^ key.tensor) *
                                 0x2545f4914f6cdd1dull >>
                             56];
       uint32_t kind_id;
-      if (slot.a == key.a && slot.count == key.count && slot.caller == key.caller &&
-          slot.tensor == key.tensor) {
+      if (__builtin_expect(slot.a == key.a && slot.count == key.count && slot.caller == key.caller &&
+                               slot.tensor == key.tensor,
+                           1)) {
         kind_id = slot.kind;
       } else {
-        CallKind k;
-        k.api = rec.api;
-        k.op = rec.op;
-        k.dtype = rec.dtype;
-        k.redop = rec.redop;
-        k.flags = uint8_t(LST_WORD_FLAGS(rec.word));
-        k.count = rec.u.coll.count;
-        k.dtype_size = rec.u.coll.dtype_size;
-        if (with_root) k.root = rec.u.coll.root_or_peer;
-        if (with_peer) k.peer = rec.u.coll.root_or_peer;
-        k.tensor = key.tensor ? std::string(r.source->string(key.tensor)) : std::string();
-        k.site = site(rec.caller);
-        k.operation = format::op_name(rec);
-        std::string full = fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|", k.api, k.op, k.dtype, k.redop,
-                                       k.flags, k.count, k.dtype_size, k.root, k.peer, k.site, k.operation);
-        full += k.tensor;
-        std::lock_guard<std::mutex> lock(tables_mutex);
-        auto [it, fresh] = kind_index_.try_emplace(full, uint32_t(kinds.size()));
-        if (fresh) kinds.push_back(std::move(k));
-        kind_id = it->second;
+        kind_id = learn(rec, key);
         key.kind = kind_id;
         slot = key;
       }
       lc->lane = at->seq;
       lc->pos = at->pos;
-      // Filled in place: a Call built on the stack and copied in stalled on store forwarding.
+      // Filled in place, every field: a Call built on the stack and copied in stalled on store forwarding.
       Call& c = lc->call;
-      c = Call();
       c.kind = kind_id;
       c.state = uint8_t(LST_WORD_STATE(rec.word));
-      c.t0_ns = time_of(r, rec.t_ns);
-      if (c.state >= LST_STATE_RETURNED) {  // FAILED calls returned too, with an error
-        c.returned = true;
-        c.t1_ns = c.t0_ns + int64_t(rec.t_return_us) * 1000;
-      }
-      if (!device.empty()) {
+      c.t0_ns = int64_t(rec.t_ns) + to_origin;
+      c.returned = c.state >= LST_STATE_RETURNED;  // FAILED calls returned too, with an error
+      c.t1_ns = c.returned ? c.t0_ns + int64_t(rec.t_return_us) * 1000 : 0;
+      c.device = false;
+      c.dev0_ns = c.dev1_ns = 0;
+      if (with_device) {
         auto d = device.find(r.source->first_id() + at->ref);
         if (d != device.end() && d->second.second) {
           c.device = true;
