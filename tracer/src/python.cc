@@ -167,22 +167,24 @@ void cache_site(const void* code, int lasti, uint64_t site) noexcept {
 bool g_count = false;
 std::atomic<uint64_t> g_read_direct{0}, g_read_api{0};
 
-// The last sites this thread's fast path found, by instruction offset: a loop's calls are found here
-// without touching the shared table. Entries come from g_lines, so their code objects stay alive.
+// The last sites this thread's fast path found: a loop's calls are found here without touching the
+// shared table. Searched in full, so that the few sites a loop alternates between (a send and its
+// receive) never take each other's place, as they could in a slot picked by a hash of the offset; a
+// new site replaces the oldest. Entries come from g_lines, so their code objects stay alive.
 struct RecentSite {
   const void* code;
   int lasti;
   uint64_t site;
 };
-constexpr unsigned kRecent = 4;  // the index below takes the top 2 bits
+constexpr unsigned kRecent = 4;
 constinit __attribute__((tls_model("initial-exec"))) thread_local RecentSite t_recent[kRecent]{};
+constinit __attribute__((tls_model("initial-exec"))) thread_local unsigned t_recent_next = 0;
 
 inline uint64_t site_of(const void* code, int lasti) noexcept {
-  // Calls a few instructions apart differ in the middle bits of their offsets, not the low ones.
-  RecentSite& r = t_recent[(static_cast<unsigned>(lasti) * 0x9e3779b1u) >> 30];
-  if (r.code == code && r.lasti == lasti) return r.site;
+  for (const RecentSite& r : t_recent)
+    if (r.code == code && r.lasti == lasti) return r.site;
   const uint64_t site = lasti >= 0 ? cached_site(code, lasti) : 0;
-  if (site) r = {code, lasti, site};
+  if (site) t_recent[t_recent_next++ % kRecent] = {code, lasti, site};
   return site;
 }
 
