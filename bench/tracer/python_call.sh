@@ -12,20 +12,14 @@ rounds=${3:-5}
 lib=$(realpath "$build/lib/liblockstep_trace.so")
 base=${4:+$(realpath "$4")}
 here=$(cd "$(dirname "$0")" && pwd)
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-export OMPI_MCA_btl=self
-traced() {  # traced LABEL LIB [VAR=VALUE...]
-  local label=$1 with=$2
-  shift 2
-  rm -rf "$dir/t" && env LD_PRELOAD="$with" LOCKSTEP_TRACE_DIR="$dir/t" "$@" /usr/bin/python3 "$here/python_call.py" \
-    "$calls" | sed "s/^/$label /"
-}
-for i in $(seq "$rounds"); do
-  LD_PRELOAD=$lib /usr/bin/python3 "$here/python_call.py" "$calls" | sed 's/^/untraced /'
-  [[ -n $base ]] && traced base "$base"
-  traced traced "$lib"
-  traced native "$lib" LOCKSTEP_TRACE_PYTHON=0
+# shellcheck source=bench/tracer/python_common.sh
+source "$here/python_common.sh"
+script=("$here/python_call.py" "$calls")
+for _ in $(seq "$rounds"); do
+  LD_PRELOAD=$lib /usr/bin/python3 "${script[@]}" | sed 's/^/untraced /'
+  [[ -n $base ]] && traced base "$base" -- "${script[@]}"
+  traced traced "$lib" -- "${script[@]}"
+  traced native "$lib" LOCKSTEP_TRACE_PYTHON=0 -- "${script[@]}"
 done | tee "$dir/out"
 median() {  # median LABEL WHAT
   awk -v l="$1" -v w="$2" '$1==l && $2==w {print $3}' "$dir/out" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'

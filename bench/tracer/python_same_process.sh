@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # What tracing adds to an MPI call made from a Python frame, each process measuring it against the
 # same call through its PMPI_ name in alternating loops (python_same_process.py): processes traced by
-# this build, by this build with native call sites (LOCKSTEP_TRACE_PYTHON=0), and, with BASE_LIB
-# (another build's liblockstep_trace.so), by that build, in turn. Prints each process's figures, then
+# this build, with BASE_LIB (another build's liblockstep_trace.so) by that build, and by this build
+# with native call sites (LOCKSTEP_TRACE_PYTHON=0), in turn. Prints each process's figures, then
 # per kind of process the median and the range of what it adds per call.
 #   bench/tracer/python_same_process.sh BUILD_DIR [PROCESSES] [CALLS] [ROUNDS] [BASE_LIB]
 set -euo pipefail
@@ -13,19 +13,13 @@ rounds=${4:-80}
 lib=$(realpath "$build/lib/liblockstep_trace.so")
 base=${5:+$(realpath "$5")}
 here=$(cd "$(dirname "$0")" && pwd)
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-export OMPI_MCA_btl=self
-run() {  # run LABEL LIB [VAR=VALUE...]
-  local label=$1 with=$2
-  shift 2
-  rm -rf "$dir/t" && env LD_PRELOAD="$with" LOCKSTEP_TRACE_DIR="$dir/t" "$@" /usr/bin/python3 \
-    "$here/python_same_process.py" "$calls" "$rounds" | sed "s/^/$label /"
-}
+# shellcheck source=bench/tracer/python_common.sh
+source "$here/python_common.sh"
+script=("$here/python_same_process.py" "$calls" "$rounds")
 for _ in $(seq "$processes"); do
-  run traced "$lib"
-  run native "$lib" LOCKSTEP_TRACE_PYTHON=0
-  [[ -n $base ]] && run base "$base"
+  traced traced "$lib" -- "${script[@]}"
+  [[ -z $base ]] || traced base "$base" -- "${script[@]}"
+  traced native "$lib" LOCKSTEP_TRACE_PYTHON=0 -- "${script[@]}"
 done | tee "$dir/out"
 for what in Allreduce Send/Recv; do
   for label in traced native ${base:+base}; do
