@@ -360,7 +360,7 @@ class PerfettoWriter {
  private:
   static constexpr size_t kHoldAt = 64 << 20;  // what a thread holds at most while not its turn
 
-  // Space for `n` more bytes at the end of the buffer, flushing it first once it holds a megabyte and it
+  // Space for `n` more bytes at the end of the buffer, flushing it first once it holds kFlushAt bytes and it
   // is the writer's turn; out of turn it grows, until it holds kHoldAt and waits for the turn.
   // The check that nearly every call ends with inline, the rest out of line.
   __attribute__((always_inline)) char* room(size_t n) {
