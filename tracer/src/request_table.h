@@ -1,12 +1,14 @@
 // The requests of pending nonblocking calls (MPI_I* collectives and point-to-point), each mapped to
 // the id of the record it completes. Every start inserts, every Wait/Test looks up and erases, so the
-// common case is one cache line and one atomic instruction per request: a lock-free direct-mapped front
-// of 4-way buckets, with a sharded, locked table behind it for the handles whose bucket is full.
+// common case is one cache line and two atomic instructions per request (the start's claim of a way and
+// the completion's): a lock-free direct-mapped front of 4-way buckets, with a sharded, locked table
+// behind it for the handles whose bucket is full.
 #pragma once
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <thread>
 
 namespace lockstep::trace {
 
@@ -22,66 +24,69 @@ class RequestTable {
   // that completion goes unrecorded.
   bool insert(uintptr_t request, uint64_t id) noexcept {
     Bucket& b = bucket(request);
-    unsigned same = 0, free = 0;  // bit i: way i holds this handle / nothing
+    for (;;) {
+      unsigned same = 0, free = 0;  // bit i: way i holds this handle / nothing
 #pragma GCC unroll 4
-    for (unsigned i = 0; i < kWays; ++i) {
-      const uintptr_t k = b.keys[i].load(std::memory_order_relaxed);
-      same |= unsigned(k == request) << i;
-      free |= unsigned(k == 0) << i;
-    }
-    if (__builtin_expect(same != 0, 0)) {
-      b.ids[__builtin_ctz(same)].store(id, std::memory_order_relaxed);
-      return true;
-    }
-    if (__builtin_expect(!used_.load(std::memory_order_relaxed), 0))
-      used_.store(true, std::memory_order_relaxed);
-    if (__builtin_expect(free != 0, 1)) {
-      const unsigned way = static_cast<unsigned>(__builtin_ctz(free));
-      uintptr_t expected = 0;
-      // Two starts on other threads may claim the same free way: the compare-and-swap picks one.
-      if (b.keys[way].compare_exchange_strong(expected, request, std::memory_order_relaxed)) {
-        b.ids[way].store(id, std::memory_order_release);
-        if (__builtin_expect(overflow_.pending() > 0, 0)) overflow_.erase(request, kAnyId);  // a stale twin
+      for (unsigned i = 0; i < kWays; ++i) {
+        const uintptr_t k = b.keys[i].load(std::memory_order_relaxed);
+        same |= unsigned(k == request) << i;
+        free |= unsigned(k == 0) << i;
+      }
+      if (__builtin_expect(same != 0, 0)) {
+        // Taken while the id changes, so that an erase of the handle's previous request, on the thread
+        // that completed it, finds either the old id (and frees the way before this start looks) or
+        // the new one. (A way taken by that erase is neither this handle nor free: the start goes to
+        // another way, and the erase frees the old one.)
+        const unsigned way = static_cast<unsigned>(__builtin_ctz(same));
+        uintptr_t expected = request;
+        if (!b.keys[way].compare_exchange_strong(expected, taken(request), std::memory_order_acquire,
+                                                 std::memory_order_relaxed))
+          continue;  // taken by the erase meanwhile: look again
+        b.ids[way].store(id, std::memory_order_relaxed);
+        b.keys[way].store(request, std::memory_order_release);
         return true;
       }
+      if (__builtin_expect(!used_.load(std::memory_order_relaxed), 0))
+        used_.store(true, std::memory_order_relaxed);
+      if (__builtin_expect(free != 0, 1)) {
+        const unsigned way = static_cast<unsigned>(__builtin_ctz(free));
+        uintptr_t expected = 0;
+        // Two starts on other threads may claim the same free way: the compare-and-swap picks one.
+        if (b.keys[way].compare_exchange_strong(expected, request, std::memory_order_relaxed)) {
+          b.ids[way].store(id, std::memory_order_release);
+          if (__builtin_expect(overflow_.pending() > 0, 0)) overflow_.erase(request, kAnyId);  // a stale twin
+          return true;
+        }
+      }
+      return insert_slow(request, id);
     }
-    return insert_slow(request, id);
   }
-
   bool find(uintptr_t request, uint64_t* id) noexcept {
     Bucket& b = bucket(request);
+    for (;;) {
 #pragma GCC unroll 4
-    for (size_t i = 0; i < kWays; ++i)
-      if (b.keys[i].load(std::memory_order_acquire) == request) {
-        *id = b.ids[i].load(std::memory_order_relaxed);
-        return true;
-      }
+      for (size_t i = 0; i < kWays; ++i)
+        if (b.keys[i].load(std::memory_order_acquire) == request) {
+          *id = b.ids[i].load(std::memory_order_relaxed);
+          return true;
+        }
+      // A way taken for a few instructions by a start or an erase of this handle: look again after it.
+      if (__builtin_expect(!taken_in(b, request), 1)) break;
+      std::this_thread::yield();
+    }
     return __builtin_expect(overflow_.pending() > 0, 0) && overflow_.find(request, id);
   }
-
   // Forgets a handle that maps to `id` (what find() gave before the request was completed or freed);
-  // returns whether it was there. Only the thread that completes or frees a request erases it, and MPI
-  // lets no two threads complete one request, so the front's erase is a plain store: a way holding
-  // this handle changes under no one else (an insert only claims a way holding 0). The one exception
-  // is a handle that MPI hands out again, to a start on another thread, as soon as the completing call
-  // has freed it: that start overwrites the id, and the id compared here leaves its entry in place
-  // (a start that lands between the comparison and the store, a few instructions, is lost).
+  // returns whether it was there. MPI can hand the handle out again, to a start on another thread, as
+  // soon as the completing call has freed it, and that start then overwrites the id in place: the way
+  // is taken (its key swapped for taken(request)) while the id is compared and the way freed, and a
+  // start takes it the same way to change the id, so one of the two goes first and the start's entry
+  // stays whatever the interleaving.
   bool erase(uintptr_t request, uint64_t id) noexcept {
-    Bucket& b = bucket(request);
-    bool erased = false;
-#pragma GCC unroll 4
-    for (size_t i = 0; i < kWays; ++i)
-      if (b.keys[i].load(std::memory_order_relaxed) == request) {
-        if (b.ids[i].load(std::memory_order_relaxed) == id) {
-          b.keys[i].store(0, std::memory_order_release);
-          erased = true;
-        }
-        break;
-      }
+    bool erased = erase_front(bucket(request), request, id);
     if (__builtin_expect(overflow_.pending() > 0, 0)) erased = overflow_.erase(request, id) || erased;
     return erased;
   }
-
   // False until the first insert: a process that never starts a recorded nonblocking call skips the
   // lookups of its Wait/Test calls.
   bool used() const noexcept { return used_.load(std::memory_order_relaxed); }
@@ -95,11 +100,40 @@ class RequestTable {
     std::atomic<uint64_t> ids[kWays] = {};
   };
   static constexpr uint64_t kAnyId = ~0ull;
+  // What a way's key holds while a start or an erase changes it: never 0, never a handle (a handle is
+  // a user-space pointer, whose top bit is clear).
+  static constexpr uintptr_t taken(uintptr_t request) noexcept { return ~request; }
   static size_t home(uintptr_t k) noexcept {
     // Fibonacci hashing: request handles are heap addresses with equal low bits.
     return static_cast<size_t>((static_cast<uint64_t>(k) * 0x9e3779b97f4a7c15ull) >> 54) & (kBuckets - 1);
   }
   Bucket& bucket(uintptr_t k) noexcept { return front_[home(k)]; }
+  static bool taken_in(Bucket& b, uintptr_t request) noexcept {
+    for (auto& k : b.keys)
+      if (k.load(std::memory_order_relaxed) == taken(request)) return true;
+    return false;
+  }
+  // erase() in the front: at most one way holds the handle.
+  static bool erase_front(Bucket& b, uintptr_t request, uint64_t id) noexcept {
+#pragma GCC unroll 4
+    for (size_t i = 0; i < kWays; ++i) {
+      for (uintptr_t k = b.keys[i].load(std::memory_order_relaxed);;) {
+        if (k == taken(request)) {  // a start is changing the id
+          std::this_thread::yield();
+          k = b.keys[i].load(std::memory_order_relaxed);
+          continue;
+        }
+        if (k != request) break;  // not this way
+        if (b.keys[i].compare_exchange_weak(k, taken(request), std::memory_order_acquire,
+                                            std::memory_order_relaxed)) {
+          const bool mine = b.ids[i].load(std::memory_order_relaxed) == id;
+          b.keys[i].store(mine ? 0 : request, std::memory_order_release);
+          return mine;
+        }
+      }
+    }
+    return false;
+  }
   __attribute__((noinline)) bool insert_slow(uintptr_t request, uint64_t id) noexcept;
 
   // The overflow: sharded open addressing with backward-shift deletion (no tombstones). A lookup takes
