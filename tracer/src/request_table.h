@@ -61,6 +61,7 @@ class RequestTable {
       return insert_slow(request, id);
     }
   }
+
   bool find(uintptr_t request, uint64_t* id) noexcept {
     Bucket& b = bucket(request);
     for (;;) {
@@ -76,6 +77,7 @@ class RequestTable {
     }
     return __builtin_expect(overflow_.pending() > 0, 0) && overflow_.find(request, id);
   }
+
   // Forgets a handle that maps to `id` (what find() gave before the request was completed or freed);
   // returns whether it was there. MPI can hand the handle out again, to a start on another thread, as
   // soon as the completing call has freed it, and that start then overwrites the id in place: the way
@@ -87,6 +89,7 @@ class RequestTable {
     if (__builtin_expect(overflow_.pending() > 0, 0)) erased = overflow_.erase(request, id) || erased;
     return erased;
   }
+
   // False until the first insert: a process that never starts a recorded nonblocking call skips the
   // lookups of its Wait/Test calls.
   bool used() const noexcept { return used_.load(std::memory_order_relaxed); }
