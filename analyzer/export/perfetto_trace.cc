@@ -368,6 +368,7 @@ class PerfettoWriter {
     return make_room(n);
   }
   __attribute__((noinline)) char* make_room(size_t n) {
+    if (turns_.stopped()) throw Stopped{};  // another thread failed: this rank is not written
     if (len_ >= kFlushAt) {
       if (len_ >= kHoldAt) turns_.wait(turn_);
       if (turns_.is(turn_)) flush();
@@ -500,58 +501,67 @@ PerfettoStats write_perfetto_trace(const check::Job& job, const check::Result& r
         w.start_sequence(l.seq, track, true);
       }
       device.clear();
-      tl.for_each_call(r, [&](const report::LaneCall* at, size_t n) {
-        if (turns.stopped()) throw Stopped{};
-        // What every call reads, in locals: each byte stored into the buffer could have changed what the
-        // captures point to, so the compiler would load it again for every call.
-        const uint64_t from_pos = first, to_pos = to, comms = ncomms;
-        const int64_t end_of_rank = rank_end;
-        LaneOut* const lane_at = lanes.data();
+      // One slice per call, on its lane's sequence. Timeline::each_call runs this on a copy per batch of
+      // calls, whose fields stay in registers while bytes are stored into the buffer.
+      struct Slices {
+        PerfettoWriter* w;
+        LaneOut* lanes;
+        Proto* in;
+        std::vector<DeviceCall>* device;
+        uint64_t from, to, comms;
+        int64_t rank_end;
         uint64_t slices = 0, flows = 0;
-        for (const report::LaneCall* end = at + n; at != end; ++at) {
-          const uint64_t i = at->pos;
-          if (i < from_pos || i >= to_pos) continue;
-          const report::Call& c = at->call;
-          LaneOut& l = lane_at[at->lane];
-          in.clear();
-          // A lane repeats its kinds in runs: the same kind as the previous call is defined on the
-          // sequence already.
-          if (!l.kb || c.kind != l.kb_kind) {
-            l.kb = &w.kind(c.kind);
+        void operator()(uint32_t lane, uint32_t pos, const report::Call& c) {
+          const uint64_t i = pos;
+          if (i < from || i >= to) return;
+          LaneOut& l = lanes[lane];
+          // The interned data this call's packet must carry: none, but for a kind or state new to the
+          // sequence. A lane repeats its kinds in runs: the same kind as the previous call is defined on
+          // the sequence already.
+          std::string_view define;
+          if (__builtin_expect(!l.kb || c.kind != l.kb_kind, 0)) {
+            in->clear();
+            l.kb = &w->kind(c.kind);
             l.kb_kind = c.kind;
-            w.define(c.kind, l.seq, in);
+            w->define(c.kind, l.seq, *in);
+            define = in->b;
           }
           uint64_t state = 0;  // the iid of a call's state other than RETURNED
-          if (!c.returned || c.state == LST_STATE_FAILED) {
-            state = w.string_iid(c.returned ? format::state_name(c.state) : "ENTERED (never returned)");
-            w.define_string(state, l.seq, in);
+          if (__builtin_expect(!c.returned || c.state == LST_STATE_FAILED, 0)) {
+            if (define.empty()) in->clear();
+            state = w->string_iid(c.returned ? format::state_name(c.state) : "ENTERED (never returned)");
+            w->define_string(state, l.seq, *in);
+            define = in->b;
           }
-          // One flow per position every rank of the communicator reached (MPI pairs calls by it); Perfetto
-          // chains the slices that share a flow id by time.
-          // Ids interleave the communicators (position K of communicator C is K * comms + C + 1), so
-          // that they stay small whatever the number of communicators.
+          // One flow per position every rank of the communicator reached (MPI pairs calls by it);
+          // Perfetto chains the slices that share a flow id by time. Ids interleave the communicators
+          // (position K of communicator C is K * comms + C + 1), so that they stay small whatever the
+          // number of communicators.
           const bool flow = l.flows && i < l.paired;
           flows += flow;
           ++slices;
-          const int64_t t1 = c.returned ? c.t1_ns : std::max(end_of_rank, c.t0_ns);
-          w.slice(l.seq, c.t0_ns, std::max(t1, c.t0_ns), in.b, l.kb->fields.data(), l.kb->size, [&](char* o) {
-            o = uint_arg(o, kArgSeq, i);
-            if (state) o = string_arg(o, kArgState, state);
-            if (flow) {
-              static_assert(kEvFlowIdsVarint << 3 >= 0x80 && kEvFlowIdsVarint << 3 < 0x4000);
-              *o++ = char((kEvFlowIdsVarint << 3) | 0x80);
-              *o++ = char((kEvFlowIdsVarint << 3) >> 7);
-              o = put_varint(o, i * comms + l.comm + 1);
-            }
-            return o;
-          });
+          const int64_t t1 = c.returned ? c.t1_ns : std::max(rank_end, c.t0_ns);
+          const uint64_t flow_id = i * comms + l.comm + 1;
+          w->slice(l.seq, c.t0_ns, std::max(t1, c.t0_ns), define, l.kb->fields.data(), l.kb->size,
+                   [&](char* o) {
+                     o = uint_arg(o, kArgSeq, i);
+                     if (state) o = string_arg(o, kArgState, state);
+                     if (flow) {
+                       static_assert(kEvFlowIdsVarint << 3 >= 0x80 && kEvFlowIdsVarint << 3 < 0x4000);
+                       *o++ = char((kEvFlowIdsVarint << 3) | 0x80);
+                       *o++ = char((kEvFlowIdsVarint << 3) >> 7);
+                       o = put_varint(o, flow_id);
+                     }
+                     return o;
+                   });
           if (c.device && c.dev1_ns >= c.dev0_ns)
-            device.push_back({at->lane, at->pos, c.kind, c.dev0_ns, c.dev1_ns});
+            device->push_back({lane, pos, c.kind, c.dev0_ns, c.dev1_ns});
         }
-        w.stats.slices += slices;
-        w.stats.packets += 2 * slices;
-        w.stats.flows += flows;
-      });
+      } slices{&w, lanes.data(), &in, &device, first, to, ncomms, rank_end};
+      tl.each_call(r, slices);
+      w.stats.slices += slices.slices;
+      w.stats.packets += 2 * slices.slices;
+      w.stats.flows += slices.flows;
       // Device times on their own track per lane: they overlap the host calls that enqueued them.
       std::stable_sort(device.begin(), device.end(),
                        [](const DeviceCall& x, const DeviceCall& y) { return x.lane < y.lane; });

@@ -85,6 +85,38 @@ TEST(Load, CleanJobOverThreeCommunicators) {
   EXPECT_EQ(r.summary.collectives, 3000u / 3 * 2 + 2 * 1000u);
 }
 
+// The timeline numbers a call's kind from a cache keyed by the record's own words: two calls whose
+// count and element size differ only where a folded key would cancel them out keep their own kinds.
+TEST(Timeline, CallsDifferingInCountAndElementSizeKeepTheirOwnKinds) {
+  TempDir d;
+  for (int32_t rank = 0; rank < 2; ++rank) {
+    gen::Spec s;
+    s.dir = d.path();
+    s.rank = rank;
+    s.size = 2;
+    s.collectives = 40;
+    s.wide_counts = true;
+    gen::write_rank(s);
+  }
+  LoadOptions lo;
+  lo.this_host = "another-host";
+  Job job = load_dir(d.path(), lo);
+  EXPECT_TRUE(analyze(job).in_lockstep());
+  report::Timeline t(job);
+  for (auto& r : job.ranks) {
+    std::vector<report::Lane> lanes = t.lanes(r);
+    ASSERT_EQ(lanes.size(), 1u);
+    ASSERT_EQ(lanes[0].calls.size(), 40u);
+    for (size_t i = 0; i < lanes[0].calls.size(); ++i) {
+      const report::CallKind& k = t.kinds[lanes[0].calls[i].kind];
+      EXPECT_EQ(k.count, i % 2 ? (1024 | uint64_t{12} << 48) : 1024u)
+          << "rank " << r.world_rank << " call " << i;
+      EXPECT_EQ(k.dtype_size, i % 2 ? 8u : 4u) << "rank " << r.world_rank << " call " << i;
+    }
+  }
+  EXPECT_EQ(t.kinds.size(), 2u);
+}
+
 TEST(Load, SkippedCollectiveInAFile) {
   TempDir d;
   write_job(d.path(), 4, 300, 1, /*skip_rank=*/1, /*skip_at=*/120);
