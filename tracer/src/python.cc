@@ -167,37 +167,46 @@ void cache_site(const void* code, int lasti, uint64_t site) noexcept {
 bool g_count = false;
 std::atomic<uint64_t> g_read_direct{0}, g_read_api{0};
 
-// The last sites this thread's fast path found: a loop's calls are found here without touching the
-// shared table. Searched in full, so that the few sites a loop alternates between (a send and its
-// receive) never take each other's place, as they could in a slot picked by a hash of the offset; a
-// new site replaces the oldest. Entries come from g_lines, so their code objects stay alive.
+// The last sites this thread's fast path found, by the frame's instruction pointer (lst_py_frame.instr):
+// a loop's calls are found here from the innermost frame's pointer alone, without reading its code
+// object or touching the shared table. Searched in full, so that the few sites a loop alternates
+// between (a send and its receive) never take each other's place; a new site replaces the oldest.
+// Entries come from g_lines, whose code objects stay alive: a pointer into one's bytecode names the
+// same (code, offset) for good.
 struct RecentSite {
-  const void* code;
-  int lasti;
+  const void* instr;
   uint64_t site;
 };
 constexpr unsigned kRecent = 4;
 constinit __attribute__((tls_model("initial-exec"))) thread_local RecentSite t_recent[kRecent]{};
 constinit __attribute__((tls_model("initial-exec"))) thread_local unsigned t_recent_next = 0;
 
-inline uint64_t site_of(const void* code, int lasti) noexcept {
+inline uint64_t recent_site(const void* instr) noexcept {
   for (const RecentSite& r : t_recent)
-    if (r.code == code && r.lasti == lasti) return r.site;
-  const uint64_t site = lasti >= 0 ? cached_site(code, lasti) : 0;
-  if (site) t_recent[t_recent_next++ % kRecent] = {code, lasti, site};
+    if (r.instr == instr) return r.site;
+  return 0;
+}
+
+inline uint64_t site_of(const lst_py_frame& f) noexcept {
+  if (f.instr)
+    if (const uint64_t site = recent_site(f.instr)) return site;
+  const uint64_t site = f.lasti >= 0 ? cached_site(f.code, f.lasti) : 0;
+  if (site && f.instr) t_recent[t_recent_next++ % kRecent] = {f.instr, site};
   return site;
 }
 
 // The fast path, for up to kDirectFrames frames: every frame read from the thread's frame stack and
-// found among the known sites; false sends the call to the API path, which learns the sites. A small
-// stack frame of its own: the API path's frame buffers stay out of the common call.
+// found among the known sites; false sends the call to the API path, which learns the sites. (The
+// common call, one frame whose site this thread met lately, never gets here: python_frames_slow finds
+// it from the frame's instruction pointer alone, a shorter chain of loads than the code object and
+// offset.) A small stack frame of its own: the API path's frame buffers stay out of the common call.
 constexpr int kDirectFrames = 8;
 bool read_direct(uint64_t* out, int max, int* n) noexcept {
   lst_py_frame f[kDirectFrames];
   const int k = lst_py_read_own_frames(f, max);  // -1: no thread state, or finalizing
   if (k < 0) return false;
   for (int i = 0; i < k; ++i) {
-    const uint64_t site = site_of(f[i].code, f[i].lasti);
+    const uint64_t site = site_of(f[i]);
     if (!site) return false;
     out[i] = site;
   }
@@ -299,7 +308,10 @@ __attribute__((noinline)) int frames_api(format::Writer* w, uint64_t* out, int m
 
 }  // namespace
 
-int python_frames_slow(format::Writer* w, uint64_t* out, int max) noexcept {
+namespace {
+
+// Every call the common one below is not: Python looked for, a call site read in full or learnt.
+__attribute__((noinline)) int frames_rest(format::Writer* w, uint64_t* out, int max) noexcept {
   if (g_python_state.load(std::memory_order_acquire) != 1 && !detect()) return 0;
   if (max <= 0) return 0;
   // No Py_IsInitialized here: before it there is no trial; from Py_Finalize on, no thread state.
@@ -311,6 +323,22 @@ int python_frames_slow(format::Writer* w, uint64_t* out, int max) noexcept {
     }
   }
   return frames_api(w, out, max);
+}
+
+}  // namespace
+
+// The common call on its own, with no stack frame to set up: one frame (no LOCKSTEP_TRACE_STACK), the
+// fast path on (which implies Python was found), and the innermost frame's instruction pointer among
+// this thread's recent sites. A null pointer (no frame, no thread state, finalizing) is in no entry.
+int python_frames_slow(format::Writer* w, uint64_t* out, int max) noexcept {
+  if (__builtin_expect(max == 1 && g_fast.load(std::memory_order_acquire) == kFastOn, 1)) {
+    if (const uint64_t site = recent_site(lst_py_own_instr())) {
+      out[0] = site;
+      if (g_count) g_read_direct.fetch_add(1, std::memory_order_relaxed);
+      return 1;
+    }
+  }
+  return frames_rest(w, out, max);
 }
 
 void python_stats(bool on) noexcept { g_count = on; }

@@ -28,7 +28,7 @@ static _PyInterpreterFrame* current(const PyThreadState* tstate) {
 #endif
 }
 
-static const void* code_of(_PyInterpreterFrame* f) {
+static PyCodeObject* code_of(_PyInterpreterFrame* f) {
 #if PY_VERSION_HEX >= 0x030D0000
   return _PyFrame_GetCode(f);
 #else
@@ -36,11 +36,19 @@ static const void* code_of(_PyInterpreterFrame* f) {
 #endif
 }
 
+static const _Py_CODEUNIT* instr_of(const _PyInterpreterFrame* f) {
+#if PY_VERSION_HEX >= 0x030D0000
+  return f->instr_ptr;
+#else
+  return f->prev_instr;
+#endif
+}
+
 static _PyRuntimeState* runtime_;
 
 void lst_py_bind(void* runtime) { runtime_ = (_PyRuntimeState*)runtime; }
 
-const void* lst_py_own_thread_state(void) {
+static inline const PyThreadState* own_thread_state(void) {
   if (!runtime_ || _PyRuntimeState_GetFinalizing(runtime_)) return NULL;
 #if PY_VERSION_HEX >= 0x030C0000
   const Py_tss_t* key = &runtime_->autoTSSkey;
@@ -48,18 +56,28 @@ const void* lst_py_own_thread_state(void) {
   if (!runtime_->gilstate.autoInterpreterState) return NULL;
   const Py_tss_t* key = &runtime_->gilstate.autoTSSkey;
 #endif
-  return key->_is_initialized ? pthread_getspecific(key->_key) : NULL;
+  return key->_is_initialized ? (const PyThreadState*)pthread_getspecific(key->_key) : NULL;
+}
+
+const void* lst_py_own_thread_state(void) { return own_thread_state(); }
+
+const void* lst_py_own_instr(void) {
+  const PyThreadState* tstate = own_thread_state();
+  const _PyInterpreterFrame* f = tstate ? current(tstate) : NULL;
+  return f ? instr_of(f) : NULL;
 }
 
 int lst_py_read_own_frames(struct lst_py_frame* out, int max) {
-  const PyThreadState* tstate = lst_py_own_thread_state();
+  const PyThreadState* tstate = own_thread_state();
   if (!tstate) return -1;
   int n = 0;
   for (_PyInterpreterFrame* f = current(tstate); f && n < max; f = f->previous) {
     if (_PyFrame_IsIncomplete(f)) continue; /* as PyEval_GetFrame and PyFrame_GetBack do */
+    PyCodeObject* code = code_of(f);
     const int lasti = _PyInterpreterFrame_LASTI(f);
-    out[n].code = code_of(f);
+    out[n].code = code;
     out[n].lasti = lasti < 0 ? -1 : lasti * (int)sizeof(_Py_CODEUNIT);
+    out[n].instr = instr_of(f) >= _PyCode_CODE(code) + code->_co_firsttraceable ? instr_of(f) : NULL;
     ++n;
   }
   return n;
@@ -72,6 +90,8 @@ unsigned long lst_py_layout_version(void) { return 0; }
 void lst_py_bind(void* runtime) { (void)runtime; }
 
 const void* lst_py_own_thread_state(void) { return NULL; }
+
+const void* lst_py_own_instr(void) { return NULL; }
 
 int lst_py_read_own_frames(struct lst_py_frame* out, int max) {
   (void)out;

@@ -11,6 +11,10 @@ extern "C" {
 struct lst_py_frame {
   const void* code; /* the frame's code object (borrowed) */
   int lasti;        /* bytes, as PyFrame_GetLasti counts them; -1 before the first instruction */
+  /* The frame's instruction pointer, where it is at or past the code's first traceable instruction
+     (the frame is then complete whoever owns it); null otherwise. It points into the code object's
+     own bytecode, so while that code object lives it names this (code, lasti) and nothing else. */
+  const void* instr;
 };
 
 /* The PY_VERSION_HEX major.minor (0x030b0000 for 3.11) whose frame layout this library reads; 0 when
@@ -23,6 +27,11 @@ void lst_py_bind(void* runtime);
 /* The calling thread's own thread state, as PyGILState_GetThisThreadState finds it, without a call
    into the interpreter; null for a thread Python never saw, or once the interpreter is finalizing. */
 const void* lst_py_own_thread_state(void);
+
+/* The instruction pointer of the calling thread's innermost frame, complete or not; null where
+   lst_py_own_thread_state() is, or the thread runs no Python frame. Equal to a lst_py_frame.instr read
+   earlier, and with that frame's code object alive, it is that frame's (code, lasti), complete. */
+const void* lst_py_own_instr(void);
 
 /* Up to `max` frames of the calling thread (its own thread state), innermost first, skipping the
    frames CPython's API skips (incomplete ones); -1 where lst_py_own_thread_state() is null. No other
