@@ -72,8 +72,8 @@ class Timeline {
   // that needs each call once (the Perfetto export), so that a rank's calls are never all in memory.
   // Inline, and on a copy of `fn` made for each batch of calls and copied back after it: what fn holds
   // stays in registers across the loop (a pointer into an output buffer could otherwise alias it), so fn
-  // must be copyable and assignable. Threads may read different ranks at once; a kind's or site's index
-  // then depends on which thread met it first.
+  // must be copyable and assignable; fn.end_batch(), where fn has one, runs after each batch. Threads may
+  // read different ranks at once; a kind's or site's index then depends on which thread met it first.
   template <class Fn>
   void each_call(const check::Rank& rank, Fn& fn);
 
@@ -179,6 +179,7 @@ void Timeline::each_call(const check::Rank& r, Fn& fn) {
       if (with_device) rc.device_times(c, r.source->first_id() + at->ref);
       f(at->seq, at->pos, c);
     }
+    if constexpr (requires { f.end_batch(); }) f.end_batch();
     fn = f;
   });
 }
