@@ -31,7 +31,9 @@ struct Spec {
   uint64_t ring_records = 0;          // ring mode: keep only the last N records (0: growing file)
   uint32_t trailing_markers = 0;      // empty markers after the collectives: a ring keeps fewer of the calls
   int64_t nonblocking_from = -1;      // calls from #nonblocking_from on are nonblocking, never waited for
-  bool wide_counts = false;  // odd calls pass 8-byte elements and a count whose bit 50 is set (two kinds)
+  uint32_t dtype_size = 4;            // bytes per element of every call
+  uint32_t odd_dtype_size = 0;        // other than 0: the odd-numbered calls' element size instead
+  uint64_t odd_count = 0;             // other than 0: the odd-numbered calls' count instead
 };
 
 inline uint64_t comm_id(int which, int32_t rank) {
@@ -94,13 +96,10 @@ inline std::string write_rank(const Spec& s) {
     r->comm = comm_id(which, s.rank);
     r->u.coll.seq = seq[which]++;
     r->u.coll.root_or_peer = which == 2 ? 0 : LST_NONE;
-    r->u.coll.dtype_size = 4;
+    r->u.coll.dtype_size = i % 2 && s.odd_dtype_size ? s.odd_dtype_size : s.dtype_size;
     r->u.coll.id_lo = uint32_t(id);
     r->u.coll.count = int64_t(i) == s.count_change_at ? 2048 : 1024;
-    if (s.wide_counts && i % 2) {
-      r->u.coll.dtype_size = 8;
-      r->u.coll.count = 1024 | uint64_t{12} << 48;
-    }
+    if (i % 2 && s.odd_count) r->u.coll.count = s.odd_count;
     r->caller = which == 1 || (s.two_sites && which == 0 && (i / uint64_t(s.comms)) % 2) ? b : a;
     r->t_ns = t += 1000;
     r->t_return_us = 1;
