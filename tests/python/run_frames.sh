@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# frames.py traced twice with 3-frame stacks: Python call sites read from the frame stack (the default,
-# LOCKSTEP_TRACE_PYTHON_READ=auto) and through CPython's C API (=api). Every collective must carry the
-# same call site and stack both ways, the lines marked "lockstep-test:" in the script, and each process
-# must say at exit (LOCKSTEP_TRACE_PYTHON_STATS) that it read them the way it was asked to.
+# frames.py traced twice with 3-frame stacks, then twice without (the default: the call site alone, which
+# the frame-stack reading finds from the innermost frame's instruction pointer once it has met the line):
+# Python call sites read from the frame stack (the default, LOCKSTEP_TRACE_PYTHON_READ=auto) and through
+# CPython's C API (=api). Every collective must carry the same call site and stack both ways, the lines
+# marked "lockstep-test:" in the script, and each process must say at exit (LOCKSTEP_TRACE_PYTHON_STATS)
+# that it read them the way it was asked to.
 #   run_frames.sh WORK LOCKSTEP TRACER PYTHON SCRIPT DIRECT MPIRUN [MPIRUN FLAGS...]
 #   DIRECT: 1 when the tracer was built with the frame layout (LOCKSTEP_PYTHON_FRAMES), else 0
 set -uo pipefail
@@ -15,31 +17,36 @@ fail() {
   exit 1
 }
 
-for read in auto api; do
-  LOCKSTEP_TRACE_PYTHON_READ=$read LOCKSTEP_TRACE_STACK=3 LOCKSTEP_TRACE_PYTHON_STATS=1 \
-    "$lockstep" run -o "$work/$read" --tracer "$tracer" --timeout 60 -- "$@" -np 2 "$python" "$script" \
-    >"$work/$read.out" 2>&1 || { cat "$work/$read.out"; fail "the job ($read) exited $?"; }
-  "$lockstep" show --format json "$work/$read" >"$work/$read.json" || fail "show ($read) failed"
-  n=$(grep -c "Python call sites read" "$work/$read.out")
-  [[ $n == 2 ]] || { cat "$work/$read.out"; fail "$read: $n of 2 processes said how they read call sites"; }
-done
+for depth in 3 1; do
+  dir=$work/depth$depth
+  mkdir -p "$dir"
+  stack=()
+  ((depth > 1)) && stack=(LOCKSTEP_TRACE_STACK=$depth)
+  for read in auto api; do
+    env "${stack[@]}" LOCKSTEP_TRACE_PYTHON_READ=$read LOCKSTEP_TRACE_PYTHON_STATS=1 \
+      "$lockstep" run -o "$dir/$read" --tracer "$tracer" --timeout 60 -- "$@" -np 2 "$python" "$script" \
+      >"$dir/$read.out" 2>&1 || { cat "$dir/$read.out"; fail "the job ($read, $depth frames) exited $?"; }
+    "$lockstep" show --format json "$dir/$read" >"$dir/$read.json" || fail "show ($read) failed"
+    n=$(grep -c "Python call sites read" "$dir/$read.out")
+    [[ $n == 2 ]] || { cat "$dir/$read.out"; fail "$read: $n of 2 processes said how they read call sites"; }
+  done
 
-# The frame stack is used only where the build has the layout, and never when asked for the API.
-stats() { grep "Python call sites read" "$work/$1.out"; }
-if stats api | grep -qv " 0 Python call sites read from the frame stack"; then
-  stats api
-  fail "LOCKSTEP_TRACE_PYTHON_READ=api still read from the frame stack"
-fi
-if [[ $direct == 1 ]]; then
-  # 120 collectives per process; the first calls at each line go through the API.
-  stats auto | awk '{ if ($4 < 100 || $0 !~ /reading on\)$/) bad = 1 } END { exit bad }' ||
-    { stats auto; fail "the frame stack was not used for most call sites"; }
-else
-  stats auto | grep -q " 0 Python call sites read from the frame stack" ||
-    { stats auto; fail "a tracer built without the layout read the frame stack"; }
-fi
+  # The frame stack is used only where the build has the layout, and never when asked for the API.
+  stats() { grep "Python call sites read" "$dir/$1.out"; }
+  if stats api | grep -qv " 0 Python call sites read from the frame stack"; then
+    stats api
+    fail "LOCKSTEP_TRACE_PYTHON_READ=api still read from the frame stack"
+  fi
+  if [[ $direct == 1 ]]; then
+    # 120 collectives per process; the first calls at each line go through the API.
+    stats auto | awk '{ if ($4 < 100 || $0 !~ /reading on\)$/) bad = 1 } END { exit bad }' ||
+      { stats auto; fail "the frame stack was not used for most call sites"; }
+  else
+    stats auto | grep -q " 0 Python call sites read from the frame stack" ||
+      { stats auto; fail "a tracer built without the layout read the frame stack"; }
+  fi
 
-"$python" - "$work/auto.json" "$work/api.json" "$script" <<'PY' || fail "the call sites differ"
+  "$python" - "$dir/auto.json" "$dir/api.json" "$script" "$depth" <<'PY' || fail "the call sites differ ($depth frames)"
 import json
 import re
 import sys
@@ -71,7 +78,8 @@ for no, text in enumerate(open(script), 1):
     m = re.search(r"lockstep-test: (\w+)$", text.rstrip())
     if m:
         marks[m.group(1)] = "%s:%d" % (script, no)
-want = {"MPI_Allreduce": [marks["inner"], marks["outer"]], "MPI_Bcast": [marks["bcast"]],
+depth = int(sys.argv[4])
+want = {"MPI_Allreduce": [marks["inner"], marks["outer"]][:depth], "MPI_Bcast": [marks["bcast"]],
         "MPI_Barrier": [marks["worker"]]}
 if auto != api:
     for k in sorted(set(auto) | set(api)):
@@ -88,5 +96,6 @@ for (op, frames) in auto.values():
 if counts != {"MPI_Allreduce": 80, "MPI_Bcast": 80, "MPI_Barrier": 80}:
     print("collectives per kind: %s, want 80 each (40 per rank)" % counts)
     sys.exit(1)
-print("%d collectives, the same call sites and stacks both ways" % len(auto))
+print("%d collectives, the same call sites and stacks both ways (%d frames)" % (len(auto), depth))
 PY
+done
