@@ -458,7 +458,11 @@ PerfettoStats write_perfetto_trace(const check::Job& job, const check::Result& r
   const uint64_t ncomms = tl.comms.size();
   const uint64_t first = uint64_t(std::max<int64_t>(opt.from, 0)),
                  to = uint64_t(std::max<int64_t>(opt.to, 0));
-  Output output(out, PerfettoWriter::kBufferSize);
+  const size_t nthreads = std::min<size_t>(std::max(opt.threads, 1), std::max<size_t>(job.ranks.size(), 1));
+  // A thread of its own for the writes only where a core is left for it: with every core encoding, it
+  // only takes turns with the encoders (and wakes one per buffer), which measured slower, to /dev/null
+  // and to a file alike.
+  Output output(out, PerfettoWriter::kBufferSize, nthreads < usable_cpus());
   Turns turns;
   // One thread's share of the ranks: the next rank nobody has taken, until none is left. What it keeps
   // from rank to rank (lanes, sequences) is its own; the timeline's tables are shared, under their lock.
@@ -622,7 +626,6 @@ PerfettoStats write_perfetto_trace(const check::Job& job, const check::Result& r
       w.end_turn();
     }
   };
-  const size_t nthreads = std::min<size_t>(std::max(opt.threads, 1), std::max<size_t>(job.ranks.size(), 1));
   std::vector<std::unique_ptr<PerfettoWriter>> writers;
   for (size_t t = 0; t < nthreads; ++t)
     writers.push_back(std::make_unique<PerfettoWriter>(output, turns, tl));

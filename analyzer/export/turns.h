@@ -3,6 +3,9 @@
 // parts encoded at once land in the order the file needs.
 #pragma once
 
+#include <sched.h>
+
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <condition_variable>
@@ -17,12 +20,23 @@
 
 namespace lockstep::exporter {
 
+// The cores this process may run on (its affinity mask), or the machine's when that cannot be read.
+inline size_t usable_cpus() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return size_t(CPU_COUNT(&set));
+  return std::max<size_t>(std::thread::hardware_concurrency(), 1);
+}
+
 // The file, written a buffer at a time on a thread of its own, so that the system's copy of one buffer
-// into the file (or its wait for the disk) overlaps the encoding of the next.
+// into the file (or its wait for the disk) overlaps the encoding of the next; or, without that thread
+// (own_thread false), by the caller as it hands each buffer over.
 class Output {
  public:
   // `buffer_size`: what a buffer handed back holds at least.
-  Output(std::FILE* f, size_t buffer_size) : f_(f), buffer_size_(buffer_size), thread_([this] { run(); }) {}
+  Output(std::FILE* f, size_t buffer_size, bool own_thread = true)
+      : f_(f), buffer_size_(buffer_size), own_(own_thread) {
+    if (own_) thread_ = std::thread([this] { run(); });
+  }
   Output(const Output&) = delete;
   Output& operator=(const Output&) = delete;
   ~Output() {
@@ -31,12 +45,21 @@ class Output {
       stopping_ = true;
     }
     changed_.notify_all();
-    thread_.join();
+    if (thread_.joinable()) thread_.join();
   }
 
   // Hands buf's first `len` bytes to the thread and gives the caller, in exchange, the buffer it wrote
   // last. Throws when a write has failed.
   void write(std::vector<char>& buf, size_t len) {
+    if (!own_) {
+      if (error_) throw std::runtime_error(failure(error_));
+      errno = 0;
+      if (std::fwrite(buf.data(), 1, len, f_) != len) {
+        error_ = errno ? errno : EIO;
+        throw std::runtime_error(failure(error_));
+      }
+      return;
+    }
     std::unique_lock<std::mutex> lock(mu_);
     changed_.wait(lock, [&] { return !busy_; });
     if (error_) throw std::runtime_error(failure(error_));
@@ -80,6 +103,7 @@ class Output {
   size_t pending_ = 0;
   std::mutex mu_;
   std::condition_variable changed_;
+  bool own_ = true;  // the writes on a thread of their own; else on the caller's
   bool busy_ = false, stopping_ = false;
   int error_ = 0;       // errno of the first failed write
   std::thread thread_;  // last: started once the rest is set up
