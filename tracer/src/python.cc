@@ -187,12 +187,17 @@ inline uint64_t recent_site(const void* instr) noexcept {
   return 0;
 }
 
-inline uint64_t site_of(const lst_py_frame& f) noexcept {
-  if (f.instr)
-    if (const uint64_t site = recent_site(f.instr)) return site;
+// A frame's site from the shared table, kept among the recent ones when it is found.
+inline uint64_t shared_site(const lst_py_frame& f) noexcept {
   const uint64_t site = f.lasti >= 0 ? cached_site(f.code, f.lasti) : 0;
   if (site && f.instr) t_recent[t_recent_next++ % kRecent] = {f.instr, site};
   return site;
+}
+
+inline uint64_t site_of(const lst_py_frame& f) noexcept {
+  if (f.instr)
+    if (const uint64_t site = recent_site(f.instr)) return site;
+  return shared_site(f);
 }
 
 // The fast path, for up to kDirectFrames frames: every frame read from the thread's frame stack and
@@ -325,6 +330,19 @@ __attribute__((noinline)) int frames_rest(format::Writer* w, uint64_t* out, int 
   return frames_api(w, out, max);
 }
 
+// The one-frame call whose innermost frame's pointer is not among the recent sites (a loop over more
+// sites than they hold, a line not met lately): read_direct's reading, from the frame already found, and
+// the recent sites not searched again for that same pointer.
+__attribute__((noinline)) int frame_from(format::Writer* w, lst_py_innermost at, uint64_t* out) noexcept {
+  lst_py_frame f;
+  const int k = lst_py_read_frames_from(at.frame, &f, 1);
+  if (k == 0 || (k == 1 && (out[0] = f.instr == at.instr ? shared_site(f) : site_of(f)) != 0)) {
+    if (g_count) g_read_direct.fetch_add(1, std::memory_order_relaxed);
+    return k;
+  }
+  return frames_api(w, out, 1);
+}
+
 }  // namespace
 
 // The common call on its own, with no stack frame to set up: one frame (no LOCKSTEP_TRACE_STACK), the
@@ -332,11 +350,13 @@ __attribute__((noinline)) int frames_rest(format::Writer* w, uint64_t* out, int 
 // this thread's recent sites. A null pointer (no frame, no thread state, finalizing) is in no entry.
 int python_frames_slow(format::Writer* w, uint64_t* out, int max) noexcept {
   if (__builtin_expect(max == 1 && g_fast.load(std::memory_order_acquire) == kFastOn, 1)) {
-    if (const uint64_t site = recent_site(lst_py_own_instr())) {
+    const lst_py_innermost at = lst_py_own_instr();
+    if (const uint64_t site = recent_site(at.instr)) {
       out[0] = site;
       if (g_count) g_read_direct.fetch_add(1, std::memory_order_relaxed);
       return 1;
     }
+    if (at.frame) return frame_from(w, at, out);
   }
   return frames_rest(w, out, max);
 }

@@ -61,17 +61,16 @@ static inline const PyThreadState* own_thread_state(void) {
 
 const void* lst_py_own_thread_state(void) { return own_thread_state(); }
 
-const void* lst_py_own_instr(void) {
+struct lst_py_innermost lst_py_own_instr(void) {
   const PyThreadState* tstate = own_thread_state();
-  const _PyInterpreterFrame* f = tstate ? current(tstate) : NULL;
-  return f ? instr_of(f) : NULL;
+  _PyInterpreterFrame* f = tstate ? current(tstate) : NULL;
+  struct lst_py_innermost at = {f ? instr_of(f) : NULL, f};
+  return at;
 }
 
-int lst_py_read_own_frames(struct lst_py_frame* out, int max) {
-  const PyThreadState* tstate = own_thread_state();
-  if (!tstate) return -1;
+int lst_py_read_frames_from(const void* frame, struct lst_py_frame* out, int max) {
   int n = 0;
-  for (_PyInterpreterFrame* f = current(tstate); f && n < max; f = f->previous) {
+  for (_PyInterpreterFrame* f = (_PyInterpreterFrame*)frame; f && n < max; f = f->previous) {
     if (_PyFrame_IsIncomplete(f)) continue; /* as PyEval_GetFrame and PyFrame_GetBack do */
     PyCodeObject* code = code_of(f);
     const int lasti = _PyInterpreterFrame_LASTI(f);
@@ -83,6 +82,11 @@ int lst_py_read_own_frames(struct lst_py_frame* out, int max) {
   return n;
 }
 
+int lst_py_read_own_frames(struct lst_py_frame* out, int max) {
+  const PyThreadState* tstate = own_thread_state();
+  return tstate ? lst_py_read_frames_from(current(tstate), out, max) : -1;
+}
+
 #else
 
 unsigned long lst_py_layout_version(void) { return 0; }
@@ -91,7 +95,17 @@ void lst_py_bind(void* runtime) { (void)runtime; }
 
 const void* lst_py_own_thread_state(void) { return NULL; }
 
-const void* lst_py_own_instr(void) { return NULL; }
+struct lst_py_innermost lst_py_own_instr(void) {
+  struct lst_py_innermost none = {NULL, NULL};
+  return none;
+}
+
+int lst_py_read_frames_from(const void* frame, struct lst_py_frame* out, int max) {
+  (void)frame;
+  (void)out;
+  (void)max;
+  return -1;
+}
 
 int lst_py_read_own_frames(struct lst_py_frame* out, int max) {
   (void)out;

@@ -28,10 +28,19 @@ void lst_py_bind(void* runtime);
    into the interpreter; null for a thread Python never saw, or once the interpreter is finalizing. */
 const void* lst_py_own_thread_state(void);
 
-/* The instruction pointer of the calling thread's innermost frame, complete or not; null where
-   lst_py_own_thread_state() is, or the thread runs no Python frame. Equal to a lst_py_frame.instr read
-   earlier, and with that frame's code object alive, it is that frame's (code, lasti), complete. */
-const void* lst_py_own_instr(void);
+/* The calling thread's innermost frame, complete or not, and its instruction pointer (returned in two
+   registers); both null where lst_py_own_thread_state() is, or the thread runs no Python frame. An
+   instruction pointer equal to a lst_py_frame.instr read earlier, with that frame's code object alive,
+   is that frame's (code, lasti), complete. */
+struct lst_py_innermost {
+  const void* instr;
+  const void* frame; /* for lst_py_read_frames_from */
+};
+struct lst_py_innermost lst_py_own_instr(void);
+
+/* lst_py_read_own_frames from `frame` (lst_py_own_instr's, in the same call) outward: the calling
+   thread's frames without looking its thread state up again. */
+int lst_py_read_frames_from(const void* frame, struct lst_py_frame* out, int max);
 
 /* Up to `max` frames of the calling thread (its own thread state), innermost first, skipping the
    frames CPython's API skips (incomplete ones); -1 where lst_py_own_thread_state() is null. No other
