@@ -545,7 +545,6 @@ PerfettoStats write_perfetto_trace(const check::Job& job, const check::Result& r
           flows += flow;
           ++slices;
           const int64_t t1 = c.returned ? c.t1_ns : std::max(rank_end, c.t0_ns);
-          const uint64_t flow_id = i * comms + l.comm + 1;
           w->slice(l.seq, c.t0_ns, std::max(t1, c.t0_ns), define, l.kb->fields.data(), l.kb->size,
                    [&](char* o) {
                      o = uint_arg(o, kArgSeq, i);
@@ -554,7 +553,7 @@ PerfettoStats write_perfetto_trace(const check::Job& job, const check::Result& r
                        static_assert(kEvFlowIdsVarint << 3 >= 0x80 && kEvFlowIdsVarint << 3 < 0x4000);
                        *o++ = char((kEvFlowIdsVarint << 3) | 0x80);
                        *o++ = char((kEvFlowIdsVarint << 3) >> 7);
-                       o = put_varint(o, flow_id);
+                       o = put_varint(o, i * comms + l.comm + 1);
                      }
                      return o;
                    });

@@ -49,7 +49,7 @@ class Output {
   }
 
   // Hands buf's first `len` bytes to the thread and gives the caller, in exchange, the buffer it wrote
-  // last. Throws when a write has failed.
+  // last; without the thread, writes them before it returns. Throws when a write has failed.
   void write(std::vector<char>& buf, size_t len) {
     if (!own_) {
       if (error_) throw std::runtime_error(failure(error_));
