@@ -1,9 +1,13 @@
 // 8 threads (or NTHREADS) per rank issuing collectives at once under MPI_THREAD_MULTIPLE, each on its
 // own communicator (a duplicate, made by the thread, of a duplicate of MPI_COMM_WORLD); call i of thread k
 // has count k * 1000 + i, so trace_check can tell every call apart. Exit 77 when the MPI library does not
-// provide MPI_THREAD_MULTIPLE.
+// provide MPI_THREAD_MULTIPLE. Where the process may run on several CPUs, each thread moves to another
+// of them every few calls, so that its calls are stamped on different CPUs (the tracer's per-CPU clock
+// anchors, docs/tracer.md).
 //   mpi_threads NTHREADS CALLS
 #include <mpi.h>
+#include <pthread.h>
+#include <sched.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -23,6 +27,12 @@ int main(int argc, char** argv) {
     MPI_Finalize();
     return 77;
   }
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  std::vector<int> cpus;
+  if (sched_getaffinity(0, sizeof allowed, &allowed) == 0)
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+      if (CPU_ISSET(c, &allowed)) cpus.push_back(c);
   std::vector<MPI_Comm> comms(static_cast<size_t>(nthreads));
   for (auto& c : comms) MPI_Comm_dup(MPI_COMM_WORLD, &c);
   std::vector<std::thread> pool;
@@ -38,6 +48,12 @@ int main(int argc, char** argv) {
       int size;
       MPI_Comm_size(c, &size);
       for (int i = 0; i < calls; ++i) {
+        if (cpus.size() > 1 && i % 5 == 0) {
+          cpu_set_t one;
+          CPU_ZERO(&one);
+          CPU_SET(cpus[static_cast<size_t>(i / 5 + k) % cpus.size()], &one);
+          pthread_setaffinity_np(pthread_self(), sizeof one, &one);
+        }
         int count = k * 1000 + i;
         switch (i % 3) {
           case 0:

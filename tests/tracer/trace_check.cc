@@ -4,7 +4,8 @@
 //                                                      arguments, state, communicator identity and file:line;
 //                                                      a Sendrecv's two records with one id apart and the
 //                                                      same times
-//   trace_check threads TRACES NRANKS NTHREADS CALLS   mpi_threads: per thread communicator, every call once
+//   trace_check threads TRACES NRANKS NTHREADS CALLS   mpi_threads: per thread communicator, every call once,
+//                                                      each thread's times in order across CPUs
 //   trace_check errors TRACES NRANKS                   mpi_safety errors: failed calls FAILED, each with
 //                                                      its one MPI_ERROR marker
 //   trace_check fork TRACES NRANKS                     mpi_safety fork: the child left the parent's trace
@@ -231,6 +232,32 @@ int sequence(const std::string& traces, const std::string& expected_dir, int nra
 
 // ---- threads -------------------------------------------------------------------------------------
 
+// One thread's calls, in its call order, on the CLOCK_MONOTONIC time line whatever CPU each was made
+// on (mpi_threads moves its threads from CPU to CPU): after the library was loaded, not in the future,
+// each entered no earlier than the one before returned. Slack: two TSC-derived timestamps may each be a
+// few us off the clock (docs/tracer.md).
+void check_thread_times(int rank, int thread, uint64_t loaded, const std::vector<const lst_record*>& recs) {
+  constexpr uint64_t kSlackNs = 20000;
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  const uint64_t now_ns = uint64_t(now.tv_sec) * 1000000000ull + uint64_t(now.tv_nsec);
+  for (size_t i = 0; i < recs.size(); ++i) {
+    const lst_record* r = recs[i];
+    if (r->t_ns < loaded || r->t_ns > now_ns)
+      FAILF("rank %d thread %d: call %zu at %llu, outside [load %llu, now %llu]", rank, thread, i,
+            (unsigned long long)r->t_ns, (unsigned long long)loaded, (unsigned long long)now_ns);
+    if (i == 0) continue;
+    const lst_record* p = recs[i - 1];
+    const uint64_t returned = p->t_ns + uint64_t(p->t_return_us) * 1000;
+    if (r->t_ns < p->t_ns)
+      FAILF("rank %d thread %d: call %zu entered %llu ns before call %zu", rank, thread, i,
+            (unsigned long long)(p->t_ns - r->t_ns), i - 1);
+    else if (r->t_ns + kSlackNs < returned)
+      FAILF("rank %d thread %d: call %zu entered %llu ns before call %zu returned (%u us after its entry)",
+            rank, thread, i, (unsigned long long)(returned - r->t_ns), i - 1, p->t_return_us);
+  }
+}
+
 // mpi_threads: thread k makes CALLS collectives on its own dup; call i has count k * 1000 + i.
 int threads(const std::string& traces, int nranks, int nthreads, int calls) {
   auto all = load_traces(traces, static_cast<size_t>(nranks));
@@ -260,6 +287,8 @@ int threads(const std::string& traces, int nranks, int nthreads, int calls) {
         unsigned want = (flags(r) & LST_F_NONBLOCKING) ? LST_STATE_COMPLETED : LST_STATE_RETURNED;
         if (state(r) != want) FAILF("rank %d thread %d: call %zu in state %u", rank, thread, i, state(r));
       }
+      auto marks = t.of_kind(LST_KIND_MARKER);
+      if (!marks.empty()) check_thread_times(rank, thread, marks.front()->t_ns, recs);
     }
   }
   for (auto& [thread, ids] : ids_by_thread)

@@ -10,6 +10,7 @@
 #include "python.h"
 #include "signals.h"
 #include "stack.h"
+#include "tsc_use.h"
 
 #include <fcntl.h>
 #include <pthread.h>
@@ -26,11 +27,19 @@
 #include <cstring>
 #include <mutex>
 #include <new>
+#include <string_view>
 
 #if defined(__x86_64__)
 #include <cpuid.h>
 #include <x86intrin.h>
 #endif
+
+// glibc 2.35 and later: where each thread's restartable-sequences area lies (weak: older glibc has
+// neither, and a hypervisor clock then keeps every timestamp a clock_gettime call).
+extern "C" {
+extern const ptrdiff_t __rseq_offset __attribute__((weak));
+extern const unsigned int __rseq_size __attribute__((weak));
+}
 
 namespace lockstep::trace {
 namespace {
@@ -135,17 +144,25 @@ void write_process_start(format::Writer* w) noexcept;
 // CLOCK_MONOTONIC through the vDSO costs about as much as the rest of a record, so the record path
 // reads the TSC once per timestamp and turns it into CLOCK_MONOTONIC nanoseconds itself: each thread
 // keeps an anchor (a TSC reading and the clock at that moment) and takes a fresh one every
-// kReanchorNs, and the rate is refined from the long interval between two anchors. Used only where the
-// kernel itself keeps time with the TSC (clocksource "tsc": invariant and synchronised across CPUs);
-// elsewhere, or with LOCKSTEP_TRACE_CLOCK=monotonic, every timestamp is a clock_gettime() call.
+// kReanchorNs, and the rate is refined from the long interval between two anchors. Used where the
+// kernel itself keeps time with the TSC (clocksource "tsc": invariant and synchronised across CPUs),
+// and where it keeps time with a hypervisor's clock derived from the TSC (kvm-clock and the like,
+// tsc_use.h): there nothing says the CPUs' TSCs agree, so an anchor also holds the CPU it was taken
+// on, a thread anchors again when it finds itself on another CPU, and a duration is a TSC difference
+// only when both ends were read on the anchor's CPU. Elsewhere, or with
+// LOCKSTEP_TRACE_CLOCK=monotonic, every timestamp is a clock_gettime() call.
 constexpr uint64_t kReanchorNs = 10'000'000;  // error between anchors: a few ns after the first interval
 std::atomic<uint64_t> g_ns_per_tick_q32{0};   // 0: the TSC is not used
 std::atomic<uint64_t> g_reanchor_ticks{0};
+std::atomic<bool> g_tsc_per_cpu{false};  // TscUse::kPerCpu
+ptrdiff_t g_rseq_offset = 0;             // the thread's restartable-sequences area, from its thread pointer
 
 struct ThreadClock {
   uint64_t tsc0 = 0;   // 0: no anchor yet
   uint64_t ns0 = 0;    // CLOCK_MONOTONIC at tsc0
   uint64_t floor = 0;  // the last estimate before this anchor: timestamps never go back on a thread
+  uint64_t last = 0;   // per-CPU anchors: the last timestamp given (the floor when the CPU changes)
+  uint32_t cpu = 0;    // per-CPU anchors: the CPU tsc0 was read on
 };
 __attribute__((tls_model("initial-exec"))) thread_local ThreadClock t_clock;
 
@@ -161,22 +178,45 @@ inline uint64_t ticks_to_ns(uint64_t dt, uint64_t q) noexcept {
   return static_cast<uint64_t>((static_cast<unsigned __int128>(dt) * q) >> 32);
 }
 
-bool kernel_uses_tsc() noexcept {
+// The CPU the calling thread runs on, as the kernel keeps it in the thread's restartable-sequences
+// area (struct rseq's cpu_id, at byte 4): one load. Values from 0xFFFFFFFE up mean no registration.
+inline uint32_t current_cpu() noexcept {
+#if defined(__x86_64__)
+  const char* area = static_cast<const char*>(__builtin_thread_pointer()) + g_rseq_offset;
+  return __atomic_load_n(reinterpret_cast<const uint32_t*>(area + 4), __ATOMIC_RELAXED);
+#else
+  return UINT32_MAX;
+#endif
+}
+constexpr uint32_t kNoCpu = 0xFFFFFFFEu;
+
+// The clocksource the kernel keeps time with ("" when unreadable).
+std::string_view kernel_clocksource(char (&buf)[64]) noexcept {
   int fd = ::open("/sys/devices/system/clocksource/clocksource0/current_clocksource", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  char buf[32] = {};
+  if (fd < 0) return {};
   ssize_t n = ::read(fd, buf, sizeof buf - 1);
   ::close(fd);
-  return n >= 3 && std::strncmp(buf, "tsc", 3) == 0 && (buf[3] == '\n' || buf[3] == '\0');
+  if (n <= 0) return {};
+  while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' ')) --n;
+  return std::string_view(buf, size_t(n));
+}
+
+// Whether this thread can read its CPU with current_cpu(): glibc (2.35 and later) registered its
+// restartable-sequences area, and the kernel has written a CPU there.
+bool thread_cpu_known() noexcept {
+  if (!&__rseq_size || !&__rseq_offset || __rseq_size < 8) return false;
+  g_rseq_offset = __rseq_offset;
+  return current_cpu() < kNoCpu;
 }
 
 void calibrate_ticks() noexcept {
 #if defined(__x86_64__)
-  const char* mode = env::get(env::Var::kTraceClock);
-  if (mode && std::strcmp(mode, "monotonic") == 0) return;
   unsigned a, b, c, d;
-  if (!__get_cpuid(0x80000007, &a, &b, &c, &d) || !(d & (1u << 8))) return;  // no invariant TSC
-  if (!kernel_uses_tsc()) return;
+  const bool invariant = __get_cpuid(0x80000007, &a, &b, &c, &d) && (d & (1u << 8));
+  char buf[64];
+  const TscUse use =
+      choose_tsc_use(env::get(env::Var::kTraceClock), invariant, kernel_clocksource(buf), thread_cpu_known());
+  if (use == TscUse::kNone) return;
   uint64_t t0 = now_ns(), c0 = ticks(), t1, c1;
   do {
     t1 = now_ns();
@@ -186,13 +226,16 @@ void calibrate_ticks() noexcept {
   const uint64_t q = ((t1 - t0) << 32) / (c1 - c0);
   if (q == 0) return;
   g_reanchor_ticks.store((kReanchorNs << 32) / q, std::memory_order_relaxed);
+  g_tsc_per_cpu.store(use == TscUse::kPerCpu, std::memory_order_relaxed);
   g_ns_per_tick_q32.store(q, std::memory_order_release);
 #endif
 }
 
-__attribute__((noinline)) uint64_t reanchor(ThreadClock& c, uint64_t t, uint64_t q) noexcept {
+// A fresh anchor for reading t, taken on `cpu` (per-CPU anchors; kNoCpu: t may come from either of two
+// CPUs, and this thread keeps no anchor until a reading is known to come from one).
+__attribute__((noinline)) uint64_t reanchor(ThreadClock& c, uint64_t t, uint64_t q, uint32_t cpu) noexcept {
   const uint64_t real = now_ns();
-  if (c.tsc0 != 0 && t > c.tsc0) {
+  if (c.tsc0 != 0 && t > c.tsc0 && cpu == c.cpu) {
     const uint64_t estimate = c.ns0 + ticks_to_ns(t - c.tsc0, q);
     c.floor = estimate > c.floor ? estimate : c.floor;
     // The rate over this whole interval, from two clock readings ~10 ms apart.
@@ -201,10 +244,15 @@ __attribute__((noinline)) uint64_t reanchor(ThreadClock& c, uint64_t t, uint64_t
       if (refined > q - q / 256 && refined < q + q / 256)
         g_ns_per_tick_q32.store(refined, std::memory_order_relaxed);
     }
+  } else {
+    // Another CPU's TSC (or none): the last timestamp given is the floor instead.
+    c.floor = c.last > c.floor ? c.last : c.floor;
   }
   c.ns0 = real;
-  c.tsc0 = t;
-  return real > c.floor ? real : c.floor;
+  c.tsc0 = cpu < kNoCpu ? t : 0;
+  c.cpu = cpu;
+  c.last = real > c.floor ? real : c.floor;
+  return c.last;
 }
 
 // A record timestamp (CLOCK_MONOTONIC ns) and the TSC reading it came from (0 without the TSC).
@@ -212,14 +260,29 @@ struct Stamp {
   uint64_t ns;
   uint64_t tsc;
 };
-inline Stamp stamp() noexcept {
+// Inlined into each record path, as it was before the per-CPU branch made it too large for the compiler to.
+__attribute__((always_inline)) inline Stamp stamp() noexcept {
   const uint64_t q = g_ns_per_tick_q32.load(std::memory_order_relaxed);
   if (__builtin_expect(q == 0, 0)) return {now_ns(), 0};
   ThreadClock& c = t_clock;
+  if (g_tsc_per_cpu.load(std::memory_order_relaxed)) {
+    // The CPU before and after the reading: equal, the reading is that CPU's.
+    const uint32_t cpu = current_cpu();
+    const uint64_t t = ticks();
+    const uint32_t after = current_cpu();
+    const uint64_t d = t - c.tsc0;
+    if (__builtin_expect(cpu != c.cpu || after != cpu || d > g_reanchor_ticks.load(std::memory_order_relaxed),
+                         0))
+      return after == cpu ? Stamp{reanchor(c, t, q, cpu), t} : Stamp{reanchor(c, t, q, kNoCpu), 0};
+    uint64_t ns = c.ns0 + ticks_to_ns(d, q);
+    ns = ns > c.floor ? ns : c.floor;
+    c.last = ns;
+    return {ns, t};
+  }
   const uint64_t t = ticks();
   const uint64_t d = t - c.tsc0;  // huge when there is no anchor or the TSC went back: re-anchor
   if (__builtin_expect(d > g_reanchor_ticks.load(std::memory_order_relaxed), 0))
-    return {reanchor(c, t, q), t};
+    return {reanchor(c, t, q, 0), t};
   const uint64_t ns = c.ns0 + ticks_to_ns(d, q);
   return {ns > c.floor ? ns : c.floor, t};
 }
@@ -233,9 +296,19 @@ __attribute__((noinline)) uint32_t elapsed_us_clock(uint64_t t0_ns) noexcept {
   const uint64_t now = now_ns();
   return saturated_us(now > t0_ns ? now - t0_ns : 0);
 }
-inline uint32_t elapsed_us(uint64_t t0_ns, uint64_t ticks0) noexcept {
+__attribute__((always_inline)) inline uint32_t elapsed_us(uint64_t t0_ns, uint64_t ticks0) noexcept {
   const uint64_t q = g_ns_per_tick_q32.load(std::memory_order_relaxed);
   if (__builtin_expect(!q || !ticks0, 0)) return elapsed_us_clock(t0_ns);
+  if (g_tsc_per_cpu.load(std::memory_order_relaxed)) {
+    // A TSC difference only on one CPU: the anchor's, taken no later than the entry's reading (the
+    // thread changing CPU in between anchors again, and every later anchor is taken after ticks0).
+    const ThreadClock& c = t_clock;
+    const uint32_t cpu = current_cpu();
+    const uint64_t t = ticks();
+    if (__builtin_expect(cpu != c.cpu || current_cpu() != cpu || ticks0 < c.tsc0 || c.tsc0 == 0, 0))
+      return elapsed_us_clock(t0_ns);
+    return saturated_us(t > ticks0 ? ticks_to_ns(t - ticks0, q) : 0);
+  }
   const uint64_t t = ticks();
   return saturated_us(t > ticks0 ? ticks_to_ns(t - ticks0, q) : 0);
 }
