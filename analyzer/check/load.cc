@@ -2,6 +2,7 @@
 // the format reader, validated, and ingested into its own Rank, so workers share nothing but the index.
 #include "lockstep/check/load.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <glob.h>
 #include <sys/mman.h>
@@ -70,6 +71,13 @@ class FileSource : public RecordSource {
            p = (p | (kBlock - 1)) + 1)
         (void)*reinterpret_cast<const volatile uint8_t*>(p);
     });
+  }
+  int open_slots(uint64_t& offset) const override {
+    offset = file_.header().records_offset;
+    if (capacity_) return -1;
+    const int fd = ::open(file_.path().c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd >= 0) (void)posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+    return fd;
   }
   const format::TraceFile& file() const { return file_; }
   uint32_t format_major() const override { return file_.header().version_major; }

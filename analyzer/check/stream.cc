@@ -74,9 +74,13 @@ void seal(const Rank& rank, Sequence& s) {
 
 // Every collective of a rank (messages left out) in record order from the trace's first record, with
 // its sequence and its position in that sequence over the whole trace (before any trimming); fn returns
-// false to stop; `ahead` as for walk::for_each_slot.
-template <class Fn>
-void walk_calls(const Rank& rank, Fn fn, bool ahead = true) {
+// false to stop; `ahead` and `piece_done` as for walk::for_each_slot (the record handed to fn may be
+// a copy, valid until the next piece_done).
+struct NoPieceDone {
+  void operator()() const {}
+};
+template <class Fn, class PieceDone = NoPieceDone>
+void walk_calls(const Rank& rank, Fn fn, bool ahead = true, PieceDone piece_done = {}) {
   const RecordSource& src = *rank.source;
   const uint64_t first = src.first_id();
   std::vector<uint32_t> pos(rank.seqs.size(), 0);
@@ -105,7 +109,7 @@ void walk_calls(const Rank& rank, Fn fn, bool ahead = true) {
         }
         return fn(si, pos[si]++, *r, RecordRef(id - first));
       },
-      ahead);
+      ahead, piece_done);
 }
 
 // Site index of a call address, through a small direct-mapped cache.
@@ -394,11 +398,19 @@ void Rank::for_each_call(const std::function<void(const CallAt*, size_t)>& fn) c
       if (at[si] < seqs[si].ref.size()) next.emplace(seqs[si].ref[at[si]], si);
     }
   } else {
-    walk_calls(*this, [&](uint32_t si, uint32_t pos, const lst_record& r, RecordRef ref) LOCKSTEP_INLINE {
-      const Sequence& s = seqs[si];
-      if (pos >= s.skip && pos - s.skip < s.count) add(si, pos - s.skip, r, ref);
-      return true;
-    });
+    // A batch never outlives the piece of records it points into (a copy the walk then reuses).
+    walk_calls(
+        *this,
+        [&](uint32_t si, uint32_t pos, const lst_record& r, RecordRef ref) LOCKSTEP_INLINE {
+          const Sequence& s = seqs[si];
+          if (pos >= s.skip && pos - s.skip < s.count) add(si, pos - s.skip, r, ref);
+          return true;
+        },
+        true,
+        [&] {
+          if (n) fn(batch, n);
+          n = 0;
+        });
   }
   if (n) fn(batch, n);
 }

@@ -5,10 +5,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <thread>
 
 #include "lockstep/check/check.h"
 #include "lockstep/check/load.h"
@@ -83,6 +86,78 @@ TEST(Load, CleanJobOverThreeCommunicators) {
   EXPECT_TRUE(r.in_lockstep());
   EXPECT_EQ(r.summary.communicators, 4);  // world, dup, and the two halves
   EXPECT_EQ(r.summary.collectives, 3000u / 3 * 2 + 2 * 1000u);
+}
+
+// A job still writing its traces (a hang looked at while its processes live on): the walks copy a
+// growing file's records with pread, and a copy may catch a record between the two stores of its return
+// (duration, then word). Such a copy reads as the ENTERED record it still is (the torn-return rule), and
+// any copy that fails its check is read again through the mapping: loading and checking never call a
+// record damage, and every record a load saw published is there in the next.
+TEST(Load, TracesStillBeingWrittenLoadWithoutDamage) {
+  TempDir d;
+  gen::Spec s1;
+  s1.dir = d.path();
+  s1.rank = 1;
+  s1.size = 2;
+  s1.collectives = 2000;
+  s1.finalize = false;
+  gen::write_rank(s1);
+  std::atomic<bool> stop{false};
+  std::atomic<uint64_t> written{0};
+  std::thread live([&] {
+    format::Writer w;
+    format::WriterConfig c;
+    c.dir = d.path().c_str();
+    c.rank_hint = 0;
+    c.job_id = s1.job.c_str();
+    c.cmdline = "live";
+    c.chunk_records = 4096;
+    c.meta_slots = 256;
+    c.max_records = 1u << 20;
+    char err[256];
+    if (!w.open(c, err, sizeof err)) return;
+    w.set_world(0, 2);
+    const uint64_t site = reinterpret_cast<uint64_t>(&gen::site_a) + 4;
+    w.note_module(site);
+    uint64_t id;
+    for (uint32_t seq = 0; !stop.load(std::memory_order_relaxed); ++seq) {
+      lst_record* r = w.reserve(&id);
+      if (!r) break;
+      r->op = LST_OP_ALLREDUCE;
+      r->api = LST_API_MPI;
+      r->dtype = LST_DT_FLOAT32;
+      r->redop = LST_RED_SUM;
+      r->comm = gen::comm_id(0, 0);
+      r->u.coll.seq = seq;
+      r->u.coll.root_or_peer = LST_NONE;
+      r->u.coll.dtype_size = 4;
+      r->u.coll.id_lo = uint32_t(id);
+      r->u.coll.count = 1024;
+      r->caller = site;
+      r->t_ns = 1000 + 1000ull * seq;
+      format::Writer::publish(r, LST_WORD(LST_KIND_COLLECTIVE, LST_STATE_ENTERED, 0));
+      if (seq % 7 == 0) std::this_thread::yield();  // a reader may copy it still ENTERED
+      format::Writer::finish_own(r, __atomic_load_n(&r->word, __ATOMIC_ACQUIRE), LST_STATE_RETURNED,
+                                 1 + seq % 5);
+      written.store(seq + 1, std::memory_order_relaxed);
+      if (seq % 64 == 63) std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+  });
+  while (written.load() < 1000) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  uint64_t before = 0;
+  int loads = 0;
+  for (; loads < 150; ++loads) {
+    Job job;
+    ASSERT_NO_THROW(job = load_dir(d.path())) << "load " << loads;
+    ASSERT_EQ(job.ranks.size(), 2u);
+    const Rank& live_rank = job.ranks[0].world_rank == 0 ? job.ranks[0] : job.ranks[1];
+    EXPECT_GE(live_rank.records, before) << "load " << loads;
+    before = live_rank.records;
+    ASSERT_NO_THROW((void)analyze(job)) << "load " << loads;
+  }
+  stop = true;
+  live.join();
+  EXPECT_GT(before, 1000u);
 }
 
 // The timeline numbers a call's kind from a cache keyed by the record's own words: two calls from one

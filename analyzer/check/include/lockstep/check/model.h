@@ -40,6 +40,13 @@ class RecordSource {
   }
   // The trace format's major version: 2.x records carry a check (lockstep/format/record_check.h).
   virtual uint32_t format_major() const { return 1; }
+  // A growing file's slots read with pread rather than through the mapping (walk::for_each_slot): a
+  // descriptor of the file, which the caller closes, and the file offset of slot 0 (slot i, holding id
+  // i, at offset + 64 * i); -1 where this source has no file or cannot open it.
+  virtual int open_slots(uint64_t& offset) const {
+    offset = 0;
+    return -1;
+  }
 };
 
 struct ModuleRange {
@@ -208,8 +215,9 @@ struct Rank {
   void release() const;
   // Every kept collective once, in record order, without materializing: fn(calls, n) with batches of up
   // to kCallBatch, so that a caller's loop over the calls runs inline rather than one call through fn
-  // per record. A streamed rank walks its trace (one pass, pages released behind it: a record a batch
-  // points to may be read again from the page cache); a materialized one goes through its sequences' refs.
+  // per record. A streamed rank walks its trace (one pass, a growing file's records copied a piece at a
+  // time: a batch's records are valid only during fn); a materialized one goes through its sequences'
+  // refs.
   struct CallAt {
     uint32_t seq;  // index into seqs
     uint32_t pos;  // position among the sequence's kept calls
