@@ -74,7 +74,6 @@ class FileSource : public RecordSource {
   }
   int open_slots(uint64_t& offset) const override {
     offset = file_.header().records_offset;
-    if (capacity_) return -1;
     const int fd = ::open(file_.path().c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
     if (fd >= 0) (void)posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
     return fd;

@@ -1,7 +1,7 @@
-// The record loop every pass over a rank shares (both ingests, materialize, rehash): a growing file's
-// slots copied with pread, a piece at a time, into a buffer the walk reads; a ring's read in place (at
-// most two runs where it wrapped), with each window of pages mapped in ahead of the walk and released
-// behind it.
+// The record loop every pass over a rank shares (both ingests, materialize, rehash): a 2.x file's slots
+// copied with pread, a piece at a time, into a buffer the walk reads (a ring's in at most two runs
+// where it wrapped); where that cannot be done, read in place, with each window of pages mapped in
+// ahead of the walk and released behind it.
 #pragma once
 
 #include <fmt/format.h>
@@ -70,7 +70,7 @@ inline bool intact_with(const lst_record* r, uint32_t word, uint32_t part) {
          (word & LST_REC_CHECK_MASK);
 }
 
-// A growing file's slots by pread, for a walk (RecordSource::open_slots): reading the page cache into
+// A trace file's slots by pread, for a walk (RecordSource::open_slots): reading the page cache into
 // one small buffer costs a fraction of mapping its pages in (8 GiB of traces: 0.45 s of pread against
 // 3.2 s to touch every record through the mapping, on a KVM guest whose page faults exit to the
 // hypervisor). Slots past the end of the file read as zeros: not published.
@@ -83,17 +83,18 @@ class SlotCopy {
   SlotCopy(const SlotCopy&) = delete;
   SlotCopy& operator=(const SlotCopy&) = delete;
   bool ok() const { return fd_ >= 0; }
-  // Slots [a, b) into out[0 .. b - a); false when the file cannot be read (the walk then maps it).
-  bool read(uint64_t a, uint64_t b, lst_record* out) const {
+  // Slots [slot, slot + n) into out[0 .. n); false when the file cannot be read (the walk then maps it).
+  bool read(uint64_t slot, uint64_t n, lst_record* out) const {
     auto* bytes = reinterpret_cast<char*>(out);
-    const size_t want = (b - a) * sizeof(lst_record);
+    const size_t want = n * sizeof(lst_record);
     size_t got = 0;
     while (got < want) {
-      const ssize_t n = ::pread(fd_, bytes + got, want - got, off_t(offset_ + a * sizeof(lst_record) + got));
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) return false;
-      if (n == 0) break;
-      got += size_t(n);
+      const ssize_t r =
+          ::pread(fd_, bytes + got, want - got, off_t(offset_ + slot * sizeof(lst_record) + got));
+      if (r < 0 && errno == EINTR) continue;
+      if (r < 0) return false;
+      if (r == 0) break;
+      got += size_t(r);
     }
     std::memset(bytes + got, 0, want - got);
     return true;
@@ -134,15 +135,17 @@ bool for_each_slot(const RecordSource& src, uint64_t lo, uint64_t hi, Fn&& fn, b
   };
   // 2.x only: a record that fails its check is then read again through the mapping (ingest_records),
   // where a record a live job is changing shows as changed, not damaged.
-  if (flat && major >= 2 && lo < hi) {
+  if ((flat || ring) && major >= 2 && lo < hi) {
     const SlotCopy copy(src);
     if (copy.ok()) {
       std::unique_ptr<lst_record[]> piece(new lst_record[kPiece]);
       uint64_t a = lo, released = lo;
-      for (; a < hi; a = std::min(hi, a + kPiece)) {
-        const uint64_t b = std::min(hi, a + kPiece);
-        if (!copy.read(a, b, piece.get())) break;
-        const bool go = run(piece.get(), a, b, false);
+      for (uint64_t b; a < hi; a = b) {
+        // A ring's piece stops where its slots wrap.
+        const uint64_t slot = ring ? a % capacity : a;
+        b = std::min(hi, a + (ring ? std::min(kPiece, capacity - slot) : kPiece));
+        if (!copy.read(slot, b - a, piece.get())) break;
+        const bool go = run(piece.get(), a, b, ring != nullptr);
         piece_done();
         // Pages an earlier pass mapped in (a --validate pass, a record read again on a failed check)
         // go too, a window at a time, as in the mapped walk below.
@@ -206,39 +209,38 @@ void ingest_records(Rank& rank, std::shared_ptr<const RecordSource> source, Fn&&
   const uint32_t major = src.format_major();
   // In registers for the walk, not stored per record.
   uint64_t records = rank.records, last_t_ns = rank.last_t_ns;
-  const bool copies = major >= 2 && src.contiguous() != nullptr;  // for_each_slot's pread walk
   // first and major by value: through a reference they would be loaded again for every record.
-  for_each_slot(
-      src, first, src.end_id(),
-      [&, first, major, copies](uint64_t id, const lst_record* slot, uint32_t seen) LOCKSTEP_INLINE {
-        uint32_t word = seen;
-        const lst_record* r = slot;
-        if (slot) {
-          if (major >= 2 && fast(*slot, seen, RecordRef(id - first))) {
-            ++records;
-            last_t_ns = std::max(last_t_ns, slot->t_ns);
-            return true;
-          }
-          // A growing 2.x file's slot may be a copy, which a live job cannot change: read
-          // again through the mapping.
-          if (!(major >= 2 && intact(slot, seen)))
-            r = recordsig::load_record(src, copies ? nullptr : slot, copies ? first : id, id, major, word);
-        }
-        if (!r) {
-          ++rank.unpublished;
-          return true;
-        }
-        ++records;
-        if (!recordsig::record_ok(*r, word))
-          throw std::runtime_error(fmt::format("record {}: bad record (word {:#010x})", id, word));
-        last_t_ns = std::max(last_t_ns, r->t_ns);
-        const RecordRef ref = RecordRef(id - first);
-        if (LST_WORD_KIND(word) != LST_KIND_COLLECTIVE || recordsig::is_message(*r, word))
-          recordsig::ingest_event(rank, src, *r, word, ref);
-        else
-          fn(*r, word, ref);
-        return true;
-      });
+  for_each_slot(src, first, src.end_id(),
+                [&, first, major](uint64_t id, const lst_record* slot, uint32_t seen) LOCKSTEP_INLINE {
+                  uint32_t word = seen;
+                  const lst_record* r = slot;
+                  if (slot) {
+                    if (major >= 2 && fast(*slot, seen, RecordRef(id - first))) {
+                      ++records;
+                      last_t_ns = std::max(last_t_ns, slot->t_ns);
+                      return true;
+                    }
+                    // A 2.x slot may be a copy, which a live job cannot change: read again through the
+                    // mapping (a ring's slot refilled since then reads as not published).
+                    if (!(major >= 2 && intact(slot, seen)))
+                      r = major >= 2 ? recordsig::load_record(src, nullptr, first, id, major, word)
+                                     : recordsig::load_record(src, slot, id, id, major, word);
+                  }
+                  if (!r) {
+                    ++rank.unpublished;
+                    return true;
+                  }
+                  ++records;
+                  if (!recordsig::record_ok(*r, word))
+                    throw std::runtime_error(fmt::format("record {}: bad record (word {:#010x})", id, word));
+                  last_t_ns = std::max(last_t_ns, r->t_ns);
+                  const RecordRef ref = RecordRef(id - first);
+                  if (LST_WORD_KIND(word) != LST_KIND_COLLECTIVE || recordsig::is_message(*r, word))
+                    recordsig::ingest_event(rank, src, *r, word, ref);
+                  else
+                    fn(*r, word, ref);
+                  return true;
+                });
   rank.records = records;
   rank.last_t_ns = last_t_ns;
 }

@@ -110,21 +110,25 @@ std::vector<std::string> trace_files(const std::string& dir) {
   return v;
 }
 
-// How the baseline reads: a growing file's slots with pread, 4,096 at a time into one buffer, as the
-// check's walks do (a ring's through the mapping); every record through the mapping; the same with each
-// window of 65,536 records of a growing file faulted in ahead of its read, one byte per 64 KiB block
-// (the kernel maps the block around it), as the check's walks of a ring do.
+// How the baseline reads: the slots with pread, 4,096 at a time into one buffer, as the check's walks
+// do; every record through the mapping; the same with each window of 65,536 records of a growing file
+// faulted in ahead of its read, one byte per 64 KiB block (the kernel maps the block around it), as the
+// check's walks did before they read with pread.
 enum class Read { kPread, kMapped, kMappedAhead };
 
-// Published records of slots [first, end) of a growing file read with pread, each touched as below.
+// Published records read with pread (a growing file's slots [first, end), a ring's every slot), each
+// touched as below.
 uint64_t pread_records(const lockstep::format::TraceFile& f, uint64_t& acc) {
   const int fd = ::open(f.path().c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return 0;
   constexpr uint64_t kPiece = 4096;
   std::vector<lst_record> piece(kPiece);
   uint64_t n = 0;
-  for (uint64_t a = f.first_id(); a < f.end_id(); a += kPiece) {
-    const uint64_t b = std::min(f.end_id(), a + kPiece);
+  const bool ring = f.header().flags & LST_HDR_RING;
+  const uint64_t lo = ring ? 0 : f.first_id(),
+                 hi = ring ? std::min(f.end_id() - f.first_id(), f.header().record_capacity) : f.end_id();
+  for (uint64_t a = lo; a < hi; a += kPiece) {
+    const uint64_t b = std::min(hi, a + kPiece);
     const ssize_t got = ::pread(fd, piece.data(), (b - a) * sizeof(lst_record),
                                 off_t(f.header().records_offset + a * sizeof(lst_record)));
     if (got <= 0) break;
@@ -147,7 +151,7 @@ uint64_t baseline(const std::vector<std::string>& files, int jobs, Read how = Re
     for (size_t i; (i = next.fetch_add(1)) < files.size();) {
       auto f = lockstep::format::TraceFile::open(files[i]);
       const bool ring = f.header().flags & LST_HDR_RING;
-      if (how == Read::kPread && !ring) {
+      if (how == Read::kPread) {
         n += pread_records(f, acc);
         continue;
       }

@@ -40,9 +40,10 @@ class RecordSource {
   }
   // The trace format's major version: 2.x records carry a check (lockstep/format/record_check.h).
   virtual uint32_t format_major() const { return 1; }
-  // A growing file's slots read with pread rather than through the mapping (walk::for_each_slot): a
-  // descriptor of the file, which the caller closes, and the file offset of slot 0 (slot i, holding id
-  // i, at offset + 64 * i); -1 where this source has no file or cannot open it.
+  // The slots read with pread rather than through the mapping (walk::for_each_slot): a descriptor of
+  // the file, which the caller closes, and the file offset of slot 0 (slot i at offset + 64 * i; a
+  // growing file's slot i holds id i, a ring's id i sits in slot i % capacity); -1 where this source
+  // has no file or cannot open it.
   virtual int open_slots(uint64_t& offset) const {
     offset = 0;
     return -1;
