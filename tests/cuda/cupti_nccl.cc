@@ -1,6 +1,7 @@
 // TEST FIXTURE, NOT NCCL: an NCCL that "launches" its kernels through the CUPTI stand-in
 // (fake_cupti.cc), the way NCCL launches them: one kernel per collective outside a group, one for a
-// whole group at ncclGroupEnd, a copy for an AllReduce on one rank. Only what cupti_program calls.
+// whole group at ncclGroupEnd; an AllGather on one rank is a copy, made at once also inside a group;
+// creating a communicator copies too. Only what cupti_program calls.
 #include <cstddef>
 #include <cstdint>
 
@@ -31,6 +32,8 @@ struct cupti_nccl_unique_id {
   char internal[128];
 };
 __attribute__((visibility("default"))) int ncclCommInitRank(void** comm, int, cupti_nccl_unique_id, int) {
+  fake_cupti_launch(nullptr);  // NCCL sets its device-side state up with copies
+  fake_cupti_launch(nullptr);
   *comm = &g_token;
   return 0;
 }
@@ -41,9 +44,9 @@ __attribute__((visibility("default"))) int ncclAllReduce(const void*, void*, siz
 __attribute__((visibility("default"))) int ncclBroadcast(const void*, void*, size_t, int, int, void*, void*) {
   return launch(kBroadcast);
 }
-// A collective one rank runs as a copy.
+// A collective one rank runs as a copy, at once.
 __attribute__((visibility("default"))) int ncclAllGather(const void*, void*, size_t, int, void*, void*) {
-  if (g_group_depth == 0) fake_cupti_launch(nullptr);
+  fake_cupti_launch(nullptr);
   return 0;
 }
 __attribute__((visibility("default"))) int ncclGroupStart() {

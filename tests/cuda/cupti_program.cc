@@ -1,5 +1,6 @@
 // Drives the NCCL and CUPTI stand-ins (cupti_nccl.cc, fake_cupti.cc) for the CUPTI tests:
-// 3 AllReduce, a group {AllReduce, Broadcast}, 1 Broadcast, 1 AllGather (a copy), in that order.
+// 3 AllReduce, a group {AllReduce, AllGather (a copy), Broadcast}, 1 Broadcast, 1 AllGather, in that
+// order.
 //   cupti_program direct   calls NCCL normally: the preloaded tracer intercepts every call
 //   cupti_program bypass   calls NCCL through its own dlopen handle, past the interposer, as a program
 //                          with a statically linked NCCL does
@@ -51,6 +52,7 @@ int main(int argc, char** argv) {
   for (int i = 0; i < 3; ++i) rc |= allreduce(buf, buf, 16, 7, 0, comm, nullptr);  // ncclFloat32, ncclSum
   rc |= gstart();
   rc |= allreduce(buf, buf, 16, 7, 0, comm, nullptr);
+  rc |= allgather(buf, buf, 4, 7, comm, nullptr);
   rc |= bcast(buf, buf, 16, 7, 0, comm, nullptr);
   rc |= gend();
   rc |= bcast(buf, buf, 16, 7, 0, comm, nullptr);

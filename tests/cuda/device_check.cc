@@ -2,7 +2,9 @@
 //   device_check DIR NRANKS completed     device_program: 6 of 8 NCCL collectives COMPLETED with DEVICE
 //                                         records, the last 2 RETURNED
 //   device_check DIR NRANKS none [N]      N (8) NCCL collectives, all RETURNED, no DEVICE record
-//   device_check DIR NRANKS kernels N     N NCCL collectives, all COMPLETED with kernel/copy times
+//   device_check DIR NRANKS kernels N [C] N NCCL collectives, all COMPLETED with kernel/copy times that
+//                                         start after the call was entered; C (comma separated): how many
+//                                         DEVICE records each has (default 1)
 //   device_check DIR NRANKS inferred OPS  no intercepted collective; inferred ones with these operations
 //                                         (lst_op numbers, comma separated), numbered 0, 1, ..., with
 //                                         kernel times and NCCL kernel names
@@ -33,16 +35,19 @@ int main(int argc, char** argv) {
   const bool kernels = mode == "kernels";
   const bool infer = mode == "inferred";
   size_t want_colls = (kernels || (mode == "none" && argc > 4)) ? std::strtoul(argv[4], nullptr, 10) : 8;
-  std::vector<unsigned> want_ops;
-  if (infer && argc > 4) {
-    std::string ops = argv[4];
-    for (size_t at = 0; at <= ops.size();) {
-      size_t comma = ops.find(',', at);
-      if (comma == std::string::npos) comma = ops.size();
-      want_ops.push_back(static_cast<unsigned>(std::stoul(ops.substr(at, comma - at))));
+  auto numbers = [](const std::string& list) {
+    std::vector<unsigned> out;
+    for (size_t at = 0; at <= list.size();) {
+      size_t comma = list.find(',', at);
+      if (comma == std::string::npos) comma = list.size();
+      out.push_back(static_cast<unsigned>(std::stoul(list.substr(at, comma - at))));
       at = comma + 1;
     }
-  }
+    return out;
+  };
+  std::vector<unsigned> want_ops, want_devices;
+  if (infer && argc > 4) want_ops = numbers(argv[4]);
+  if (kernels && argc > 5) want_devices = numbers(argv[5]);
   const char* w = std::getenv("WARNINGS");
   const int want_warnings = w ? std::atoi(w) : 0;
   int errors = 0, traces = 0;
@@ -57,7 +62,8 @@ int main(int argc, char** argv) {
       f.validate();
       const std::string name = e.path().filename().string();
       std::vector<std::pair<uint64_t, const lst_record*>> colls, inferred;
-      std::map<uint64_t, const lst_record*> device;  // by collective id
+      std::map<uint64_t, const lst_record*> device;        // by collective id: the first
+      std::multimap<uint64_t, const lst_record*> devices;  // all of them
       int warnings = 0;
       for (uint64_t id = f.first_id(); id < f.end_id(); ++id) {
         const lst_record* r = f.record(id);
@@ -66,8 +72,9 @@ int main(int argc, char** argv) {
         if (kind == LST_KIND_COLLECTIVE && r->api == LST_API_NCCL)
           (LST_WORD_FLAGS(r->word) & LST_F_INFERRED ? inferred : colls).emplace_back(id, r);
         if (kind == LST_KIND_DEVICE) {
-          if (device.count(r->u.device.ref)) fail(name, "two DEVICE records for one collective");
-          device[r->u.device.ref] = r;
+          if (device.count(r->u.device.ref) && !kernels) fail(name, "two DEVICE records for one collective");
+          device.emplace(r->u.device.ref, r);
+          devices.emplace(r->u.device.ref, r);
         }
         if (kind == LST_KIND_MARKER && r->op == LST_MARK_TRACER_WARNING &&
             f.string(r->aux).find("CUDA") != std::string_view::npos)
@@ -113,6 +120,16 @@ int main(int argc, char** argv) {
           if (state != LST_STATE_COMPLETED)
             fail(name, at + ": state " + std::to_string(state) + ", want COMPLETED");
           if (!kernel_times(id)) fail(name, at + ": no kernel/copy times");
+          const size_t want = i < want_devices.size() ? want_devices[i] : 1;
+          if (devices.count(id) != want)
+            fail(name, at + ": " + std::to_string(devices.count(id)) + " DEVICE records, want " +
+                           std::to_string(want));
+          auto [lo, hi] = devices.equal_range(id);
+          for (auto it = lo; it != hi; ++it)
+            if (it->second->u.device.start_ns < r->t_ns)
+              fail(name, at + ": kernel/copy started " +
+                             std::to_string(r->t_ns - it->second->u.device.start_ns) +
+                             " ns before the call was entered");
           continue;
         }
         bool want_done = completed && i < 6;

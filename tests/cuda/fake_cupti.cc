@@ -109,17 +109,27 @@ CUptiResult CUPTIAPI cuptiActivityFlushAll(uint32_t) {
   return CUPTI_SUCCESS;
 }
 
-// Test controls. A kernel `name` (nullptr: a copy) launched now from this thread through the driver's
-// cuLaunchKernel (copies: cuMemcpyAsync); it runs for 5 microseconds.
+// Test controls. A kernel `name` (nullptr: a copy) launched now from this thread through the runtime's
+// cudaLaunchKernel (copies: cudaMemcpyAsync), which calls the driver's cuLaunchKernel (cuMemcpyAsync)
+// under the same correlation id, as CUDA does: both callbacks fire. It runs for 5 microseconds.
 __attribute__((visibility("default"))) uint32_t fake_cupti_launch(const char* name) {
   uint32_t corr = g_next_correlation.fetch_add(1);
+  CUpti_CallbackId rt_cbid =
+      name ? CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000 : CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020;
   CUpti_CallbackId cbid =
       name ? CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel : CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync;
-  bool enabled;
+  bool enabled, rt_enabled;
   {
     std::lock_guard<std::mutex> lock(g_mu);
     enabled = g_callback && g_enabled.count({int(CUPTI_CB_DOMAIN_DRIVER_API), int(cbid)});
+    rt_enabled = g_callback && g_enabled.count({int(CUPTI_CB_DOMAIN_RUNTIME_API), int(rt_cbid)});
   }
+  CUpti_CallbackData rt;
+  std::memset(&rt, 0, sizeof rt);
+  rt.correlationId = corr;
+  rt.functionName = name ? "cudaLaunchKernel" : "cudaMemcpyAsync";
+  rt.callbackSite = CUPTI_API_ENTER;
+  if (rt_enabled) g_callback(g_userdata, CUPTI_CB_DOMAIN_RUNTIME_API, rt_cbid, &rt);
   CUpti_CallbackData data;
   std::memset(&data, 0, sizeof data);
   data.correlationId = corr;
@@ -144,6 +154,8 @@ __attribute__((visibility("default"))) uint32_t fake_cupti_launch(const char* na
   }
   data.callbackSite = CUPTI_API_EXIT;
   if (enabled) g_callback(g_userdata, CUPTI_CB_DOMAIN_DRIVER_API, cbid, &data);
+  rt.callbackSite = CUPTI_API_EXIT;
+  if (rt_enabled) g_callback(g_userdata, CUPTI_CB_DOMAIN_RUNTIME_API, rt_cbid, &rt);
   std::lock_guard<std::mutex> lock(g_mu);
   g_queue.push_back(p);
   return corr;

@@ -59,6 +59,13 @@ def interposed(recs, k, kernel_times):
             errors.append(f"collective {i} ({r['op']}) has no DEVICE record")
         elif any(x["end_ns"] < r["t_ns"] for x in d):
             errors.append(f"collective {i} ({r['op']}) finished on the device before it was called")
+        timed = [(x["start_ns"], x["end_ns"]) for x in d if x["start_ns"]]
+        if any(start < r["t_ns"] for start, _ in timed):
+            errors.append(f"collective {i} ({r['op']}) has a kernel or copy that started before it was called")
+        if len(set(timed)) != len(timed):
+            errors.append(f"collective {i} ({r['op']}) has one kernel or copy twice")
+        if kernel_times and i not in TIMED and timed:
+            errors.append(f"collective {i} ({r['op']}) does nothing on the device but carries kernel/copy times")
         if kernel_times and i in TIMED and not any(x["start_ns"] and x["end_ns"] >= x["start_ns"] for x in d):
             errors.append(f"collective {i} ({r['op']}) carries no kernel/copy times")
     rest = colls[k:]

@@ -10,9 +10,21 @@
 #   6. measures the host cost the tracer adds per NCCL call (median of batches, traced minus untraced),
 #   7. runs the bundled runtime's NCCL backend on device buffers (tests/runtime/nccl_smoke.cc, 1 rank),
 # then prints a summary. Exit 0 when every check passed, 1 when one failed, 2 when it cannot run here.
-#   tests/gpu/run.sh        env: CUDA_HOME (/usr/local/cuda), LOCKSTEP_GPU_BUILD (build-gpu),
-#                                LOCKSTEP_GPU_CALLS (benchmark calls per run, 20000)
+#   tests/gpu/run.sh              build and check on this machine
+#   tests/gpu/run.sh --build-only build only (a machine with the toolkit and MPI but no GPU)
+#   tests/gpu/run.sh --prebuilt   check with what --build-only left in the build folder (a GPU machine
+#                                 without MPI's headers or a compiler; step 7 needs mpirun)
+#   env: CUDA_HOME (/usr/local/cuda), LOCKSTEP_GPU_BUILD (build-gpu),
+#        LOCKSTEP_GPU_CALLS (benchmark calls per run, 20000), LOCKSTEP_GPU_TIMEOUT (seconds per run, 300)
 set -uo pipefail
+mode=all
+case ${1:-} in
+  "") ;;
+  --build-only) mode=build ;;
+  --prebuilt) mode=prebuilt ;;
+  -h | --help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+  *) echo "run.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
+esac
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cuda=${CUDA_HOME:-/usr/local/cuda}
 build=${LOCKSTEP_GPU_BUILD:-$root/build-gpu}
@@ -34,23 +46,31 @@ finish() {
   exit 0
 }
 
-if ! gpu_name=$(nvidia-smi -L 2>/dev/null | head -1) || [[ -z $gpu_name ]]; then
+if [[ $mode != build ]] && { ! gpu_name=$(nvidia-smi -L 2>/dev/null | head -1) || [[ -z $gpu_name ]]; }; then
   echo "run.sh: no NVIDIA GPU visible (nvidia-smi -L): this check needs one" >&2
   exit 2
 fi
-if [[ ! -f $cuda/include/nccl.h || ! -e $cuda/lib64/libnccl.so.2 ]]; then
+if [[ ! -e $cuda/lib64/libnccl.so.2 || ( $mode != prebuilt && ! -f $cuda/include/nccl.h ) ]]; then
   echo "run.sh: no CUDA toolkit with NCCL under $cuda (set CUDA_HOME)" >&2
   exit 2
 fi
+prog=$build/gpu-workload/nccl_all_collectives
 rm -rf "$work"
 mkdir -p "$work"
 
 # ---- 1. build ---------------------------------------------------------------------------------------
+if [[ $mode == prebuilt ]]; then
+  for f in "$build/lib/liblockstep_trace.so" "$build/bin/lockstep" "$prog"; do
+    [[ -x $f || -f $f ]] || { echo "run.sh: --prebuilt: $f is missing (run --build-only first)" >&2; exit 2; }
+  done
+  pass "prebuilt outputs found in $build"
+else
 echo "== building into $build"
+mkdir -p "$(dirname "$prog")"
 if cmake -S "$root" -B "$build" -G Ninja -DLOCKSTEP_WITH_CUDA=ON -DLOCKSTEP_WITH_CLANG=OFF \
      -DLOCKSTEP_BUILD_TESTS=ON -DLOCKSTEP_BUILD_BENCH=OFF >"$work/cmake.log" 2>&1 &&
    cmake --build "$build" -j "$(nproc)" --target lockstep_trace lockstep rt_nccl_smoke >"$work/build.log" 2>&1 &&
-   ${CXX:-g++} -std=c++17 -O2 -Wall -I"$cuda/include" "$root/tests/gpu/nccl_all_collectives.cc" -o "$work/nccl_all_collectives" \
+   ${CXX:-g++} -std=c++17 -O2 -Wall -I"$cuda/include" "$root/tests/gpu/nccl_all_collectives.cc" -o "$prog" \
      -L"$cuda/lib64" -Wl,-rpath,"$cuda/lib64" -lnccl -lcudart -ldl >"$work/workload.log" 2>&1; then
   pass "build with CUDA (liblockstep_trace.so, lockstep, workload)"
 else
@@ -58,9 +78,10 @@ else
   fail "build with CUDA"
   finish
 fi
+[[ $mode == build ]] && finish
+fi
 lib=$build/lib/liblockstep_trace.so
 lockstep=$build/bin/lockstep
-prog=$work/nccl_all_collectives
 checker=$root/tests/gpu/check_gpu_trace.py
 export LD_LIBRARY_PATH="$cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 
@@ -72,7 +93,7 @@ run() {
   while [[ $1 != -- ]]; do envs+=("$1"); shift; done
   shift
   mkdir -p "$work/$name"
-  timeout 300 env "${envs[@]}" "$prog" "$@" >"$work/$name.out" 2>&1
+  timeout "${LOCKSTEP_GPU_TIMEOUT:-300}" env "${envs[@]}" "$prog" "$@" >"$work/$name.out" 2>&1
 }
 collectives() { sed -n 's/^collectives=//p' "$work/$1.out"; }
 host_ns() { sed -n 's/.*host_ns_per_call=\([0-9]*\).*/\1/p' "$work/$1.out"; }
@@ -133,8 +154,10 @@ fi
 
 echo "== bundled runtime, NCCL backend on device buffers"
 # NCCL refuses two ranks on one GPU, so the smoke test runs one rank.
-if OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 LOCKSTEP_RT_BACKEND=nccl \
-     timeout 300 mpirun --oversubscribe -np 1 "$build/tests/runtime/rt_nccl_smoke" --device >"$work/rt_nccl.out" 2>&1 &&
+if ! command -v mpirun >/dev/null; then
+  results+=("SKIP  runtime NCCL backend: no mpirun on this machine")
+elif OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 LOCKSTEP_RT_BACKEND=nccl \
+     timeout "${LOCKSTEP_GPU_TIMEOUT:-300}" mpirun --oversubscribe -np 1 "$build/tests/runtime/rt_nccl_smoke" --device >"$work/rt_nccl.out" 2>&1 &&
    grep -q 'nccl smoke ok' "$work/rt_nccl.out"; then
   pass "runtime NCCL backend: every collective on device buffers matches its reference"
 else

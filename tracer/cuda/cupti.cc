@@ -72,10 +72,15 @@ Correlator& correlator() {
   return *c;
 }
 
-// Correlation ids of launches made by this thread inside intercepted calls, not yet bound.
+// Launches made by this thread inside recorded calls, not yet bound: the correlation id and the record
+// of the call that made it (ThreadState::inside, id + 1).
 constexpr int kMaxThreadIds = 64;
+struct Launch {
+  uint32_t correlation_id;
+  uint64_t inside;
+};
 struct ThreadIds {
-  uint32_t ids[kMaxThreadIds];
+  Launch ids[kMaxThreadIds];
   int n = 0;
 };
 // Only a pointer in TLS (see device_events.cc: the library may be dlopen'ed as an NCCL plugin).
@@ -91,15 +96,25 @@ const char* result_name(CUptiResult rc) {
   return "CUPTI error";
 }
 
-uint64_t CUPTIAPI monotonic_timestamp() { return now_ns(); }
+// The records' own clock (TSC-derived where the kernel keeps time with the TSC): a kernel's start is
+// then never placed before the call that launched it by the two clocks' small disagreement.
+uint64_t CUPTIAPI record_timestamp() { return record_clock(nullptr); }
 
 void CUPTIAPI on_api(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void* data) {
   const auto* cb = static_cast<const CUpti_CallbackData*>(data);
   if (!cb || cb->callbackSite != CUPTI_API_ENTER) return;
-  // Only launches made inside an intercepted call belong to a record.
-  if (thread_state().depth == 0) return;
+  // Only launches made inside a recorded call belong to a record: a communicator's creation copies
+  // too, and its copies are no collective's.
+  const uint64_t inside = thread_state().inside;
+  if (inside == 0) return;
   if (!t_ids.p) t_ids.p = new (std::nothrow) ThreadIds();
-  if (ThreadIds* t = t_ids.p; t && t->n < kMaxThreadIds) t->ids[t->n++] = cb->correlationId;
+  ThreadIds* t = t_ids.p;
+  if (!t) return;
+  // A runtime launch (cudaMemcpyAsync, cudaLaunchKernel) calls the driver's under the same
+  // correlation id: both callbacks fire, and the launch is noted once.
+  for (int i = t->n - 1; i >= 0; --i)
+    if (t->ids[i].correlation_id == cb->correlationId && t->ids[i].inside == inside) return;
+  if (t->n < kMaxThreadIds) t->ids[t->n++] = {cb->correlationId, inside};
 }
 
 constexpr size_t kBufferBytes = 1u << 20;
@@ -212,11 +227,11 @@ void cupti_start() noexcept {
     c.enableCallback(1, sub, CUPTI_CB_DOMAIN_DRIVER_API, id);
   rc = c.registerCallbacks(buffer_requested, buffer_completed);
   if (rc == CUPTI_SUCCESS) {
-    // Kernel times on the trace's clock (CLOCK_MONOTONIC); older CUPTI: measure the offset once.
-    if (!c.registerTimestamp || c.registerTimestamp(monotonic_timestamp) != CUPTI_SUCCESS) {
+    // Kernel times on the trace's clock; older CUPTI: measure the offset once.
+    if (!c.registerTimestamp || c.registerTimestamp(record_timestamp) != CUPTI_SUCCESS) {
       uint64_t t = 0;
       if (c.getTimestamp(&t) == CUPTI_SUCCESS)
-        g_clock_offset = static_cast<int64_t>(now_ns()) - static_cast<int64_t>(t);
+        g_clock_offset = static_cast<int64_t>(record_clock(nullptr)) - static_cast<int64_t>(t);
     }
     rc = c.activityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
     if (rc == CUPTI_SUCCESS) rc = c.activityEnable(CUPTI_ACTIVITY_KIND_MEMCPY);
@@ -234,14 +249,25 @@ void cupti_start() noexcept {
 
 bool cupti_active() noexcept { return g_active.load(std::memory_order_acquire); }
 
-void cupti_bind_thread(const uint64_t* records, size_t n) noexcept {
+void cupti_bind_call(uint64_t record) noexcept {
   ThreadIds* t = t_ids.p;
   if (!t || t->n == 0) return;
   int nids = t->n;
   t->n = 0;
   if (!cupti_active()) return;
   for (int i = 0; i < nids; ++i)
-    for (size_t r = 0; r < n; ++r) correlator().bind(t->ids[i], records[r]);
+    if (t->ids[i].inside == record + 1) correlator().bind(t->ids[i].correlation_id, record);
+}
+
+void cupti_bind_group(const uint64_t* members, size_t n, uint64_t group_end) noexcept {
+  ThreadIds* t = t_ids.p;
+  if (!t || t->n == 0) return;
+  int nids = t->n;
+  t->n = 0;
+  if (!cupti_active() || group_end == UINT64_MAX) return;
+  for (int i = 0; i < nids; ++i)
+    if (t->ids[i].inside == group_end + 1)
+      for (size_t r = 0; r < n; ++r) correlator().bind(t->ids[i].correlation_id, members[r]);
 }
 
 void cupti_flush(bool final) noexcept {

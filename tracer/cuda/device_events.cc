@@ -233,14 +233,14 @@ struct GroupMembersHolder {
 };
 thread_local GroupMembersHolder t_group;
 
-void flush_deferred() {
+void flush_deferred(uint64_t group_end) {
   GroupMembers* g = t_group.p;
   if (!g || g->n == 0) return;
   int n = g->n;
   g->n = 0;
   uint64_t ids[kMaxDeferred] = {};
   for (int i = 0; i < n; ++i) ids[i] = g->members[i].record_id;
-  cupti_bind_thread(ids, static_cast<size_t>(n));
+  cupti_bind_group(ids, static_cast<size_t>(n), group_end);
   for (int i = 0; i < n; ++i) track(g->members[i].record_id, g->members[i].stream);
 }
 
@@ -249,21 +249,24 @@ void on_nccl_collective(uint64_t record_id, void* stream) noexcept {
   // Read first: a store on every call would bounce the cache line between the calling threads.
   if (!g_interposed.load(std::memory_order_relaxed)) g_interposed.store(true, std::memory_order_relaxed);
   if (thread_state().nccl_group_depth > 0) {
+    // What the member launched itself (a one-rank NCCL copies at once) is its own; the group's kernel
+    // comes at ncclGroupEnd.
+    cupti_bind_call(record_id);
     if (!t_group.p) t_group.p = new (std::nothrow) GroupMembers();
     if (GroupMembers* g = t_group.p; g && g->n < kMaxDeferred) g->members[g->n++] = {record_id, stream};
     return;
   }
   // A group whose end was not reported: its members are watched from now on, which is late but never
   // reports a completion too early.
-  flush_deferred();
-  cupti_bind_thread(&record_id, 1);
+  flush_deferred(UINT64_MAX);
+  cupti_bind_call(record_id);
   track(record_id, stream);
 }
 
-void on_nccl_group_end() noexcept {
+void on_nccl_group_end(uint64_t marker_id) noexcept {
   if (g_forked.load(std::memory_order_relaxed)) return;
   if (thread_state().nccl_group_depth > 0) return;  // an inner group ended; the kernel comes later
-  flush_deferred();
+  flush_deferred(marker_id);
 }
 
 // ---- the GPU thread -------------------------------------------------------------------------------

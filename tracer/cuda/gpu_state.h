@@ -22,9 +22,12 @@ void wake_gpu_thread() noexcept;
 // CUPTI (cupti.cc; no-ops in builds without the CUDA toolkit, see cupti_none.cc).
 void cupti_start() noexcept;  // LOCKSTEP_TRACE_CUPTI=1, at load
 bool cupti_active() noexcept;
-// Binds the correlation ids this thread's intercepted calls produced since the last bind to every one
-// of `records` (one call, or the members of a group at its end).
-void cupti_bind_thread(const uint64_t* records, size_t n) noexcept;
+// A launch is noted with the record whose real call made it (ThreadState::inside); launches made outside
+// a recorded call (a communicator's creation, say) belong to no record. cupti_bind_call binds the
+// launches `record` made; cupti_bind_group binds those made inside the GROUP_END marker `group_end`
+// (UINT64_MAX: none) to every member. Either forgets every other launch noted on this thread.
+void cupti_bind_call(uint64_t record) noexcept;
+void cupti_bind_group(const uint64_t* members, size_t n, uint64_t group_end) noexcept;
 void cupti_flush(bool final) noexcept;  // from the GPU thread only
 
 }  // namespace lockstep::trace::gpu

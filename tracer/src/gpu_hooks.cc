@@ -17,8 +17,8 @@ void set_after_nccl_collective_hook(NcclCollectiveHook hook) noexcept {
   g_after_nccl.store(hook, std::memory_order_release);
 }
 
-void after_nccl_group_end() noexcept {
-  if (NcclGroupEndHook hook = g_after_group_end.load(std::memory_order_acquire)) hook();
+void after_nccl_group_end(uint64_t marker_id) noexcept {
+  if (NcclGroupEndHook hook = g_after_group_end.load(std::memory_order_acquire)) hook(marker_id);
 }
 
 void set_after_nccl_group_end_hook(NcclGroupEndHook hook) noexcept {

@@ -17,8 +17,10 @@ void set_after_nccl_collective_hook(NcclCollectiveHook hook) noexcept;
 
 // Called by the NCCL interposer after ncclGroupEnd returns: the group's members, handed over while the
 // group was open, run in the kernel launched there, so their completion can only be watched now.
-void after_nccl_group_end() noexcept;
-using NcclGroupEndHook = void (*)() noexcept;
+// `marker_id` is the GROUP_END marker's record (UINT64_MAX when it was not recorded): the launches made
+// inside that call are the group's.
+void after_nccl_group_end(uint64_t marker_id) noexcept;
+using NcclGroupEndHook = void (*)(uint64_t marker_id) noexcept;
 void set_after_nccl_group_end_hook(NcclGroupEndHook hook) noexcept;
 
 }  // namespace lockstep::trace
