@@ -44,6 +44,26 @@ uint64_t timestamp() {
   return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec) + 777;  // a clock CUPTI's own
 }
 
+// One API call's callbacks, fired the way CUPTI fires them when the subscriber enabled that call.
+struct ApiCall {
+  ApiCall(CUpti_CallbackDomain d, CUpti_CallbackId id, const char* function, uint32_t corr)
+      : domain(d), cbid(id) {
+    std::lock_guard<std::mutex> lock(g_mu);
+    enabled = g_callback && g_enabled.count({int(domain), int(cbid)});
+    std::memset(&data, 0, sizeof data);
+    data.correlationId = corr;
+    data.functionName = function;
+  }
+  void fire(CUpti_ApiCallbackSite site) {
+    data.callbackSite = site;
+    if (enabled) g_callback(g_userdata, domain, cbid, &data);
+  }
+  CUpti_CallbackDomain domain;
+  CUpti_CallbackId cbid;
+  bool enabled = false;
+  CUpti_CallbackData data;
+};
+
 }  // namespace
 
 extern "C" {
@@ -114,28 +134,15 @@ CUptiResult CUPTIAPI cuptiActivityFlushAll(uint32_t) {
 // under the same correlation id, as CUDA does: both callbacks fire. It runs for 5 microseconds.
 __attribute__((visibility("default"))) uint32_t fake_cupti_launch(const char* name) {
   uint32_t corr = g_next_correlation.fetch_add(1);
-  CUpti_CallbackId rt_cbid =
-      name ? CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000 : CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020;
-  CUpti_CallbackId cbid =
-      name ? CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel : CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync;
-  bool enabled, rt_enabled;
-  {
-    std::lock_guard<std::mutex> lock(g_mu);
-    enabled = g_callback && g_enabled.count({int(CUPTI_CB_DOMAIN_DRIVER_API), int(cbid)});
-    rt_enabled = g_callback && g_enabled.count({int(CUPTI_CB_DOMAIN_RUNTIME_API), int(rt_cbid)});
-  }
-  CUpti_CallbackData rt;
-  std::memset(&rt, 0, sizeof rt);
-  rt.correlationId = corr;
-  rt.functionName = name ? "cudaLaunchKernel" : "cudaMemcpyAsync";
-  rt.callbackSite = CUPTI_API_ENTER;
-  if (rt_enabled) g_callback(g_userdata, CUPTI_CB_DOMAIN_RUNTIME_API, rt_cbid, &rt);
-  CUpti_CallbackData data;
-  std::memset(&data, 0, sizeof data);
-  data.correlationId = corr;
-  data.functionName = name ? "cuLaunchKernel" : "cuMemcpyAsync";
-  data.callbackSite = CUPTI_API_ENTER;
-  if (enabled) g_callback(g_userdata, CUPTI_CB_DOMAIN_DRIVER_API, cbid, &data);
+  ApiCall rt(
+      CUPTI_CB_DOMAIN_RUNTIME_API,
+      name ? CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000 : CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020,
+      name ? "cudaLaunchKernel" : "cudaMemcpyAsync", corr);
+  ApiCall drv(CUPTI_CB_DOMAIN_DRIVER_API,
+              name ? CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel : CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync,
+              name ? "cuLaunchKernel" : "cuMemcpyAsync", corr);
+  rt.fire(CUPTI_API_ENTER);
+  drv.fire(CUPTI_API_ENTER);
   auto* p = new Pending();
   std::memset(&p->slot, 0, sizeof p->slot);
   uint64_t start = timestamp();
@@ -152,10 +159,8 @@ __attribute__((visibility("default"))) uint32_t fake_cupti_launch(const char* na
     p->slot.memcpy.end = start + 5000;
     p->slot.memcpy.correlationId = corr;
   }
-  data.callbackSite = CUPTI_API_EXIT;
-  if (enabled) g_callback(g_userdata, CUPTI_CB_DOMAIN_DRIVER_API, cbid, &data);
-  rt.callbackSite = CUPTI_API_EXIT;
-  if (rt_enabled) g_callback(g_userdata, CUPTI_CB_DOMAIN_RUNTIME_API, rt_cbid, &rt);
+  drv.fire(CUPTI_API_EXIT);
+  rt.fire(CUPTI_API_EXIT);
   std::lock_guard<std::mutex> lock(g_mu);
   g_queue.push_back(p);
   return corr;
