@@ -287,14 +287,19 @@ __attribute__((always_inline)) inline Stamp stamp() noexcept {
   return {ns > c.floor ? ns : c.floor, t};
 }
 
-inline uint32_t saturated_us(uint64_t ns) noexcept {
+// A call's duration in us. The return it dates (entry + duration) also becomes the thread's floor: an
+// entry stamp held at the floor after a re-anchor (the extrapolation had run ahead of the clock) plus a
+// TSC difference could otherwise date the return after the thread's next timestamp.
+inline uint32_t saturated_us(uint64_t t0_ns, uint64_t ns) noexcept {
+  const uint64_t end = t0_ns + ns;
+  if (end > t_clock.floor) t_clock.floor = end;
   const uint64_t us = ns / 1000;
   return us > UINT32_MAX ? UINT32_MAX : static_cast<uint32_t>(us);
 }
 // Without the TSC: the clock again (out of line, so the common path saves no registers for the call).
 __attribute__((noinline)) uint32_t elapsed_us_clock(uint64_t t0_ns) noexcept {
   const uint64_t now = now_ns();
-  return saturated_us(now > t0_ns ? now - t0_ns : 0);
+  return saturated_us(t0_ns, now > t0_ns ? now - t0_ns : 0);
 }
 __attribute__((always_inline)) inline uint32_t elapsed_us(uint64_t t0_ns, uint64_t ticks0) noexcept {
   const uint64_t q = g_ns_per_tick_q32.load(std::memory_order_relaxed);
@@ -307,10 +312,10 @@ __attribute__((always_inline)) inline uint32_t elapsed_us(uint64_t t0_ns, uint64
     const uint64_t t = ticks();
     if (__builtin_expect(cpu != c.cpu || current_cpu() != cpu || ticks0 < c.tsc0 || c.tsc0 == 0, 0))
       return elapsed_us_clock(t0_ns);
-    return saturated_us(t > ticks0 ? ticks_to_ns(t - ticks0, q) : 0);
+    return saturated_us(t0_ns, t > ticks0 ? ticks_to_ns(t - ticks0, q) : 0);
   }
   const uint64_t t = ticks();
-  return saturated_us(t > ticks0 ? ticks_to_ns(t - ticks0, q) : 0);
+  return saturated_us(t0_ns, t > ticks0 ? ticks_to_ns(t - ticks0, q) : 0);
 }
 
 format::Writer* open_writer() noexcept {
