@@ -223,7 +223,9 @@ void calibrate_ticks() noexcept {
     c1 = ticks();
   } while (t1 - t0 < 200000);  // 0.2 ms: good to about 1e-4 until the first re-anchor refines it
   if (c1 <= c0) return;
-  const uint64_t q = ((t1 - t0) << 32) / (c1 - c0);
+  uint64_t q = ((t1 - t0) << 32) / (c1 - c0);
+  if (const int32_t ppm = env_int(env::name(env::Var::kTraceTscSkew), 0); ppm > 0)
+    q += q / 1'000'000 * static_cast<uint64_t>(ppm);
   if (q == 0) return;
   g_reanchor_ticks.store((kReanchorNs << 32) / q, std::memory_order_relaxed);
   g_tsc_per_cpu.store(use == TscUse::kPerCpu, std::memory_order_relaxed);

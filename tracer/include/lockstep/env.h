@@ -21,6 +21,7 @@ enum class Var : int {
   kTracePythonRead,
   kTracePythonStats,
   kTraceClock,
+  kTraceTscSkew,
   kTraceDevice,
   kTraceCupti,
   kCupti,
@@ -66,6 +67,9 @@ inline constexpr Entry kTable[] = {
     {Var::kTraceClock, "LOCKSTEP_TRACE_CLOCK", "tsc/monotonic", "tsc",
      "`monotonic`: stamp every record with a `clock_gettime(CLOCK_MONOTONIC)` call instead of the "
      "TSC-derived clock (below)"},
+    {Var::kTraceTscSkew, "LOCKSTEP_TRACE_TSC_SKEW_PPM", "count", "0",
+     "for tests: make the first estimate of the TSC rate this many parts per million high, as a poor "
+     "calibration would (the rate is refined at a thread's first re-anchor)"},
     {Var::kTraceDevice, "LOCKSTEP_TRACE_DEVICE", "switch", "1",
      "`0`: no CUDA events, so NCCL collectives are not marked completed on the device ([gpu.md](gpu.md))"},
     {Var::kTraceCupti, "LOCKSTEP_TRACE_CUPTI", "switch", "0",
