@@ -249,25 +249,16 @@ void cupti_start() noexcept {
 
 bool cupti_active() noexcept { return g_active.load(std::memory_order_acquire); }
 
-void cupti_bind_call(uint64_t record) noexcept {
+void cupti_bind(uint64_t made_in, const uint64_t* records, size_t n) noexcept {
   ThreadIds* t = t_ids.p;
   if (!t || t->n == 0) return;
   int nids = t->n;
   t->n = 0;
   if (!cupti_active()) return;
+  // made_in + 1 is 0 for UINT64_MAX, which no noted launch carries.
   for (int i = 0; i < nids; ++i)
-    if (t->ids[i].inside == record + 1) correlator().bind(t->ids[i].correlation_id, record);
-}
-
-void cupti_bind_group(const uint64_t* members, size_t n, uint64_t group_end) noexcept {
-  ThreadIds* t = t_ids.p;
-  if (!t || t->n == 0) return;
-  int nids = t->n;
-  t->n = 0;
-  if (!cupti_active() || group_end == UINT64_MAX) return;
-  for (int i = 0; i < nids; ++i)
-    if (t->ids[i].inside == group_end + 1)
-      for (size_t r = 0; r < n; ++r) correlator().bind(t->ids[i].correlation_id, members[r]);
+    if (t->ids[i].inside == made_in + 1)
+      for (size_t r = 0; r < n; ++r) correlator().bind(t->ids[i].correlation_id, records[r]);
 }
 
 void cupti_flush(bool final) noexcept {

@@ -11,8 +11,7 @@ void cupti_start() noexcept {
     warn_once_stderr(kWarnCupti, "LOCKSTEP_TRACE_CUPTI is set but this tracer was built without CUPTI");
 }
 bool cupti_active() noexcept { return false; }
-void cupti_bind_call(uint64_t) noexcept {}
-void cupti_bind_group(const uint64_t*, size_t, uint64_t) noexcept {}
+void cupti_bind(uint64_t, const uint64_t*, size_t) noexcept {}
 void cupti_flush(bool) noexcept {}
 
 }  // namespace lockstep::trace::gpu

@@ -240,7 +240,7 @@ void flush_deferred(uint64_t group_end) {
   g->n = 0;
   uint64_t ids[kMaxDeferred] = {};
   for (int i = 0; i < n; ++i) ids[i] = g->members[i].record_id;
-  cupti_bind_group(ids, static_cast<size_t>(n), group_end);
+  cupti_bind(group_end, ids, static_cast<size_t>(n));
   for (int i = 0; i < n; ++i) track(g->members[i].record_id, g->members[i].stream);
 }
 
@@ -251,15 +251,16 @@ void on_nccl_collective(uint64_t record_id, void* stream) noexcept {
   if (thread_state().nccl_group_depth > 0) {
     // What the member launched itself (a one-rank NCCL copies at once) is its own; the group's kernel
     // comes at ncclGroupEnd.
-    cupti_bind_call(record_id);
+    cupti_bind(record_id, &record_id, 1);
     if (!t_group.p) t_group.p = new (std::nothrow) GroupMembers();
     if (GroupMembers* g = t_group.p; g && g->n < kMaxDeferred) g->members[g->n++] = {record_id, stream};
     return;
   }
+  // This call's own launches first: the flush below forgets what it does not bind.
+  cupti_bind(record_id, &record_id, 1);
   // A group whose end was not reported: its members are watched from now on, which is late but never
   // reports a completion too early.
   flush_deferred(UINT64_MAX);
-  cupti_bind_call(record_id);
   track(record_id, stream);
 }
 

@@ -23,11 +23,11 @@ void wake_gpu_thread() noexcept;
 void cupti_start() noexcept;  // LOCKSTEP_TRACE_CUPTI=1, at load
 bool cupti_active() noexcept;
 // A launch is noted with the record whose real call made it (ThreadState::inside); launches made outside
-// a recorded call (a communicator's creation, say) belong to no record. cupti_bind_call binds the
-// launches `record` made; cupti_bind_group binds those made inside the GROUP_END marker `group_end`
-// (UINT64_MAX: none) to every member. Either forgets every other launch noted on this thread.
-void cupti_bind_call(uint64_t record) noexcept;
-void cupti_bind_group(const uint64_t* members, size_t n, uint64_t group_end) noexcept;
+// a recorded call (a communicator's creation, say) belong to no record. cupti_bind binds the launches
+// made inside the record `made_in` (a call's own, or a GROUP_END marker's; UINT64_MAX: none) to every
+// one of `records` (that call, or the group's members) and forgets every other launch noted on this
+// thread.
+void cupti_bind(uint64_t made_in, const uint64_t* records, size_t n) noexcept;
 void cupti_flush(bool final) noexcept;  // from the GPU thread only
 
 }  // namespace lockstep::trace::gpu
