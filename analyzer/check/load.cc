@@ -395,6 +395,24 @@ Job load_paths(const std::vector<std::string>& inputs, const LoadOptions& option
     if (std::FILE* f = std::fopen(note.c_str(), "r")) {
       char line[256] = {};
       if (std::fgets(line, sizeof line, f)) job.stopped_by_run = std::string(line, strcspn(line, "\n"));
+      // A rank on the host of `lockstep run` that exited (MPI_Finalize not done) at or after its SIGTERM
+      // was ended by that stop, not by its own doing, whatever status its exit carried (an MPI library
+      // that loses its launcher exits with one): it counts as killed while it hung.
+      constexpr std::string_view kAt = "SIGTERM at CLOCK_MONOTONIC ", kOn = " ns on ";
+      if (std::fgets(line, sizeof line, f)) {
+        const std::string_view text(line, strcspn(line, "\n"));
+        char* end = nullptr;
+        const unsigned long long term_ns =
+            text.substr(0, kAt.size()) == kAt ? std::strtoull(line + kAt.size(), &end, 10) : 0;
+        const std::string_view rest = end ? text.substr(size_t(end - line)) : std::string_view();
+        if (term_ns > 0 && rest.substr(0, kOn.size()) == kOn) {
+          const std::string_view run_host = rest.substr(kOn.size());
+          for (auto& r : job.ranks)
+            if (r.end == EndState::kExited && !r.finalize_returned && r.host == run_host &&
+                r.end_t_ns >= term_ns)
+              r.end = EndState::kKilled;
+        }
+      }
       std::fclose(f);
     }
     if (job.stopped_by_run.empty()) job.stopped_by_run = "lockstep run stopped the job at --timeout";

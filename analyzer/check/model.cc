@@ -141,6 +141,7 @@ void ingest_event(Rank& rank, const RecordSource& src, const lst_record& r, uint
           } else {
             rank.saw_process_end = true;
             rank.exit_status = r.u.marker.value;
+            rank.end_t_ns = r.t_ns;
           }
           if (r.u.marker.ref) rank.died_in = r.u.marker.ref;
           break;

@@ -394,6 +394,7 @@ int run_job(const Options& o) {
   auto next_poll = start;
   bool timed_out = false, killed = false;
   clock::time_point term_at;
+  struct timespec term_mono{};  // CLOCK_MONOTONIC at the SIGTERM, for the checker (the traces' clock)
   int status = 0;
   for (;;) {
     pid_t r = waitpid(child, &status, WNOHANG);
@@ -404,6 +405,7 @@ int run_job(const Options& o) {
     if (o.timeout_s > 0 && !timed_out && elapsed >= o.timeout_s) {
       timed_out = true;
       term_at = now;
+      clock_gettime(CLOCK_MONOTONIC, &term_mono);
       std::fprintf(stderr, "lockstep run: timeout after %.1f s: stopping the job (SIGTERM)\n", o.timeout_s);
       kill(-child, SIGTERM);
     }
@@ -438,6 +440,13 @@ int run_job(const Options& o) {
     // The checker reads this note: a job stopped at --timeout hung, whatever its traces look like.
     if (std::FILE* f = std::fopen((std::filesystem::path(dir) / "lockstep-run-timeout.txt").c_str(), "w")) {
       std::fprintf(f, "lockstep run stopped the job at its --timeout (%.1f s)\n", o.timeout_s);
+      // A rank on this host that exits after this moment was ended by the stop, not by its own doing.
+      char host[256] = {};
+      if (::gethostname(host, sizeof host - 1) != 0) host[0] = 0;
+      std::fprintf(f, "SIGTERM at CLOCK_MONOTONIC %llu ns on %s\n",
+                   static_cast<unsigned long long>(term_mono.tv_sec) * 1000000000ull +
+                       static_cast<unsigned long long>(term_mono.tv_nsec),
+                   host);
       std::fclose(f);
     }
   }

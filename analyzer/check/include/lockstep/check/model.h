@@ -201,6 +201,7 @@ struct Rank {
   bool in_wait = false;
   uint64_t wait_first_ref = 0;  // record id of the first request's collective
   uint64_t last_t_ns = 0;
+  uint64_t end_t_ns = 0;  // the PROCESS_END marker's time (0: none)
 
   EndState end = EndState::kUnknown;  // set by classify_end()
 
