@@ -4,7 +4,8 @@
 # passes through to the PMPI call) against tracing on, where the call site is read from the Python frame.
 # Two loops: comm.Allreduce (one call per iteration) and comm.Send + comm.Recv to self (two calls per
 # iteration, each its own call site); figures are per intercepted call. Deterministic, unlike times on a
-# loaded machine.
+# loaded machine. Also the level-1 instruction-cache misses of callgrind's simulated cache (32 KiB, 8-way)
+# that tracing adds: what the profile-guided build is about (python_icache.sh, docs/tracer.md).
 #   bench/tracer/python_instructions.sh BUILD_DIR [LIB] [CALLS]
 set -euo pipefail
 build=${1:?build dir}
@@ -24,7 +25,7 @@ count() {  # count allreduce|p2p traced|untraced
     body="MPI.COMM_SELF.Send(a, dest=0, tag=7); MPI.COMM_SELF.Recv(b, source=0, tag=7)"
   fi
   rm -rf "$dir/t" "$dir"/cg.*
-  env "${env[@]}" valgrind --tool=callgrind --collect-atstart=no "${toggles[@]}" \
+  env "${env[@]}" valgrind --tool=callgrind --cache-sim=yes --collect-atstart=no "${toggles[@]}" \
     --callgrind-out-file="$dir/cg.%p" /usr/bin/python3 -c "
 import array
 from mpi4py import MPI
@@ -32,13 +33,15 @@ a, b = array.array('d', [1.0]), array.array('d', [0.0])
 for _ in range($n):
     $body
 " >/dev/null 2>"$dir/err" || { cat "$dir/err" >&2; exit 1; }
-  awk '/^summary:/ {print $2}' "$dir"/cg.*
+  awk '/^summary:/ {print $2, $5}' "$dir"/cg.*  # Ir and I1mr
 }
 for what in allreduce p2p; do
   u=$(count $what untraced)
   t=$(count $what traced)
   calls=$n label="comm.Allreduce"
   [[ $what == p2p ]] && calls=$((2 * n)) label="comm.Send/Recv"
-  awk -v u="$u" -v t="$t" -v n="$calls" -v l="$label" \
-    'BEGIN {printf "%s: untraced %.1f, traced %.1f, added %.1f instructions per call\n", l, u / n, t / n, (t - u) / n}'
+  awk -v u="$u" -v t="$t" -v n="$calls" -v l="$label" 'BEGIN {
+    split(u, a, " "); split(t, b, " ")
+    printf "%s: untraced %.1f, traced %.1f, added %.1f instructions per call; I1 misses added %.2f\n",
+           l, a[1] / n, b[1] / n, (b[1] - a[1]) / n, (b[2] - a[2]) / n}'
 done
