@@ -37,19 +37,19 @@ int main(int argc, char** argv) try {
     std::vector<int32_t> all{0, 1};
     // Both communicators hold both ranks.
     auto comm = [&](uint8_t op, uint8_t api, uint64_t handle, const std::string& name) {
-      lst_record* c = w.reserve(&id);
-      if (!c) throw std::runtime_error("trace file full");
-      c->op = op;
-      c->api = api;
-      c->comm = handle;
-      c->u.comm.parent = 0;
-      c->u.comm.color = LST_NONE;
-      c->u.comm.key = LST_NONE;
-      c->u.comm.size = kRanks;
-      c->u.comm.rank = rank;
-      c->members = w.intern(all.data(), all.size() * sizeof(int32_t), LST_STR_MEMBERS);
-      c->aux = w.intern(name.data(), name.size());
-      lockstep::format::Writer::publish(c, LST_WORD(LST_KIND_COMM, LST_STATE_RETURNED, 0));
+      lst_record* rec = w.reserve(&id);
+      if (!rec) throw std::runtime_error("trace file full");
+      rec->op = op;
+      rec->api = api;
+      rec->comm = handle;
+      rec->u.comm.parent = 0;
+      rec->u.comm.color = LST_NONE;
+      rec->u.comm.key = LST_NONE;
+      rec->u.comm.size = kRanks;
+      rec->u.comm.rank = rank;
+      rec->members = w.intern(all.data(), all.size() * sizeof(int32_t), LST_STR_MEMBERS);
+      rec->aux = w.intern(name.data(), name.size());
+      lockstep::format::Writer::publish(rec, LST_WORD(LST_KIND_COMM, LST_STATE_RETURNED, 0));
     };
     comm(LST_COMM_WORLD, LST_API_MPI, kWorld, "MPI_COMM_WORLD");
     comm(LST_COMM_NCCL_INIT_RANK, LST_API_NCCL, kNccl, "nccl");
