@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # The training run of the tracer's profile-guided build (CMakeLists.txt here): the main intercepted
 # paths of bench/tracer/path_loop.c, with a ring and with a growing file, and MPI calls made from Python
-# frames where mpi4py imports, each traced by the instrumented copy of the library in one MPI process of
+# frames where mpi4py imports (through ctypes, and mpi4py's own methods), each traced by the instrumented copy of the library in one MPI process of
 # its own (about 5 s in all); then the counts it wrote go where the real library's objects are compiled.
 # A run that fails leaves no counts: the library is then built as without profile feedback, and the
 # build goes on.
-#   train.sh TRAIN_LIB LOOP TRAIN_OBJECT_DIR REAL_OBJECT_DIR STAMP [PYTHON PYTHON_SCRIPT]
+#   train.sh TRAIN_LIB LOOP TRAIN_OBJECT_DIR REAL_OBJECT_DIR STAMP [PYTHON CTYPES_SCRIPT MPI4PY_SCRIPT]
 set -uo pipefail
-lib=$1 loop=$2 from=$3 to=$4 stamp=$5 python=${6:-} script=${7:-}
+lib=$1 loop=$2 from=$3 to=$4 stamp=$5 python=${6:-} script=${7:-} mpi4py_script=${8:-}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 # Counts from an earlier run would add to this one's, and stale ones would not match the objects.
@@ -28,9 +28,11 @@ run() {  # run RING COMMAND...: one traced process, at most 30 s
 # calls or MPI_Sendrecv itself slower (docs/tracer.md, "The record path's layout").
 ok=1
 python_ok=0
-[[ -n $python && -n $script ]] && "$python" -c 'import mpi4py.MPI' >/dev/null 2>&1 && python_ok=1
+[[ -n $python && -n $script && -n $mpi4py_script ]] && "$python" -c 'import mpi4py.MPI' >/dev/null 2>&1 &&
+  python_ok=1
 for ring in 65536 0; do
   [[ $python_ok == 0 ]] || run "$ring" "$python" "$script" 3000 10 || ok=0
+  [[ $python_ok == 0 ]] || run "$ring" "$python" "$mpi4py_script" 20000 || ok=0
   for path in allreduce iallreduce_wait send_recv isend_irecv_waitall; do
     run "$ring" "$loop" "$path" 20000 3 || ok=0
   done
