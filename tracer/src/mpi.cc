@@ -431,11 +431,11 @@ int creating(uint8_t comm_op, const CommEntry* parent, int32_t color, uint64_t c
   const uint64_t id =
       marker_ex(LST_MARK_COMM_CREATE, comm_op, 0, static_cast<uint64_t>(static_cast<int64_t>(color)), nullptr,
                 caller, LST_STATE_ENTERED, parent ? parent->id : 0);
-  ThreadState& st = thread_state();
-  const uint64_t saved = st.inside;
-  if (id != UINT64_MAX) st.inside = id + 1;
-  int rc = call();
-  st.inside = saved;
+  int rc;
+  {
+    InsideCall in(id != UINT64_MAX, id);
+    rc = call();
+  }
   marker_returned(id, rc);
   return rc;
 }

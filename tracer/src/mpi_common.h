@@ -123,18 +123,6 @@ inline uintptr_t key_of(MPI_Request r) noexcept { return reinterpret_cast<uintpt
 // marker after the record (left FAILED). Never on the success path.
 void record_error(uint64_t id, int rc) noexcept;
 
-// While the thread is inside the real call of record `id`: a process that ends there (an error handler
-// that aborts, a signal) names that record in its end marker.
-struct InsideCall {
-  explicit InsideCall(const Pending& p) noexcept : InsideCall(p.rec != nullptr, p.id) {}
-  InsideCall(bool recorded, uint64_t id) noexcept : st(thread_state()), saved(st.inside) {
-    if (recorded) st.inside = id + 1;
-  }
-  ~InsideCall() { st.inside = saved; }
-  ThreadState& st;
-  uint64_t saved;
-};
-
 // The one way a call's record ends (collectives, point-to-point, probes; Wait/Test and communicator
 // creations end their own kind of record the same way): RETURNED, or FAILED and followed by the
 // MPI_ERROR marker of the code the call returned.

@@ -142,12 +142,11 @@ __attribute__((always_inline)) inline int collective(uint8_t op, Comm comm, uint
   if (thread_state().nccl_group_depth > 0) a.flags |= LST_F_IN_GROUP;
   Pending p = collective_enter(a, caller);
   const bool recorded = p.rec != nullptr;  // collective_return() clears p.rec
-  // The record this thread is inside names the call that made a kernel launch (CUPTI, tracer/cuda).
-  ThreadState& ts = thread_state();
-  const uint64_t outer = ts.inside;
-  if (recorded) ts.inside = p.id + 1;
-  int rc = call();
-  ts.inside = outer;
+  int rc;
+  {
+    InsideCall in(p);
+    rc = call();
+  }
   collective_return(p, succeeded(rc));
   if (recorded && succeeded(rc)) after_nccl_collective(p.id, stream);
   return rc;
@@ -409,10 +408,11 @@ WRAP_EXPORT int ncclGroupEnd() {
   if (ts.nccl_group_depth > 0) --ts.nccl_group_depth;  // NCCL leaves the group even when the end fails
   const uint64_t id = marker_ex(LST_MARK_NCCL_GROUP_END, uint64_t(ts.nccl_group_depth), 0, 0, nullptr, caller,
                                 LST_STATE_ENTERED);
-  const uint64_t outer = ts.inside;
-  if (id != UINT64_MAX) ts.inside = id + 1;
-  int rc = FORWARD();
-  ts.inside = outer;
+  int rc;
+  {
+    InsideCall in(id != UINT64_MAX, id);
+    rc = FORWARD();
+  }
   marker_return(id);
   if (succeeded(rc)) after_nccl_group_end(id);
   return rc;

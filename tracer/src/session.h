@@ -124,6 +124,18 @@ struct Pending {
 };
 Pending collective_enter(const CollectiveArgs& a, uint64_t caller) noexcept;
 void collective_return(Pending& p, bool ok) noexcept;
+// While the thread is inside the real call of record `id`: a process that ends there (an error handler
+// that aborts, a signal) names that record in its end marker, and a kernel launched there (CUPTI,
+// tracer/cuda) is that record's.
+struct InsideCall {
+  explicit InsideCall(const Pending& p) noexcept : InsideCall(p.rec != nullptr, p.id) {}
+  InsideCall(bool recorded, uint64_t id) noexcept : st(thread_state()), saved(st.inside) {
+    if (recorded) st.inside = id + 1;
+  }
+  ~InsideCall() { st.inside = saved; }
+  ThreadState& st;
+  uint64_t saved;
+};
 // One point-to-point call that writes two records (MPI_Sendrecv: its SEND and its RECV): both reserved
 // with one atomic add (consecutive ids, `a` first; with extra frames each keeps its STACK records
 // after it) and stamped with one clock reading, so they hold the same entry time. `b` differs from
