@@ -3,6 +3,9 @@
 #include "common.h"
 int main(int argc, char** argv) {
   scenario_init(&argc, &argv);
+#ifdef SCENARIO_AFTER_INIT
+  SCENARIO_AFTER_INIT(); /* deadlock_cycle_exit.c */
+#endif
   MPI_Comm a, b;
   MPI_Comm_split(MPI_COMM_WORLD, scenario_rank < 2 ? 0 : 1, scenario_rank, &a);
   MPI_Comm_dup(a, &b);
