@@ -13,6 +13,7 @@
 #include <cstring>
 #include <memory>
 #include <stdexcept>
+#include <type_traits>
 
 #include "lockstep/check/model.h"
 #include "lockstep/format/fnv.h"
@@ -105,14 +106,23 @@ class SlotCopy {
   int fd_ = -1;
 };
 
+// A walk without a bulk step (for_each_slot's `bulk`).
+struct NoBulk {
+  uint64_t operator()(const lst_record*, uint64_t, uint64_t, bool) const { return 0; }
+};
+
 // Calls fn(id, record, word) for ids [lo, hi) in order: record is nullptr (and word 0) where the slot is
 // not published or a ring's stale one. fn returns false to stop the walk; so does for_each_slot. A walk
 // that usually stops early passes ahead = false: its windows are not mapped in ahead of it.
 // `record` may be a copy, valid until the next call of `piece_done`, which the walk calls after each
 // piece of records it handed to fn (a caller that keeps records past fn lets them go there).
-template <class Fn, class PieceDone>
+// bulk(p, id, n, wraps), where given, is offered the slots p[0 .. n) (ids id ..) before fn sees the
+// first of them: it takes the longest run from p[0] it can handle on its own (published, not stale:
+// with `wraps`, a slot whose id_lo is not its id's is not bulk's) and returns its length; fn then gets
+// the slot after that run, and bulk the rest.
+template <class Fn, class PieceDone, class Bulk = NoBulk>
 bool for_each_slot(const RecordSource& src, uint64_t lo, uint64_t hi, Fn&& fn, bool ahead,
-                   PieceDone&& piece_done) {
+                   PieceDone&& piece_done, Bulk&& bulk = {}) {
   const uint64_t first = src.first_id();
   const uint32_t major = src.format_major();
   uint64_t capacity = 0;
@@ -121,6 +131,12 @@ bool for_each_slot(const RecordSource& src, uint64_t lo, uint64_t hi, Fn&& fn, b
   // One run of slots in memory: ids [a, b) in slots p[0 .. b - a).
   auto run = [&](const lst_record* p, uint64_t a, uint64_t b, bool wraps) LOCKSTEP_INLINE {
     for (uint64_t id = a; id < b; ++id, ++p) {
+      if constexpr (!std::is_same_v<std::decay_t<Bulk>, NoBulk>) {
+        const uint64_t k = bulk(p, id, b - id, wraps);
+        id += k;
+        p += k;
+        if (id == b) break;
+      }
       // The hardware's prefetcher stops at each 4 KiB page: asking for the record 2 KiB ahead starts
       // the next page's translation and first line before the walk waits on them. (A prefetch past
       // the mapping is dropped, never a fault; the address is computed as an integer, since a pointer
@@ -199,8 +215,11 @@ bool for_each_slot(const RecordSource& src, uint64_t lo, uint64_t hi, Fn&& fn, b
 // takes it (returns true) only where it is intact (its own test: intact_with) and fn would do with it
 // exactly what fn did with an earlier record whose kind, state, flags and every other field fn and the
 // range check read were the same: such a record passed that check already, so it is skipped here.
-template <class Fn, class Fast>
-void ingest_records(Rank& rank, std::shared_ptr<const RecordSource> source, Fn&& fn, Fast&& fast) {
+// `bulk`, where given, is for_each_slot's, with the time of the latest record it took kept in its
+// last argument: bulk(p, id, n, wraps, last_t_ns) (its records are counted here).
+template <class Fn, class Fast, class Bulk = NoBulk>
+void ingest_records(Rank& rank, std::shared_ptr<const RecordSource> source, Fn&& fn, Fast&& fast,
+                    Bulk&& bulk = {}) {
   const RecordSource& src = *source;
   rank.source = std::move(source);
   for (auto& m : rank.modules)
@@ -210,37 +229,48 @@ void ingest_records(Rank& rank, std::shared_ptr<const RecordSource> source, Fn&&
   // In registers for the walk, not stored per record.
   uint64_t records = rank.records, last_t_ns = rank.last_t_ns;
   // first and major by value: through a reference they would be loaded again for every record.
-  for_each_slot(src, first, src.end_id(),
-                [&, first, major](uint64_t id, const lst_record* slot, uint32_t seen) LOCKSTEP_INLINE {
-                  uint32_t word = seen;
-                  const lst_record* r = slot;
-                  if (slot) {
-                    if (major >= 2 && fast(*slot, seen, RecordRef(id - first))) {
-                      ++records;
-                      last_t_ns = std::max(last_t_ns, slot->t_ns);
-                      return true;
-                    }
-                    // A 2.x slot may be a copy, which a live job cannot change: read again through the
-                    // mapping (a ring's slot refilled since then reads as not published).
-                    if (!(major >= 2 && intact(slot, seen)))
-                      r = major >= 2 ? recordsig::load_record(src, nullptr, first, id, major, word)
-                                     : recordsig::load_record(src, slot, id, id, major, word);
-                  }
-                  if (!r) {
-                    ++rank.unpublished;
-                    return true;
-                  }
-                  ++records;
-                  if (!recordsig::record_ok(*r, word))
-                    throw std::runtime_error(fmt::format("record {}: bad record (word {:#010x})", id, word));
-                  last_t_ns = std::max(last_t_ns, r->t_ns);
-                  const RecordRef ref = RecordRef(id - first);
-                  if (LST_WORD_KIND(word) != LST_KIND_COLLECTIVE || recordsig::is_message(*r, word))
-                    recordsig::ingest_event(rank, src, *r, word, ref);
-                  else
-                    fn(*r, word, ref);
-                  return true;
-                });
+  auto each = [&, first, major](uint64_t id, const lst_record* slot, uint32_t seen) LOCKSTEP_INLINE {
+    uint32_t word = seen;
+    const lst_record* r = slot;
+    if (slot) {
+      if (major >= 2 && fast(*slot, seen, RecordRef(id - first))) {
+        ++records;
+        last_t_ns = std::max(last_t_ns, slot->t_ns);
+        return true;
+      }
+      // A 2.x slot may be a copy, which a live job cannot change: read again through the
+      // mapping (a ring's slot refilled since then reads as not published).
+      if (!(major >= 2 && intact(slot, seen)))
+        r = major >= 2 ? recordsig::load_record(src, nullptr, first, id, major, word)
+                       : recordsig::load_record(src, slot, id, id, major, word);
+    }
+    if (!r) {
+      ++rank.unpublished;
+      return true;
+    }
+    ++records;
+    if (!recordsig::record_ok(*r, word))
+      throw std::runtime_error(fmt::format("record {}: bad record (word {:#010x})", id, word));
+    last_t_ns = std::max(last_t_ns, r->t_ns);
+    const RecordRef ref = RecordRef(id - first);
+    if (LST_WORD_KIND(word) != LST_KIND_COLLECTIVE || recordsig::is_message(*r, word))
+      recordsig::ingest_event(rank, src, *r, word, ref);
+    else
+      fn(*r, word, ref);
+    return true;
+  };
+  if constexpr (std::is_same_v<std::decay_t<Bulk>, NoBulk>) {
+    for_each_slot(src, first, src.end_id(), each);
+  } else {
+    for_each_slot(
+        src, first, src.end_id(), each, true, [] {},
+        [&, major](const lst_record* p, uint64_t id, uint64_t n, bool wraps) LOCKSTEP_INLINE {
+          if (major < 2) return uint64_t(0);
+          const uint64_t k = bulk(p, id, n, wraps, last_t_ns);
+          records += k;
+          return k;
+        });
+  }
   rank.records = records;
   rank.last_t_ns = last_t_ns;
 }

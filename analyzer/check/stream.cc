@@ -136,6 +136,19 @@ class SiteLookup {
   std::unordered_map<uint64_t, uint32_t> ids_;
 };
 
+// Two of a record's eight words, compared two at a time (SSE2 on x86-64).
+using Pair = uint64_t __attribute__((vector_size(16)));
+inline Pair pair_at(const lst_record* r, size_t i) {
+  Pair v;
+  std::memcpy(&v, reinterpret_cast<const char*>(r) + 16 * i, sizeof v);
+  return v;
+}
+// The bits of a record's words (as pairs) a repeated call keeps: all but its word (compared on its own,
+// without the check bits), seq, id_lo, t_ns and t_return_us, which differ from one call of a loop to
+// the next.
+constexpr Pair kTaken[4] = {
+    {~0ull << 32, ~0ull}, {~0ull << 32, ~0ull >> 32}, {~0ull, ~0ull}, {0, ~0ull << 32}};
+
 // MPI_DATATYPE_NULL as format::dtype_text() names it (no type on a collective that takes one), tested
 // on the integers instead of the text.
 inline bool null_datatype(const lst_record& r) {
@@ -173,6 +186,12 @@ void ingest_stream(Rank& rank, std::shared_ptr<const RecordSource> source) {
     Sequence* s = nullptr;  // &rank.seqs[seq]
     bool done = false;      // recordsig::done() of that call
     bool rare = false;      // not done, or a runtime call with a name (recorded as a span)
+    // The slot the call after this slot's last one went to: in a loop of collectives, the slot of the
+    // next record, found without the hash (bulk below).
+    Slot* next = nullptr;
+    // The last call's record as four pairs of words, of which bulk compares kTaken's bits; its first
+    // word is v0, or zero where bulk leaves this slot's calls to the fast path (rare).
+    Pair tmpl[4] = {};
   };
   std::vector<Slot> slots(256);
   Slot* const cache = slots.data();
@@ -209,6 +228,8 @@ void ingest_stream(Rank& rank, std::shared_ptr<const RecordSource> source) {
     s.site_weight[sl.number] = add(s.site_weight[sl.number], run);
     sl.run = 0;
   };
+  Slot start;           // before the first collective
+  Slot* prev = &start;  // the slot of the last collective taken
   std::unordered_map<uint64_t, uint32_t> site_ids;
   std::unordered_map<uint64_t, uint32_t> numbers;  // sequence << 32 | site -> the site's number there
   const RecordSource& src = *source;
@@ -270,20 +291,55 @@ void ingest_stream(Rank& rank, std::shared_ptr<const RecordSource> source) {
         // trace may have changed it since, and then the slot waits for another call.
         sl.v0 = sl.done == recordsig::done(word, r->api) ? first_word(*r, word) : 0;
         sl.check = walk::check_part(sl.v0, r->comm, r->u.coll.count, r->caller);
+        sl.tmpl[0] = Pair{sl.rare ? 0 : sl.v0, sl.comm};
+        sl.tmpl[1] = Pair{uint64_t(uint32_t(sl.root)) << 32, sl.dtype_size};
+        sl.tmpl[2] = Pair{sl.count, sl.caller};
+        sl.tmpl[3] = Pair{0, uint64_t(sl.aux) << 32};
+        prev->next = &sl;
+        prev = &sl;
         if (sl.s->count == 0) {
           sl.s->first_seq = r->u.coll.seq;
           sl.s->api = r->api;
         }
         take(sl, *r, ref);
       },
-      [slot_of, first_word, take](const lst_record& r, uint32_t word, RecordRef ref) LOCKSTEP_INLINE {
+      [slot_of, first_word, take, &prev](const lst_record& r, uint32_t word, RecordRef ref) LOCKSTEP_INLINE {
         Slot& sl = slot_of(r);
         if (first_word(r, word) != sl.v0 || r.caller != sl.caller || r.comm != sl.comm ||
             r.u.coll.count != sl.count || r.u.coll.dtype_size != sl.dtype_size ||
             r.u.coll.root_or_peer != sl.root || r.aux != sl.aux || !walk::intact_with(&r, word, sl.check))
           return false;
         take(sl, r, ref);
+        prev->next = &sl;
+        prev = &sl;
         return true;
+      },
+      // The fast path above without the hash, for a run of records each the call its predecessor's slot
+      // was followed by last time (Slot::next), with the same fields (Slot::tmpl) and intact: what the
+      // fast path would do with each, but for a rare slot's, which is left to it.
+      [&prev](const lst_record* p, uint64_t id, uint64_t n, bool wraps, uint64_t& last_t_ns) LOCKSTEP_INLINE {
+        Slot* at = prev;
+        uint64_t k = 0;
+        for (; k < n; ++k, ++p) {
+          Slot* const sl = at->next;
+          if (!sl) break;
+          const uint32_t word = __atomic_load_n(&p->word, __ATOMIC_ACQUIRE);
+          const Pair d = ((pair_at(p, 0) ^ sl->tmpl[0]) & kTaken[0]) |
+                         ((pair_at(p, 1) ^ sl->tmpl[1]) & kTaken[1]) | (pair_at(p, 2) ^ sl->tmpl[2]) |
+                         ((pair_at(p, 3) ^ sl->tmpl[3]) & kTaken[3]);
+          if ((d[0] | d[1] | ((word ^ sl->tmpl[0][0]) & ~LST_REC_CHECK_MASK & 0xFFFFFFFFu)) ||
+              (wraps && p->u.coll.id_lo != uint32_t(id + k)) || !walk::intact_with(p, word, sl->check))
+            break;
+          Sequence& s = *sl->s;
+          sl->run = fold(sl->run + s.power);
+          s.power = times_base(s.power);
+          s.last_seq = p->u.coll.seq;
+          ++s.count;
+          last_t_ns = std::max(last_t_ns, p->t_ns);
+          at = sl;
+        }
+        prev = at;
+        return k;
       });
   for (auto& sl : slots) flush(sl);
   for (auto& s : rank.seqs) {

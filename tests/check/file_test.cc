@@ -293,14 +293,18 @@ TEST(Load, DamagedRecordIsBadInputNamingTheFile) {
 }
 
 // A damaged byte in a record amid thousands of equal calls (the ingest's fast path for a call
-// repeating its slot's last one) is found as anywhere else: in a field that changes from call to call
-// (number, id, time), or in one the fast path compares (count, caller, communicator, op).
+// repeating its slot's last one, and its bulk step for a run of them) is found as anywhere else: in a
+// field that changes from call to call (number, id, time, the check bits), or in one the fast path
+// compares (every other field, the word's flags included).
 TEST(Load, DamageInARunOfEqualCallsIsBadInput) {
   const int kRecord = 2000;  // well inside the run: the calls before it filled the slots
   for (size_t offset :
        {offsetof(lst_record, u.coll.seq), offsetof(lst_record, u.coll.id_lo), offsetof(lst_record, t_ns) + 2,
         offsetof(lst_record, t_return_us), offsetof(lst_record, u.coll.count) + 1,
-        offsetof(lst_record, caller), offsetof(lst_record, comm) + 7, offsetof(lst_record, op)}) {
+        offsetof(lst_record, caller), offsetof(lst_record, comm) + 7, offsetof(lst_record, op),
+        offsetof(lst_record, word), offsetof(lst_record, word) + 3, offsetof(lst_record, api),
+        offsetof(lst_record, dtype), offsetof(lst_record, redop), offsetof(lst_record, u.coll.root_or_peer),
+        offsetof(lst_record, u.coll.dtype_size) + 1, offsetof(lst_record, aux) + 2}) {
     TempDir d;
     write_job(d.path(), 2, 3000, 1);
     const std::string victim = rank_file(d.path(), 1);
