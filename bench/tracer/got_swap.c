@@ -83,7 +83,7 @@ static int store(void** slot, void* target, uintptr_t ro_start, uintptr_t ro_end
 // `entsize` bytes apart, with addends or without), except those in [skip, skip_end): swapped, counted
 // in s->result. (Some linkers make DT_RELASZ cover DT_JMPREL's entries as well.)
 static void swap_table(struct swap* s, uintptr_t base, uintptr_t table, size_t size, size_t entsize,
-                       uintptr_t skip, uintptr_t skip_end, const ElfW(Sym)* symtab, const char* strtab,
+                       uintptr_t skip, uintptr_t skip_end, const ElfW(Sym) * symtab, const char* strtab,
                        uintptr_t ro_start, uintptr_t ro_end) {
   if (table == 0 || entsize == 0) return;
   for (size_t off = 0; off + entsize <= size && s->result >= 0; off += entsize) {
@@ -131,18 +131,41 @@ static int visit(struct dl_phdr_info* info, size_t size, void* data) {
   ElfW(Sxword) pltrel = DT_RELA;
   for (const ElfW(Dyn)* d = dyn; d->d_tag != DT_NULL; ++d) {
     switch (d->d_tag) {
-      case DT_JMPREL: jmprel = dyn_addr(base, d->d_un.d_ptr); break;
-      case DT_PLTRELSZ: pltrelsz = d->d_un.d_val; break;
-      case DT_PLTREL: pltrel = (ElfW(Sxword))d->d_un.d_val; break;
-      case DT_RELA: rela = dyn_addr(base, d->d_un.d_ptr); break;
-      case DT_RELASZ: relasz = d->d_un.d_val; break;
-      case DT_RELAENT: relaent = d->d_un.d_val; break;
-      case DT_REL: rel = dyn_addr(base, d->d_un.d_ptr); break;
-      case DT_RELSZ: relsz = d->d_un.d_val; break;
-      case DT_RELENT: relent = d->d_un.d_val; break;
-      case DT_SYMTAB: symtab = dyn_addr(base, d->d_un.d_ptr); break;
-      case DT_STRTAB: strtab = dyn_addr(base, d->d_un.d_ptr); break;
-      default: break;
+      case DT_JMPREL:
+        jmprel = dyn_addr(base, d->d_un.d_ptr);
+        break;
+      case DT_PLTRELSZ:
+        pltrelsz = d->d_un.d_val;
+        break;
+      case DT_PLTREL:
+        pltrel = (ElfW(Sxword))d->d_un.d_val;
+        break;
+      case DT_RELA:
+        rela = dyn_addr(base, d->d_un.d_ptr);
+        break;
+      case DT_RELASZ:
+        relasz = d->d_un.d_val;
+        break;
+      case DT_RELAENT:
+        relaent = d->d_un.d_val;
+        break;
+      case DT_REL:
+        rel = dyn_addr(base, d->d_un.d_ptr);
+        break;
+      case DT_RELSZ:
+        relsz = d->d_un.d_val;
+        break;
+      case DT_RELENT:
+        relent = d->d_un.d_val;
+        break;
+      case DT_SYMTAB:
+        symtab = dyn_addr(base, d->d_un.d_ptr);
+        break;
+      case DT_STRTAB:
+        strtab = dyn_addr(base, d->d_un.d_ptr);
+        break;
+      default:
+        break;
     }
   }
   if (symtab == 0 || strtab == 0) return 1;
