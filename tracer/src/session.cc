@@ -51,6 +51,7 @@ constexpr int kMaxFrames = 64;  // LOCKSTEP_TRACE_STACK's ceiling
 struct Config {
   const char* dir = nullptr;
   int32_t rank_hint = LST_NONE;
+  int32_t size_hint = LST_NONE;  // WORLD_SIZE, with RANK
   uint64_t ring = 0;
   int stack_frames = 0;       // LOCKSTEP_TRACE_STACK: frames kept in all, the caller included
   bool stack_stats = false;   // LOCKSTEP_TRACE_STACK_STATS=1: say at exit which unwinder made the stacks
@@ -85,10 +86,18 @@ void read_cmdline(char* out, size_t len) {
 void load_config() {
   Config& c = g_config;
   c.dir = env::get(env::Var::kTraceDir);
-  c.rank_hint = LST_NONE;
-  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"}) {
-    c.rank_hint = env_int(name, LST_NONE);
-    if (c.rank_hint != LST_NONE) break;
+  // torchrun (and torch.distributed's other launchers) give each worker RANK and WORLD_SIZE; they come
+  // first, since a worker inherits its launcher's own variables too (SLURM_PROCID of the srun task that
+  // started torchrun is its node's, the same for every worker there). A job without MPI has nothing
+  // else to name its ranks by; MPI_Init, where there is one, sets the real rank.
+  c.rank_hint = env_int("RANK", LST_NONE);
+  c.size_hint = env_int("WORLD_SIZE", LST_NONE);
+  if (c.rank_hint == LST_NONE || c.size_hint == LST_NONE || c.rank_hint >= c.size_hint) {
+    c.rank_hint = c.size_hint = LST_NONE;
+    for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"}) {
+      c.rank_hint = env_int(name, LST_NONE);
+      if (c.rank_hint != LST_NONE) break;
+    }
   }
   c.ring = static_cast<uint64_t>(env_int(env::name(env::Var::kTraceRing), 0));
   c.stack_frames = env_int(env::name(env::Var::kTraceStack), 0);
@@ -102,8 +111,8 @@ void load_config() {
   c.python_stats = env::on(env::Var::kTracePythonStats);
   python_stats(c.python_stats);
   const char* job = nullptr;
-  for (const char* name :
-       {env::name(env::Var::kJobId), "PMIX_NAMESPACE", "OMPI_MCA_ess_base_jobid", "SLURM_JOB_ID"}) {
+  for (const char* name : {env::name(env::Var::kJobId), "PMIX_NAMESPACE", "OMPI_MCA_ess_base_jobid",
+                           "SLURM_JOB_ID", "TORCHELASTIC_RUN_ID"}) {
     const char* v = std::getenv(name);
     if (v && *v) {
       job = v;
@@ -345,6 +354,7 @@ format::Writer* open_writer() noexcept {
     g_tracing_off.store(true, std::memory_order_relaxed);
     return nullptr;
   }
+  if (g_config.size_hint != LST_NONE) g_writer->set_world(g_config.rank_hint, g_config.size_hint);
   g_owner.store(g_pid.load(std::memory_order_relaxed), std::memory_order_relaxed);
   calibrate_ticks();
   g_writer_gen.fetch_add(1, std::memory_order_relaxed);

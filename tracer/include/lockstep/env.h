@@ -79,8 +79,8 @@ inline constexpr Entry kTable[] = {
     {Var::kCudart, "LOCKSTEP_CUDART", "path", "the program's",
      "the CUDA runtime the device events use; else the one the program loaded, else `libcudart.so`"},
     {Var::kJobId, "LOCKSTEP_JOB_ID", "string", "the launcher's",
-     "groups the files of one job; else `PMIX_NAMESPACE`, `OMPI_MCA_ess_base_jobid`, `SLURM_JOB_ID`, else "
-     "`ppid-<parent pid>@<host>`; `lockstep run` sets a fresh one"},
+     "groups the files of one job; else `PMIX_NAMESPACE`, `OMPI_MCA_ess_base_jobid`, `SLURM_JOB_ID`, "
+     "`TORCHELASTIC_RUN_ID` (torchrun), else `ppid-<parent pid>@<host>`; `lockstep run` sets a fresh one"},
     {Var::kTracerLib, "LOCKSTEP_TRACER_LIB", "path", "../lib/liblockstep_trace.so",
      "the library `lockstep run` injects when `--tracer` is not given (default: next to `lockstep`)"},
 };
