@@ -364,7 +364,9 @@ Job load_paths(const std::vector<std::string>& inputs, const LoadOptions& option
                                   first.job_id, r.file, r.job_id));
     if (r.world_rank < 0) {
       job.warnings.push_back(
-          fmt::format("{}: the process never learned its rank (no MPI_Init): skipped", r.file));
+          fmt::format("{}: the process never learned its rank (no MPI_Init, and no RANK with WORLD_SIZE "
+                      "or launcher rank variable): skipped",
+                      r.file));
       continue;
     }
     if (r.world_size != first.world_size && r.world_size > 0 && first.world_size > 0)
@@ -387,7 +389,11 @@ Job load_paths(const std::vector<std::string>& inputs, const LoadOptions& option
   job.job_hash = ranks.front().job_hash;
   for (auto& r : ranks)
     if (r.world_rank >= 0) job.ranks.push_back(std::move(r));
-  if (job.ranks.empty()) throw LoadError(fmt::format("{}: no trace file names its rank", dir));
+  if (job.ranks.empty())
+    throw LoadError(fmt::format(
+        "{}: no trace file names its rank (a process learns it from MPI_Init, else from RANK with "
+        "WORLD_SIZE, OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK or SLURM_PROCID in its environment)",
+        dir));
   for (auto& in : inputs) {
     std::error_code ec;
     std::filesystem::path note = std::filesystem::path(in) / kRunTimeoutNote;

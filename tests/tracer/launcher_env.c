@@ -1,5 +1,6 @@
 /* A rank of a job without MPI, as torchrun starts its workers: its rank comes from RANK (WORLD_SIZE
- * workers), and its collectives are the runtime's (annotate.h), on one process set of every rank.
+ * workers; without them, a lone process), and its collectives are the runtime's (annotate.h), on one
+ * process set of every rank.
  *   launcher_env CALLS [ODD_AT]: CALLS allreduces of "grad"; at position ODD_AT (if given) rank 1
  *   broadcasts instead. */
 #include <stdint.h>
@@ -17,11 +18,12 @@ int main(int argc, char** argv) {
   const long odd_at = argc > 2 ? strtol(argv[2], NULL, 10) : -1;
   const char* r = getenv("RANK");
   const char* s = getenv("WORLD_SIZE");
-  if (!r || !s || !lockstep_rt_process_set || !lockstep_rt_collective_begin) {
-    fprintf(stderr, "launcher_env: needs RANK, WORLD_SIZE and the tracer preloaded\n");
+  if (!lockstep_rt_process_set || !lockstep_rt_collective_begin) {
+    fprintf(stderr, "launcher_env: needs the tracer preloaded\n");
     return 2;
   }
-  const int32_t rank = (int32_t)atoi(r), size = (int32_t)atoi(s);
+  /* Without RANK and WORLD_SIZE: a lone process. */
+  const int32_t rank = r ? (int32_t)atoi(r) : 0, size = s ? (int32_t)atoi(s) : 1;
   int32_t members[64];
   for (int32_t i = 0; i < size && i < 64; ++i) members[i] = i;
   const uint64_t set = 0x7e57;

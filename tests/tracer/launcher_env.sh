@@ -40,4 +40,12 @@ rc=0
 out=$("$lockstep" check --no-symbolize "$work/odd") || rc=$?
 [[ $rc -eq 1 ]] || fail "check of the job where rank 1 broadcasts: exit $rc: $out"
 [[ $out == *"#120"* && $out == *"rank 1"* ]] || fail "the finding does not name rank 1's #120: $out"
+# A worker that none of those variables name: its file is skipped, and a job of such files is refused,
+# saying where a rank comes from.
+env -u OMPI_COMM_WORLD_RANK -u PMIX_RANK -u PMI_RANK -u SLURM_PROCID -u RANK -u WORLD_SIZE \
+  LD_PRELOAD="$lib" LOCKSTEP_TRACE_DIR="$work/unnamed" "$prog" 10 2>/dev/null || true
+rc=0
+out=$("$lockstep" check --no-symbolize "$work/unnamed" 2>&1) || rc=$?
+[[ $rc -eq 2 && $out == *"no trace file names its rank (a process learns it from MPI_Init, else from RANK"* ]] ||
+  fail "a job whose files name no rank: exit $rc: $out"
 echo "launcher_env: ok"
