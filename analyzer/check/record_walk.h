@@ -106,10 +106,8 @@ class SlotCopy {
   int fd_ = -1;
 };
 
-// A walk without a bulk step (for_each_slot's `bulk`).
-struct NoBulk {
-  uint64_t operator()(const lst_record*, uint64_t, uint64_t, bool) const { return 0; }
-};
+// A walk without a bulk step (for_each_slot's `bulk`): never called.
+struct NoBulk {};
 
 // Calls fn(id, record, word) for ids [lo, hi) in order: record is nullptr (and word 0) where the slot is
 // not published or a ring's stale one. fn returns false to stop the walk; so does for_each_slot. A walk

@@ -317,30 +317,27 @@ void ingest_stream(Rank& rank, std::shared_ptr<const RecordSource> source) {
       // The fast path above without the hash, for a run of records each the call its predecessor's slot
       // was followed by last time (Slot::next), with the same fields (Slot::tmpl) and intact: what the
       // fast path would do with each, but for a rare slot's, which is left to it.
-      [&prev](const lst_record* p, uint64_t id, uint64_t n, bool wraps, uint64_t& last_t_ns) LOCKSTEP_INLINE {
-        Slot* at = prev;
-        uint64_t k = 0;
-        for (; k < n; ++k, ++p) {
-          Slot* const sl = at->next;
-          if (!sl) break;
-          const uint32_t word = __atomic_load_n(&p->word, __ATOMIC_ACQUIRE);
-          const Pair d = ((pair_at(p, 0) ^ sl->tmpl[0]) & kTaken[0]) |
-                         ((pair_at(p, 1) ^ sl->tmpl[1]) & kTaken[1]) | (pair_at(p, 2) ^ sl->tmpl[2]) |
-                         ((pair_at(p, 3) ^ sl->tmpl[3]) & kTaken[3]);
-          if ((d[0] | d[1] | ((word ^ sl->tmpl[0][0]) & ~LST_REC_CHECK_MASK & 0xFFFFFFFFu)) ||
-              (wraps && p->u.coll.id_lo != uint32_t(id + k)) || !walk::intact_with(p, word, sl->check))
-            break;
-          Sequence& s = *sl->s;
-          sl->run = fold(sl->run + s.power);
-          s.power = times_base(s.power);
-          s.last_seq = p->u.coll.seq;
-          ++s.count;
-          last_t_ns = std::max(last_t_ns, p->t_ns);
-          at = sl;
-        }
-        prev = at;
-        return k;
-      });
+      [&prev, take](const lst_record* p, uint64_t id, uint64_t n, bool wraps, uint64_t& last_t_ns)
+          LOCKSTEP_INLINE {
+            Slot* at = prev;
+            uint64_t k = 0;
+            for (; k < n; ++k, ++p) {
+              Slot* const sl = at->next;
+              if (!sl) break;
+              const uint32_t word = __atomic_load_n(&p->word, __ATOMIC_ACQUIRE);
+              const Pair d = ((pair_at(p, 0) ^ sl->tmpl[0]) & kTaken[0]) |
+                             ((pair_at(p, 1) ^ sl->tmpl[1]) & kTaken[1]) | (pair_at(p, 2) ^ sl->tmpl[2]) |
+                             ((pair_at(p, 3) ^ sl->tmpl[3]) & kTaken[3]);
+              if ((d[0] | d[1] | ((word ^ sl->tmpl[0][0]) & ~LST_REC_CHECK_MASK & 0xFFFFFFFFu)) ||
+                  (wraps && p->u.coll.id_lo != uint32_t(id + k)) || !walk::intact_with(p, word, sl->check))
+                break;
+              take(*sl, *p, RecordRef(0));  // the reference serves a rare slot's calls, none of them here
+              last_t_ns = std::max(last_t_ns, p->t_ns);
+              at = sl;
+            }
+            prev = at;
+            return k;
+          });
   for (auto& sl : slots) flush(sl);
   for (auto& s : rank.seqs) {
     s.hashed_hi = s.count;
