@@ -343,6 +343,7 @@ format::Writer* open_writer() noexcept {
   format::WriterConfig wc;
   wc.dir = g_config.dir;
   wc.rank_hint = g_config.rank_hint;
+  wc.size_hint = g_config.size_hint;
   wc.ring_records = g_config.ring;
   wc.job_id = g_config.job_id;
   wc.cmdline = g_config.cmdline;
@@ -354,7 +355,6 @@ format::Writer* open_writer() noexcept {
     g_tracing_off.store(true, std::memory_order_relaxed);
     return nullptr;
   }
-  if (g_config.size_hint != LST_NONE) g_writer->set_world(g_config.rank_hint, g_config.size_hint);
   g_owner.store(g_pid.load(std::memory_order_relaxed), std::memory_order_relaxed);
   calibrate_ticks();
   g_writer_gen.fetch_add(1, std::memory_order_relaxed);

@@ -490,7 +490,7 @@ bool Writer::open(const WriterConfig& config, char* err, size_t err_len) {
   h->meta_next = 0;
   h->record_next = 0;
   h->world_rank = config.rank_hint >= 0 ? config.rank_hint : LST_NONE;
-  h->world_size = LST_NONE;
+  h->world_size = config.rank_hint >= 0 && config.size_hint > config.rank_hint ? config.size_hint : LST_NONE;
   h->pid = im->pid;
   h->ppid = uint32_t(getppid());
   h->start_wall_ns = clock_ns(CLOCK_REALTIME);

@@ -16,6 +16,7 @@ namespace lockstep::format {
 struct WriterConfig {
   const char* dir = nullptr;          // trace directory; created 0700 when missing
   int32_t rank_hint = LST_NONE;       // world rank known from the launcher's environment, if any
+  int32_t size_hint = LST_NONE;       // world size known from it with that rank, if any
   uint64_t ring_records = 0;          // 0: growing file; N: keep the last N records
   uint64_t initial_records = 4096;    // growing file: records it holds at first (256 KiB)
   uint64_t chunk_records = 1u << 16;  // largest growth step (records); steps double up to it
