@@ -28,7 +28,7 @@ Predefined g_predefined;
 __attribute__((tls_model("initial-exec"))) thread_local bool t_in_mpi_abort = false;
 std::atomic<int> g_mpi_state{0};
 RequestTable g_requests;
-bool g_trace_p2p = env::on(env::Var::kTraceP2p);
+bool g_trace_p2p = false;  // read with the rest of MPI's state, in resolve_mpi
 
 namespace {
 
@@ -309,6 +309,7 @@ bool resolve_mpi() noexcept {
   for (size_t i = 0; i < kNumTypes; ++i) g_type_index.add(g_types[i], i);
   for (size_t i = 0; i < kNumOps; ++i) g_op_index.add(g_ops[i], i);
   g_predefined = p;
+  g_trace_p2p = env::on(env::Var::kTraceP2p);
   g_mpi_state.store(1, std::memory_order_release);
   return true;
 }

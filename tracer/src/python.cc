@@ -132,7 +132,8 @@ struct LineSlot {
   int lasti;
   uint64_t site;
 };
-LineSlot g_lines[kLineSlots];
+// constinit: a dynamic initializer would run when the library is loaded, which may be after its first calls.
+constinit LineSlot g_lines[kLineSlots]{};
 
 inline size_t line_slot(const void* code, int lasti) noexcept {
   const uint64_t k = reinterpret_cast<uintptr_t>(code) ^ (static_cast<uint64_t>(lasti) << 40);

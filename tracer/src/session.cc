@@ -329,7 +329,10 @@ __attribute__((always_inline)) inline uint32_t elapsed_us(uint64_t t0_ns, uint64
   return saturated_us(t0_ns, t > ticks0 ? ticks_to_ns(t - ticks0, q) : 0);
 }
 
+void start_session() noexcept;
+
 format::Writer* open_writer() noexcept {
+  start_session();
   std::lock_guard<std::mutex> lock(g_open_mutex);
   int st = g_state.load(std::memory_order_acquire);
   if (st == kOpen) return g_writer;
@@ -589,17 +592,27 @@ void on_fork_child() {
   new (&g_comm_mutex) std::mutex();
 }
 
-__attribute__((constructor)) void on_load() {
-  g_load_ns = now_ns();
-  g_pid.store(getpid(), std::memory_order_relaxed);
-  load_config();
-  if (!g_config.dir) {
-    g_state.store(kOff, std::memory_order_release);
-    g_tracing_off.store(true, std::memory_order_relaxed);
-  }
-  pthread_atfork(nullptr, nullptr, on_fork_child);
-  std::atexit(on_exit_hook);
+// The configuration, read from the environment, and the process hooks: once, at the first intercepted
+// call or when the library's constructor runs, whichever comes first. A library loaded before this
+// one can make MPI or NCCL calls from its own constructor (MPI_Init in a static initializer), and the
+// dynamic loader runs a preloaded library's constructor after those of the program's libraries: such a
+// call must find the configuration read, not take the missing LOCKSTEP_TRACE_DIR for "tracing off".
+void start_session() noexcept {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    g_load_ns = now_ns();
+    g_pid.store(getpid(), std::memory_order_relaxed);
+    load_config();
+    if (!g_config.dir) {
+      g_state.store(kOff, std::memory_order_release);
+      g_tracing_off.store(true, std::memory_order_relaxed);
+    }
+    pthread_atfork(nullptr, nullptr, on_fork_child);
+    std::atexit(on_exit_hook);
+  });
 }
+
+__attribute__((constructor)) void on_load() { start_session(); }
 
 }  // namespace
 
