@@ -7,7 +7,10 @@
 #   3. the same with CUDA events only,
 #   4. in NCCL profiler-plugin mode (NCCL_PROFILER_PLUGIN=liblockstep_trace.so, nothing preloaded),
 #   5. with NCCL called past the interposer (as with a static NCCL): collectives inferred from kernels,
-#   6. measures the host cost the tracer adds per NCCL call (median of batches, traced minus untraced),
+#   6. measures the host cost the tracer adds per NCCL call: in each traced run, batches of calls through
+#      the interposer against batches made straight to libnccl's own ncclAllReduce in the same process
+#      (median of the rounds' differences), with events and CUPTI, events only, and neither
+#      (LOCKSTEP_TRACE_DEVICE=0: the interposer's own record path); also untraced and traced runs' medians,
 #   7. runs the bundled runtime's NCCL backend on device buffers (tests/runtime/nccl_smoke.cc, 1 rank),
 # then prints a summary. Exit 0 when every check passed, 1 when one failed, 2 when it cannot run here.
 #   tests/gpu/run.sh              build and check on this machine
@@ -97,6 +100,7 @@ run() {
 }
 collectives() { sed -n 's/^collectives=//p' "$work/$1.out"; }
 host_ns() { sed -n 's/.*host_ns_per_call=\([0-9]*\).*/\1/p' "$work/$1.out"; }
+added_ns() { sed -n 's/.*added_ns_per_call=\(-\{0,1\}[0-9]*\).*/\1/p' "$work/$1.out"; }
 # check NAME MODE ARGS...: decodes NAME's traces and runs the checker on them
 check() {
   local name=$1 mode=$2
@@ -135,6 +139,14 @@ else
   fail "events only"
 fi
 
+echo "== no device events (LOCKSTEP_TRACE_DEVICE=0): the interposer's host path alone"
+if run host LD_PRELOAD="$lib" LOCKSTEP_TRACE_DIR="$work/host" LOCKSTEP_TRACE_DEVICE=0 -- --bench "$calls"; then
+  pass "no device events: the workload ran traced"
+else
+  cat "$work/host.out"
+  fail "no device events"
+fi
+
 echo "== NCCL profiler plugin (NCCL_PROFILER_PLUGIN, nothing preloaded)"
 if run plugin NCCL_PROFILER_PLUGIN="$lib" LOCKSTEP_TRACE_DIR="$work/plugin" -- && check plugin plugin; then
   pass "profiler plugin: tasks recorded with NCCL's communicator and numbering"
@@ -165,12 +177,19 @@ else
   fail "runtime NCCL backend on device buffers"
 fi
 
-base=$(host_ns baseline) ev=$(host_ns events) cu=$(host_ns cupti)
-if [[ -n $base && -n $ev && -n $cu ]]; then
+base=$(host_ns baseline) ho=$(host_ns host) ev=$(host_ns events) cu=$(host_ns cupti)
+if [[ -n $base && -n $ho && -n $ev && -n $cu ]]; then
   cost_lines=$(printf 'cost per ncclAllReduce call (host, median of %d-call batches, %s calls):\n' 50 "$calls"
-               printf '  untraced          %6d ns\n' "$base"
-               printf '  events            %6d ns   (+%d ns, x%s)\n' "$ev" $((ev - base)) "$(python3 -c "print(f'{$ev/$base:.2f}')")"
-               printf '  events + CUPTI    %6d ns   (+%d ns, x%s)\n' "$cu" $((cu - base)) "$(python3 -c "print(f'{$cu/$base:.2f}')")")
+               printf '  %-18s %6d ns   added in the same process %4d ns (straight to libnccl: %d ns)\n' \
+                 untraced "$base" "$(added_ns baseline)" "$(sed -n 's/.*direct_ns_per_call=\([0-9]*\).*/\1/p' "$work/baseline.out")"
+               for m in host events cupti; do
+                 label=$m
+                 [[ $m == host ]] && label="no device events"
+                 [[ $m == cupti ]] && label="events + CUPTI"
+                 v=$(host_ns $m)
+                 printf '  %-18s %6d ns   added in the same process %4d ns (against the untraced run: %+d ns, x%s)\n' "$label" "$v" \
+                   "$(added_ns $m)" $((v - base)) "$(python3 -c "print(f'{$v/$base:.2f}')")"
+               done)
   pass "cost per call measured"
 else
   fail "cost per call: a benchmark run printed no figure"
