@@ -1,6 +1,7 @@
 // Writes a small 4-rank job with the real Writer for the report validation test: `clean`, `bad`
 // (rank 2 skips one collective on the duplicate communicator, rank 3 reduces twice the data once), or
-// `hang` (rank 1 skips the last allreduce and blocks in a receive: a cycle through a message).
+// `hang` (rank 1 skips the last allreduce and blocks in a receive: a cycle through a message); `long N`:
+// two ranks of N collectives each, in lockstep.
 #include <cstdio>
 #include <exception>
 #include <string>
@@ -9,16 +10,17 @@
 
 int main(int argc, char** argv) try {
   if (argc != 3 && argc != 4) {
-    std::fprintf(stderr, "usage: check_write_job DIR clean|bad [JOB_ID]\n");
+    std::fprintf(stderr, "usage: check_write_job DIR clean|bad|hang [JOB_ID] | DIR long COLLECTIVES\n");
     return 2;
   }
   const std::string mode = argv[2];
-  for (int r = 0; r < 4; ++r) {
+  const bool long_job = mode == "long" && argc == 4;
+  for (int r = 0; r < (long_job ? 2 : 4); ++r) {
     lockstep::check::gen::Spec s;
     s.dir = argv[1];
-    if (argc == 4) s.job = argv[3];
+    if (argc == 4 && !long_job) s.job = argv[3];
     s.rank = r;
-    s.collectives = 90;
+    s.collectives = long_job ? std::stoull(argv[3]) : 90;
     s.comms = 3;
     if (mode == "bad" && r == 2) s.skip_at = 40;
     if (mode == "bad" && r == 3) s.count_change_at = 30;
