@@ -1067,51 +1067,77 @@ class Analyzer {
       auto world = [&](int32_t cr) {
         return cr >= 0 && size_t(cr) < c.members.size() ? c.members[size_t(cr)] : -1;
       };
-      // Unmatched sends/receives after pairing in order per (source, destination).
-      std::map<std::pair<int32_t, int32_t>, std::vector<std::pair<const Rank*, const P2P*>>> sends, recvs;
-      std::map<int32_t, std::vector<std::pair<const Rank*, const P2P*>>> any;
+      // Unmatched sends/receives after pairing in order per (source, destination). Only the calls past
+      // the pairs are kept: a first pass counts each (source, destination)'s sends and receives (and each
+      // rank's receives from any source), a second keeps the calls after the first min(sends, receives),
+      // so a job of millions of messages needs memory for its unmatched ones only.
+      using Key = std::pair<int32_t, int32_t>;
+      using Call = std::pair<const Rank*, const P2P*>;
+      enum class Side { kNone, kInvalid, kSend, kRecv, kAny };
+      auto side = [&](const P2P& p) {
+        if (p.comm != id) return Side::kNone;
+        if ((p.flags & LST_F_P2P) && p.peer != LST_NONE && p.peer != LST_ANY_SOURCE &&
+            p.peer != LST_PROC_NULL && (p.peer < 0 || size_t(p.peer) >= c.members.size()))
+          return Side::kInvalid;
+        // A probe receives nothing, MPI_PROC_NULL is no peer, and a call MPI failed moved nothing:
+        // none of them pairs.
+        if (p.op == LST_OP_PROBE || p.peer == LST_PROC_NULL || p.state == LST_STATE_FAILED)
+          return Side::kNone;
+        return p.op == LST_OP_SEND ? Side::kSend : p.any_source() ? Side::kAny : Side::kRecv;
+      };
+      std::map<Key, size_t> nsends, nrecvs;
+      std::map<int32_t, size_t> nany;
       bool have = false;
-      std::vector<std::pair<const Rank*, const P2P*>> invalid;  // a peer that is no rank of the comm
+      std::vector<Call> invalid;  // a peer that is no rank of the comm
       for (const Rank* r : c.ranks)
-        for (auto& p : r->p2p) {
-          if (p.comm != id) continue;
-          if ((p.flags & LST_F_P2P) && p.peer != LST_NONE && p.peer != LST_ANY_SOURCE &&
-              p.peer != LST_PROC_NULL && (p.peer < 0 || size_t(p.peer) >= c.members.size())) {
-            invalid.push_back({r, &p});
-            continue;
+        for (auto& p : r->p2p) switch (side(p)) {
+            case Side::kNone:
+              break;
+            case Side::kInvalid:
+              invalid.push_back({r, &p});
+              break;
+            case Side::kSend:
+              have = true;
+              ++nsends[{r->world_rank, world(p.peer)}];
+              break;
+            case Side::kRecv:
+              have = true;
+              ++nrecvs[{world(p.peer), r->world_rank}];
+              break;
+            case Side::kAny:
+              have = true;
+              ++nany[r->world_rank];
+              break;
           }
-          // A probe receives nothing, MPI_PROC_NULL is no peer, and a call MPI failed moved nothing:
-          // none of them pairs.
-          if (p.op == LST_OP_PROBE || p.peer == LST_PROC_NULL || p.state == LST_STATE_FAILED) continue;
-          have = true;
-          if (p.op == LST_OP_SEND)
-            sends[{r->world_rank, world(p.peer)}].push_back({r, &p});
-          else if (p.any_source())
-            any[r->world_rank].push_back({r, &p});
-          else
-            recvs[{world(p.peer), r->world_rank}].push_back({r, &p});
-        }
       if (!invalid.empty()) invalid_peer(c, invalid);
       if (!have) continue;
-      std::vector<std::pair<const Rank*, const P2P*>> us, ur;  // unmatched
-      std::map<std::pair<int32_t, int32_t>, size_t> matched;   // (source, destination) -> messages paired
-      std::set<std::pair<int32_t, int32_t>> keys;
-      for (auto& [k, v] : sends) keys.insert(k);
-      for (auto& [k, v] : recvs) keys.insert(k);
+      std::map<Key, size_t> matched;  // (source, destination) -> messages paired
+      std::set<Key> keys;
+      for (auto& [k, n] : nsends) keys.insert(k);
+      for (auto& [k, n] : nrecvs) keys.insert(k);
+      for (auto& k : keys) matched[k] = std::min(nsends[k], nrecvs[k]);
+      std::map<Key, std::vector<Call>> sends, recvs;  // the calls after the paired ones
+      std::map<Key, size_t> seen_sends, seen_recvs;
+      for (const Rank* r : c.ranks)
+        for (auto& p : r->p2p) {
+          const Side sd = side(p);
+          if (sd != Side::kSend && sd != Side::kRecv) continue;
+          const Key k =
+              sd == Side::kSend ? Key{r->world_rank, world(p.peer)} : Key{world(p.peer), r->world_rank};
+          if ((sd == Side::kSend ? seen_sends : seen_recvs)[k]++ >= matched[k])
+            (sd == Side::kSend ? sends : recvs)[k].push_back({r, &p});
+        }
+      std::vector<Call> us, ur;  // unmatched
       std::map<int32_t, size_t> any_used;
       for (auto& k : keys) {
-        auto& s = sends[k];
-        auto& rv = recvs[k];
-        size_t m = std::min(s.size(), rv.size());
-        matched[k] = m;
-        for (size_t i = m; i < s.size(); ++i) {
+        for (const Call& s : sends[k]) {
           size_t& used = any_used[k.second];
-          if (used < any[k.second].size())
+          if (used < nany[k.second])
             ++used;
           else
-            us.push_back(s[i]);
+            us.push_back(s);
         }
-        for (size_t i = m; i < rv.size(); ++i) ur.push_back(rv[i]);
+        for (const Call& rv : recvs[k]) ur.push_back(rv);
       }
       // A receive from a rank that did send to this one before (and a send to a rank that did receive
       // from this one) names the right peer: that peer stopped or has not got there yet, which the

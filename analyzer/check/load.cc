@@ -342,6 +342,7 @@ Job load_paths(const std::vector<std::string>& inputs, const LoadOptions& option
   }
   if (!bad.empty()) {
     std::vector<Rank> readable;
+    readable.reserve(ranks.size());  // a Rank is copied, not moved, when a vector grows (model.h, p2p)
     for (size_t i = 0; i < ranks.size(); ++i)
       if (errors[i].empty()) readable.push_back(std::move(ranks[i]));
     ranks.swap(readable);
@@ -387,6 +388,7 @@ Job load_paths(const std::vector<std::string>& inputs, const LoadOptions& option
   }
   job.job_id = ranks.front().job_id;
   job.job_hash = ranks.front().job_hash;
+  job.ranks.reserve(ranks.size());
   for (auto& r : ranks)
     if (r.world_rank >= 0) job.ranks.push_back(std::move(r));
   if (job.ranks.empty())

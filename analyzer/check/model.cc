@@ -95,9 +95,9 @@ void ingest_event(Rank& rank, const RecordSource& src, const lst_record& r, uint
     case LST_KIND_COLLECTIVE: {
       // Messages pair by peer and tag, not by position: never part of the collective sequence.
       const uint8_t fl = uint8_t(LST_WORD_FLAGS(word));
-      rank.p2p.push_back({r.comm, r.op, r.u.coll.root_or_peer, r.u.coll.count * r.u.coll.dtype_size, ref,
-                          uint8_t(LST_WORD_STATE(word)), fl,
-                          (fl & LST_F_P2P) ? int32_t(r.u.coll.seq) : int32_t(LST_ANY_TAG)});
+      rank.p2p.push_back({r.comm, ref, r.u.coll.root_or_peer,
+                          (fl & LST_F_P2P) ? int32_t(r.u.coll.seq) : int32_t(LST_ANY_TAG), r.op,
+                          uint8_t(LST_WORD_STATE(word)), fl});
       break;
     }
     case LST_KIND_COMM: {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <string>
@@ -124,18 +125,19 @@ struct Sequence {
 };
 
 // A point-to-point call (kept apart from the collective sequences: they pair by peer, not by order):
-// MPI's (flag LST_F_P2P) and NCCL's send/receive.
+// MPI's (flag LST_F_P2P) and NCCL's send/receive. One is kept per message call of the trace, so it holds
+// only what pairing and the hang post-mortem use (the rest is read from its record): 24 bytes.
 struct P2P {
   uint64_t comm = 0;
-  uint8_t op = 0;           // LST_OP_SEND / LST_OP_RECV / LST_OP_PROBE
-  int32_t peer = LST_NONE;  // rank in comm; LST_ANY_SOURCE, LST_PROC_NULL (MPI)
-  uint64_t bytes = 0;
   RecordRef ref = 0;
-  uint8_t state = 0;
-  uint8_t flags = 0;          // record flags (LST_F_P2P, LST_F_NONBLOCKING)
+  int32_t peer = LST_NONE;    // rank in comm; LST_ANY_SOURCE, LST_PROC_NULL (MPI)
   int32_t tag = LST_ANY_TAG;  // MPI only
+  uint8_t op = 0;             // LST_OP_SEND / LST_OP_RECV / LST_OP_PROBE
+  uint8_t state = 0;
+  uint8_t flags = 0;  // record flags (LST_F_P2P, LST_F_NONBLOCKING)
   bool any_source() const { return peer == LST_ANY_SOURCE || (peer == LST_NONE && op != LST_OP_SEND); }
 };
+static_assert(sizeof(P2P) == 24, "one P2P per message call: keep it small");
 
 // A runtime (api rt) collective span, to name the tensor of MPI/NCCL records it encloses.
 struct RtSpan {
@@ -165,7 +167,10 @@ struct Rank {
   std::vector<CommView> comms;
   std::vector<Sequence> seqs;
   std::unordered_map<uint64_t, uint32_t> seq_index;  // comm id -> index in seqs
-  std::vector<P2P> p2p;
+  // A deque: grown a block at a time, never copied whole (a point-to-point benchmark's rank holds tens
+  // of millions), and what a finding points at stays where it is. Its move may allocate, so a vector
+  // of Ranks copies them when it grows: reserve such a vector first.
+  std::deque<P2P> p2p;
   std::vector<RtSpan> rt;
   // The application's ANNOTATION markers (lockstep_annotate), in record order: (record, string id).
   // Markers are rare, so the hot loop only appends here; a finding looks up the last one before a record.
