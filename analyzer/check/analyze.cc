@@ -1115,18 +1115,23 @@ class Analyzer {
       std::set<Key> keys;
       for (auto& [k, n] : nsends) keys.insert(k);
       for (auto& [k, n] : nrecvs) keys.insert(k);
-      for (auto& k : keys) matched[k] = std::min(nsends[k], nrecvs[k]);
+      bool unpaired = false;  // some (source, destination) sends more or fewer than it receives
+      for (auto& k : keys) {
+        matched[k] = std::min(nsends[k], nrecvs[k]);
+        unpaired = unpaired || nsends[k] != nrecvs[k];
+      }
       std::map<Key, std::vector<Call>> sends, recvs;  // the calls after the paired ones
       std::map<Key, size_t> seen_sends, seen_recvs;
-      for (const Rank* r : c.ranks)
-        for (auto& p : r->p2p) {
-          const Side sd = side(p);
-          if (sd != Side::kSend && sd != Side::kRecv) continue;
-          const Key k =
-              sd == Side::kSend ? Key{r->world_rank, world(p.peer)} : Key{world(p.peer), r->world_rank};
-          if ((sd == Side::kSend ? seen_sends : seen_recvs)[k]++ >= matched[k])
-            (sd == Side::kSend ? sends : recvs)[k].push_back({r, &p});
-        }
+      if (unpaired)  // balanced everywhere: nothing lies past the pairs, so no second pass
+        for (const Rank* r : c.ranks)
+          for (auto& p : r->p2p) {
+            const Side sd = side(p);
+            if (sd != Side::kSend && sd != Side::kRecv) continue;
+            const Key k =
+                sd == Side::kSend ? Key{r->world_rank, world(p.peer)} : Key{world(p.peer), r->world_rank};
+            if ((sd == Side::kSend ? seen_sends : seen_recvs)[k]++ >= matched[k])
+              (sd == Side::kSend ? sends : recvs)[k].push_back({r, &p});
+          }
       std::vector<Call> us, ur;  // unmatched
       std::map<int32_t, size_t> any_used;
       for (auto& k : keys) {

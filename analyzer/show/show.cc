@@ -270,13 +270,15 @@ constexpr const char* kHeads[] = {"ID",    "TIME", "KIND",  "OP",    "COMM", "SE
 constexpr size_t kColumns = std::size(kHeads);
 using Cells = std::array<std::string, kColumns>;
 
-Cells cells_of(const Row& r) {
+// The row's cells; `with_site` false leaves the last column (never padded, so never measured) empty.
+Cells cells_of(const Row& r, bool with_site = true) {
   std::string site;
-  for (const auto& s : r.sites) {
-    std::string one = s.site(true);
-    if (!s.problem.empty() && !s.has_line()) one += " (" + s.problem + ")";
-    site += site.empty() ? one : " < " + one;
-  }
+  if (with_site)
+    for (const auto& s : r.sites) {
+      std::string one = s.site(true);
+      if (!s.problem.empty() && !s.has_line()) one += " (" + s.problem + ")";
+      site += site.empty() ? one : " < " + one;
+    }
   return {std::to_string(r.id),
           r.time,
           r.kind,
@@ -312,7 +314,7 @@ void print_table(const FileView& v) {
   Row row;
   for (uint64_t id = t.first_id(); id < t.end_id(); ++id) {
     if (!decode(v, id, row)) continue;
-    const Cells cells = cells_of(row);
+    const Cells cells = cells_of(row, false);
     for (size_t c = 0; c + 1 < kColumns; ++c) width[c] = std::max(width[c], cells[c].size());
   }
   std::string out;
