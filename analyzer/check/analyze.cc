@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <deque>
 #include <functional>
 #include <map>
 #include <optional>
@@ -256,7 +257,7 @@ class Analyzer {
     for (auto& r : job_.ranks) {
       for (auto& v : r.comms) views[v.id].push_back({&r, &v});
       for (auto& s : r.seqs) users[s.comm].push_back(&r);
-      for (auto& p : r.p2p) users[p.comm];
+      for (auto& [k, n] : r.messages.counts()) users[k.comm];
     }
     std::set<uint64_t> ids;
     for (auto& [id, v] : views) ids.insert(id);
@@ -1067,71 +1068,92 @@ class Analyzer {
       auto world = [&](int32_t cr) {
         return cr >= 0 && size_t(cr) < c.members.size() ? c.members[size_t(cr)] : -1;
       };
-      // Unmatched sends/receives after pairing in order per (source, destination). Only the calls past
-      // the pairs are kept: a first pass counts each (source, destination)'s sends and receives (and each
-      // rank's receives from any source), a second keeps the calls after the first min(sends, receives),
-      // so a job of millions of messages needs memory for its unmatched ones only.
+      // Unmatched sends/receives after pairing in order per (source, destination). The ranks' tallies
+      // give each (source, destination)'s sends and receives (and each rank's receives from any
+      // source); only where some pair does not balance are the calls read again from the traces, and
+      // then only those after the first min(sends, receives) are kept, so a job of millions of
+      // messages needs memory for its unmatched ones only.
       using Key = std::pair<int32_t, int32_t>;
-      using Call = std::pair<const Rank*, const P2P*>;
+      using Call = std::pair<const Rank*, P2P>;
       enum class Side { kNone, kInvalid, kSend, kRecv, kAny };
-      auto side = [&](const P2P& p) {
+      auto side = [&](const MessageKey& p) {
         if (p.comm != id) return Side::kNone;
-        if ((p.flags & LST_F_P2P) && p.peer != LST_NONE && p.peer != LST_ANY_SOURCE &&
-            p.peer != LST_PROC_NULL && (p.peer < 0 || size_t(p.peer) >= c.members.size()))
+        if (p.mpi && p.peer != LST_NONE && p.peer != LST_ANY_SOURCE && p.peer != LST_PROC_NULL &&
+            (p.peer < 0 || size_t(p.peer) >= c.members.size()))
           return Side::kInvalid;
         // A probe receives nothing, MPI_PROC_NULL is no peer, and a call MPI failed moved nothing:
         // none of them pairs.
-        if (p.op == LST_OP_PROBE || p.peer == LST_PROC_NULL || p.state == LST_STATE_FAILED)
-          return Side::kNone;
-        return p.op == LST_OP_SEND ? Side::kSend : p.any_source() ? Side::kAny : Side::kRecv;
+        if (p.op == LST_OP_PROBE || p.peer == LST_PROC_NULL || p.failed) return Side::kNone;
+        const bool any = p.peer == LST_ANY_SOURCE || (p.peer == LST_NONE && p.op != LST_OP_SEND);
+        return p.op == LST_OP_SEND ? Side::kSend : any ? Side::kAny : Side::kRecv;
+      };
+      auto key_of = [&](const Rank& r, const MessageKey& k) {
+        return k.op == LST_OP_SEND ? Key{r.world_rank, world(k.peer)} : Key{world(k.peer), r.world_rank};
       };
       std::map<Key, size_t> nsends, nrecvs;
       std::map<int32_t, size_t> nany;
       bool have = false;
-      std::vector<Call> invalid;  // a peer that is no rank of the comm
-      for (const Rank* r : c.ranks)
-        for (auto& p : r->p2p) switch (side(p)) {
+      std::vector<const Rank*> invalid_on;  // ranks that named a peer that is no rank of the comm
+      for (const Rank* r : c.ranks) {
+        bool invalid = false;
+        for (auto& [k, n] : r->messages.counts()) switch (side(k)) {
             case Side::kNone:
               break;
             case Side::kInvalid:
-              invalid.push_back({r, &p});
+              invalid = true;
               break;
             case Side::kSend:
               have = true;
-              ++nsends[{r->world_rank, world(p.peer)}];
+              nsends[key_of(*r, k)] += n;
               break;
             case Side::kRecv:
               have = true;
-              ++nrecvs[{world(p.peer), r->world_rank}];
+              nrecvs[key_of(*r, k)] += n;
               break;
             case Side::kAny:
               have = true;
-              ++nany[r->world_rank];
+              nany[r->world_rank] += n;
               break;
           }
-      if (!invalid.empty()) invalid_peer(c, invalid);
+        if (invalid) invalid_on.push_back(r);
+      }
+      if (!invalid_on.empty()) {
+        std::vector<Call> invalid;
+        for (const Rank* r : invalid_on)
+          r->for_each_message([&](const P2P& p) {
+            if (side(MessageKey::of(p)) != Side::kInvalid) return true;
+            invalid.push_back({r, p});
+            return false;  // a finding names each rank's first such call
+          });
+        invalid_peer(c, invalid);
+      }
       if (!have) continue;
       std::map<Key, size_t> matched;  // (source, destination) -> messages paired
-      std::set<Key> keys;
+      std::set<Key> keys, unbalanced;
       for (auto& [k, n] : nsends) keys.insert(k);
       for (auto& [k, n] : nrecvs) keys.insert(k);
-      bool unpaired = false;  // some (source, destination) sends more or fewer than it receives
       for (auto& k : keys) {
         matched[k] = std::min(nsends[k], nrecvs[k]);
-        unpaired = unpaired || nsends[k] != nrecvs[k];
+        if (nsends[k] != nrecvs[k]) unbalanced.insert(k);
       }
       std::map<Key, std::vector<Call>> sends, recvs;  // the calls after the paired ones
       std::map<Key, size_t> seen_sends, seen_recvs;
-      if (unpaired)  // balanced everywhere: nothing lies past the pairs, so no second pass
-        for (const Rank* r : c.ranks)
-          for (auto& p : r->p2p) {
-            const Side sd = side(p);
-            if (sd != Side::kSend && sd != Side::kRecv) continue;
-            const Key k =
-                sd == Side::kSend ? Key{r->world_rank, world(p.peer)} : Key{world(p.peer), r->world_rank};
-            if ((sd == Side::kSend ? seen_sends : seen_recvs)[k]++ >= matched[k])
-              (sd == Side::kSend ? sends : recvs)[k].push_back({r, &p});
-          }
+      // Balanced everywhere: nothing lies past the pairs, and no trace is read again. Otherwise only
+      // the ranks at either end of an unbalanced pair are.
+      for (const Rank* r : c.ranks) {
+        bool involved = false;
+        for (auto& k : unbalanced) involved |= k.first == r->world_rank || k.second == r->world_rank;
+        if (!involved) continue;
+        r->for_each_message([&](const P2P& p) {
+          const MessageKey mk = MessageKey::of(p);
+          const Side sd = side(mk);
+          if (sd != Side::kSend && sd != Side::kRecv) return true;
+          const Key k = key_of(*r, mk);
+          if ((sd == Side::kSend ? seen_sends : seen_recvs)[k]++ >= matched[k])
+            (sd == Side::kSend ? sends : recvs)[k].push_back({r, p});
+          return true;
+        });
+      }
       std::vector<Call> us, ur;  // unmatched
       std::map<int32_t, size_t> any_used;
       for (auto& k : keys) {
@@ -1148,14 +1170,14 @@ class Analyzer {
       // from this one) names the right peer: that peer stopped or has not got there yet, which the
       // alignment and the hang analysis say. Only a peer never paired with is a wrong one.
       // The same test both ways: `mine` are receives (or sends) never paired, `theirs` the other side's.
-      auto wrong_peers = [&](const auto& mine, const auto& theirs, bool receiver) {
+      auto wrong_peers = [&](const std::vector<Call>& mine, const std::vector<Call>& theirs, bool receiver) {
         for (auto& [who, p] : mine) {
-          int32_t self = who->world_rank, peer = world(p->peer);
+          int32_t self = who->world_rank, peer = world(p.peer);
           if (matched[receiver ? std::pair{peer, self} : std::pair{self, peer}] > 0) continue;
-          const std::pair<const Rank*, const P2P*>* other = nullptr;
+          const Call* other = nullptr;
           for (auto& o : theirs)
-            if (world(o.second->peer) == self && o.first->world_rank != peer) other = &o;
-          if (other) peer_finding(c, *who, *p, self, *other->first, *other->second, receiver);
+            if (world(o.second.peer) == self && o.first->world_rank != peer) other = &o;
+          if (other) peer_finding(c, *who, p, self, *other->first, other->second, receiver);
         }
       };
       wrong_peers(ur, us, true);
@@ -1166,7 +1188,7 @@ class Analyzer {
   // An MPI destination or source that is no rank of the communicator (MPI_ERR_RANK): an argument MPI
   // rejects whatever the peer does, so an invalid_argument, not a wrong peer. One finding per
   // communicator, at each rank's first such call.
-  void invalid_peer(const Comm& c, const std::vector<std::pair<const Rank*, const P2P*>>& calls) {
+  void invalid_peer(const Comm& c, const std::vector<std::pair<const Rank*, P2P>>& calls) {
     Finding f;
     f.kind = Kind::kInvalidArgument;
     f.comm = c.ref;
@@ -1177,14 +1199,14 @@ class Analyzer {
       if (std::find(f.culprits.begin(), f.culprits.end(), r->world_rank) != f.culprits.end()) continue;
       f.culprits.push_back(r->world_rank);
       r->materialize();
-      const lst_record* rec = r->record(p->ref);
-      RankDetail d = detail(*r, rec, p->tag, p->ref);
-      if (const Rank::MpiError* e = error_of(*r, p->ref)) errors.insert(e->text);
+      const lst_record* rec = r->record(p.ref);
+      RankDetail d = detail(*r, rec, p.tag, p.ref);
+      if (const Rank::MpiError* e = error_of(*r, p.ref)) errors.insert(e->text);
       if (first.empty()) {
-        f.seq = p->tag;  // as for peer_mismatch: a message's place is its tag
-        first = fmt::format("{} {} is not a rank of {} (size {})",
-                            p->op == LST_OP_SEND ? "destination" : "source", p->peer, c.ref.name,
-                            c.members.size());
+        f.seq = p.tag;  // as for peer_mismatch: a message's place is its tag
+        first =
+            fmt::format("{} {} is not a rank of {} (size {})", p.op == LST_OP_SEND ? "destination" : "source",
+                        p.peer, c.ref.name, c.members.size());
       }
       if (c.ranks.size() <= 16) f.detail.push_back(std::move(d));
     }
@@ -1255,7 +1277,7 @@ class Analyzer {
           b = {true, s.comm, int64_t(o), rec, nullptr, ref};
         }
       }
-    for (auto& p : r.p2p) {
+    for (auto& p : r.p2p_open) {
       if (p.peer == LST_PROC_NULL) continue;
       // A blocking call still entered, or a nonblocking one the rank waits for (its MPI_Wait names it).
       bool nb = p.flags & LST_F_NONBLOCKING;
@@ -1305,10 +1327,18 @@ class Analyzer {
       size_t end = size_t(std::upper_bound(s.ref.begin(), s.ref.end(), upto) - s.ref.begin());
       for (size_t i = end > kWindow ? end - kWindow : 0; i < end; ++i) ev.push_back({s.ref[i], s.sig[i]});
     }
-    for (auto& p : r.p2p)
-      if (p.ref <= upto)
-        ev.push_back({p.ref, (uint64_t(p.op) << 56) ^ site_hash(r, r.record(p.ref)->caller) ^
-                                 (uint64_t(p.comm) * 31)});
+    // The messages are read again from the trace: only the last kWindow up to `upto` can be among the
+    // last kWindow calls.
+    std::deque<P2P> messages;
+    r.for_each_message([&](const P2P& p) {
+      if (p.ref > upto) return false;
+      messages.push_back(p);
+      if (messages.size() > kWindow) messages.pop_front();
+      return true;
+    });
+    for (auto& p : messages)
+      ev.push_back(
+          {p.ref, (uint64_t(p.op) << 56) ^ site_hash(r, r.record(p.ref)->caller) ^ (uint64_t(p.comm) * 31)});
     std::sort(ev.begin(), ev.end());
     std::vector<uint64_t> t;
     for (size_t i = ev.size() > kWindow ? ev.size() - kWindow : 0; i < ev.size(); ++i)

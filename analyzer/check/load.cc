@@ -342,7 +342,7 @@ Job load_paths(const std::vector<std::string>& inputs, const LoadOptions& option
   }
   if (!bad.empty()) {
     std::vector<Rank> readable;
-    readable.reserve(ranks.size());  // a Rank is copied, not moved, when a vector grows (model.h, p2p)
+    readable.reserve(ranks.size());
     for (size_t i = 0; i < ranks.size(); ++i)
       if (errors[i].empty()) readable.push_back(std::move(ranks[i]));
     ranks.swap(readable);

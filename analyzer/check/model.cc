@@ -66,6 +66,28 @@ std::string_view Rank::context(RecordRef before) const {
   return source->string(std::prev(it)->second);
 }
 
+void Rank::for_each_message(const std::function<bool(const P2P&)>& fn) const {
+  const uint64_t first = source->first_id();
+  const uint64_t until = messages_until_wall;
+  walk::for_each_slot(
+      *source, first, std::max(first, end_id), [&](uint64_t id, const lst_record* r, uint32_t word) {
+        if (!r || LST_WORD_KIND(word) != LST_KIND_COLLECTIVE || !recordsig::is_message(*r, word)) return true;
+        if (until != UINT64_MAX && start_wall_ns + (r->t_ns - start_mono_ns) > until) return true;
+        return fn(recordsig::message(*r, word, RecordRef(id - first)));
+      });
+}
+
+void Rank::recount_messages() {
+  messages.clear();
+  p2p_open.clear();
+  for_each_message([&](const P2P& p) {
+    messages.add(p);
+    if (p.state == LST_STATE_ENTERED) p2p_open.push_back(p);
+    return true;
+  });
+  recordsig::finish_messages(*this);
+}
+
 uint64_t site_hash(const Rank& rank, uint64_t caller) {
   int m = rank.module_of(caller);
   if (m < 0) return mix(caller);
@@ -90,14 +112,45 @@ std::shared_ptr<const std::vector<int32_t>> intern_members(std::vector<int32_t> 
 }
 
 namespace recordsig {
+P2P message(const lst_record& r, uint32_t word, RecordRef ref) {
+  const uint8_t fl = uint8_t(LST_WORD_FLAGS(word));
+  return {r.comm,
+          ref,
+          r.u.coll.root_or_peer,
+          (fl & LST_F_P2P) ? int32_t(r.u.coll.seq) : int32_t(LST_ANY_TAG),
+          r.op,
+          uint8_t(LST_WORD_STATE(word)),
+          fl};
+}
+
+void finish_messages(Rank& rank) {
+  // A nonblocking message the rank is blocked waiting for: its record says RETURNED, its MPI_Wait that
+  // the rank is still in it. Read here, once the last WAIT record is known.
+  const RecordSource& src = *rank.source;
+  const uint64_t id = rank.wait_first_ref;
+  if (!rank.in_wait || id < src.first_id() || id >= rank.end_id) return;
+  const lst_record* r = src.record(id);
+  if (!r) return;
+  const uint32_t word = __atomic_load_n(&r->word, __ATOMIC_ACQUIRE);
+  if (LST_WORD_KIND(word) != LST_KIND_COLLECTIVE || !is_message(*r, word) ||
+      !(LST_WORD_FLAGS(word) & LST_F_NONBLOCKING) || LST_WORD_STATE(word) != LST_STATE_RETURNED)
+    return;
+  const P2P p = message(*r, word, RecordRef(id - src.first_id()));
+  if (rank.messages_until_wall != UINT64_MAX &&
+      rank.start_wall_ns + (r->t_ns - rank.start_mono_ns) > rank.messages_until_wall)
+    return;
+  auto at = std::lower_bound(rank.p2p_open.begin(), rank.p2p_open.end(), p.ref,
+                             [](const P2P& o, RecordRef ref) { return o.ref < ref; });
+  if (at == rank.p2p_open.end() || at->ref != p.ref) rank.p2p_open.insert(at, p);
+}
+
 void ingest_event(Rank& rank, const RecordSource& src, const lst_record& r, uint32_t word, RecordRef ref) {
   switch (LST_WORD_KIND(word)) {
     case LST_KIND_COLLECTIVE: {
       // Messages pair by peer and tag, not by position: never part of the collective sequence.
-      const uint8_t fl = uint8_t(LST_WORD_FLAGS(word));
-      rank.p2p.push_back({r.comm, ref, r.u.coll.root_or_peer,
-                          (fl & LST_F_P2P) ? int32_t(r.u.coll.seq) : int32_t(LST_ANY_TAG), r.op,
-                          uint8_t(LST_WORD_STATE(word)), fl});
+      const P2P p = message(r, word, ref);
+      rank.messages.add(p);
+      if (p.state == LST_STATE_ENTERED) rank.p2p_open.push_back(p);
       break;
     }
     case LST_KIND_COMM: {
@@ -421,13 +474,11 @@ void trim_cut_ends(Job& job) {
       trimmed = true;
     }
     if (trimmed && r.streamed) rehash_stream(r);
-    if (cut_wall != UINT64_MAX) {
-      const size_t before = r.p2p.size();
-      std::erase_if(r.p2p, [&](const P2P& p) {
-        const lst_record* rec = r.record(p.ref);
-        return rec && wall(r, rec->t_ns) > cut_wall;
-      });
-      skipped += before - r.p2p.size();
+    if (cut_wall != UINT64_MAX && r.messages.total()) {
+      const uint64_t before = r.messages.total();
+      r.messages_until_wall = cut_wall;
+      r.recount_messages();
+      skipped += before - r.messages.total();
     }
   }
   // The end of a cut trace is lost with its records: that it exited says nothing about MPI_Finalize.

@@ -142,5 +142,9 @@ inline std::string_view call_name(const Source& src, const lst_record& r) {
 
 // Everything but a collective's place in its sequence: messages, communicators, markers, waits.
 void ingest_event(Rank& rank, const RecordSource& src, const lst_record& r, uint32_t word, RecordRef ref);
+// A message record (is_message) as the checker keeps it.
+P2P message(const lst_record& r, uint32_t word, RecordRef ref);
+// After a walk over the rank's messages: adds to p2p_open the nonblocking one its last MPI_Wait names.
+void finish_messages(Rank& rank);
 
 }  // namespace lockstep::check::recordsig

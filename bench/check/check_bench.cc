@@ -1,6 +1,9 @@
 // Checker throughput on synthetic traces written with the real Writer:
-//   check_bench gen DIR RANKS COLLECTIVES [COMMS [RING]]  write one job (once; several GB at full size);
-//                                                       RING > 0: ring-mode files keeping RING records
+//   check_bench gen DIR RANKS COLLECTIVES [COMMS [RING [MESSAGES]]]
+//                                                       write one job (once; several GB at full size);
+//                                                       RING > 0: ring-mode files keeping RING records;
+//                                                       MESSAGES: sends and receives after each
+//                                                       collective (a ring exchange)
 //   check_bench run DIR [JOBS]                            baseline read pass vs check, each in a child
 //   check_bench split DIR [JOBS [ROUNDS]]                 baseline read on 1 thread, JOBS threads and
 //                                                       JOBS processes, alternating, user/system CPU
@@ -38,7 +41,7 @@ double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-int gen(const std::string& dir, int ranks, uint64_t n, int comms, uint64_t ring) {
+int gen(const std::string& dir, int ranks, uint64_t n, int comms, uint64_t ring, uint32_t messages) {
   fs::create_directories(dir);
   std::atomic<int> next{0};
   auto work = [&] {
@@ -51,6 +54,7 @@ int gen(const std::string& dir, int ranks, uint64_t n, int comms, uint64_t ring)
       s.collectives = n;
       s.comms = comms;
       s.ring_records = ring;
+      s.messages = messages;
       // Ring mode: ranks keep windows that start at different calls, as in a real job, so the check
       // trims every rank to the calls they all still have.
       if (ring) s.trailing_markers = uint32_t(r % 4) * 5;
@@ -286,14 +290,14 @@ int main(int argc, char** argv) try {
   std::vector<std::string> a(argv + 1, argv + argc);
   if (a.size() >= 4 && a[0] == "gen")
     return gen(a[1], std::stoi(a[2]), std::stoull(a[3]), a.size() > 4 ? std::stoi(a[4]) : 3,
-               a.size() > 5 ? std::stoull(a[5]) : 0);
+               a.size() > 5 ? std::stoull(a[5]) : 0, a.size() > 6 ? uint32_t(std::stoul(a[6])) : 0);
   if (a.size() >= 2 && a[0] == "run") return run(a[1], a.size() > 2 ? std::stoi(a[2]) : 1);
   if (a.size() >= 2 && a[0] == "split")
     return split(a[1], a.size() > 2 ? std::stoi(a[2]) : 2, a.size() > 3 ? std::stoi(a[3]) : 5);
-  std::fprintf(
-      stderr,
-      "usage: check_bench gen DIR RANKS COLLECTIVES [COMMS [RING]] | check_bench run DIR [THREADS] | "
-      "check_bench split DIR [JOBS [ROUNDS]]\n");
+  std::fprintf(stderr,
+               "usage: check_bench gen DIR RANKS COLLECTIVES [COMMS [RING [MESSAGES]]] | check_bench run DIR "
+               "[THREADS] | "
+               "check_bench split DIR [JOBS [ROUNDS]]\n");
   return 2;
 } catch (const std::exception& e) {  // a number that does not parse, a directory that cannot be written
   std::fprintf(stderr, "check_bench: %s\n", e.what());

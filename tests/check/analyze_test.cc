@@ -390,6 +390,33 @@ TEST(Analyze, PeerMismatchBlamesTheReceiverThatNamedTheWrongPeer) {
   EXPECT_EQ(f.culprits, V{1});
 }
 
+// A trace cut by a full disk (its tracer dropped records) ends early: messages the other ranks made
+// after it ended are left out of the pairing, as their collectives are, and counted in the warning.
+TEST(Analyze, MessagesAfterACutTraceEndsAreNotPaired) {
+  for (bool cut : {false, true}) {
+    auto b = ranks(3);
+    for (int i = 0; i < 3; ++i) b[i].calls(kWorld, allreduce(), 2);
+    // After rank 0's trace ends: rank 2 waits for a message from rank 0, and rank 1 sends one to rank 2.
+    b[1].p2p(kWorld, LST_OP_SEND, 2, 7);
+    b[2].p2p(kWorld, LST_OP_RECV, 0, 7);
+    std::vector<Rank> rs;
+    for (auto& x : b) rs.push_back(x.build(EndState::kExited));
+    rs[0].dropped = cut ? 5 : 0;
+    Job job = make_job(std::move(rs));
+    Result r = analyze(job);
+    if (!cut) {  // the same traces uncut: rank 2 named the wrong peer
+      const Finding& f = only(r);
+      EXPECT_EQ(f.kind, Kind::kPeerMismatch);
+      EXPECT_EQ(f.culprits, V{2});
+      continue;
+    }
+    EXPECT_TRUE(r.findings.empty()) << r.findings.front().explanation;
+    ASSERT_EQ(r.warnings.size(), 1u);
+    EXPECT_NE(r.warnings[0].find("2 later call(s) of other ranks could not be checked"), std::string::npos)
+        << r.warnings[0];
+  }
+}
+
 TEST(Analyze, RankBehindInAHangIsNotMissing) {
   auto b = ranks(3);
   Call in = allreduce();

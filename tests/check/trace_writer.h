@@ -34,6 +34,8 @@ struct Spec {
   uint32_t dtype_size = 4;            // bytes per element of every call
   uint32_t odd_dtype_size = 0;        // other than 0: the odd-numbered calls' element size instead
   uint64_t odd_count = 0;             // other than 0: the odd-numbered calls' count instead
+  uint32_t messages = 0;  // after each collective, this many MPI_Send to the next rank and MPI_Recv from
+                          // the previous one (a ring exchange; format 1.1 records)
 };
 
 inline uint64_t comm_id(int which, int32_t rank) {
@@ -52,7 +54,7 @@ inline std::string write_rank(const Spec& s) {
   c.chunk_records = s.chunk_records;
   c.ring_records = s.ring_records;
   c.meta_slots = 256;
-  c.max_records = ((s.collectives + 64) | 0xFFFF) + 1;
+  c.max_records = ((s.collectives * (1 + 2 * uint64_t(s.messages)) + 64) | 0xFFFF) + 1;
   char err[256];
   if (!w.open(c, err, sizeof err)) throw std::runtime_error(err);
   w.set_world(s.rank, s.size);
@@ -108,6 +110,24 @@ inline std::string write_rank(const Spec& s) {
     format::Writer::publish(
         r, LST_WORD(LST_KIND_COLLECTIVE, last && s.last_entered ? LST_STATE_ENTERED : LST_STATE_RETURNED,
                     nonblocking ? LST_F_NONBLOCKING : 0));
+    for (uint32_t m = 0; m < 2 * s.messages; ++m) {
+      const bool send = m % 2 == 0;
+      lst_record* p = w.reserve(&id);
+      if (!p) throw std::runtime_error("trace file full");
+      p->op = send ? LST_OP_SEND : LST_OP_RECV;
+      p->api = LST_API_MPI;
+      p->dtype = LST_DT_FLOAT64;
+      p->comm = comm_id(0, s.rank);
+      p->u.coll.seq = m / 2;  // the tag
+      p->u.coll.root_or_peer = send ? (s.rank + 1) % s.size : (s.rank + s.size - 1) % s.size;
+      p->u.coll.dtype_size = 8;
+      p->u.coll.id_lo = uint32_t(id);
+      p->u.coll.count = 512;
+      p->caller = send ? a : b;
+      p->t_ns = t += 500;
+      p->t_return_us = 1;
+      format::Writer::publish(p, LST_WORD(LST_KIND_COLLECTIVE, LST_STATE_RETURNED, LST_F_P2P));
+    }
   }
   if (s.blocked_recv_from >= 0) {
     lst_record* r = w.reserve(&id);

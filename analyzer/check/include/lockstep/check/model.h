@@ -4,7 +4,6 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <string>
@@ -125,8 +124,8 @@ struct Sequence {
 };
 
 // A point-to-point call (kept apart from the collective sequences: they pair by peer, not by order):
-// MPI's (flag LST_F_P2P) and NCCL's send/receive. One is kept per message call of the trace, so it holds
-// only what pairing and the hang post-mortem use (the rest is read from its record): 24 bytes.
+// MPI's (flag LST_F_P2P) and NCCL's send/receive, as Rank::for_each_message() reads it from its record,
+// with only what pairing and the hang post-mortem use (the rest is read from the record).
 struct P2P {
   uint64_t comm = 0;
   RecordRef ref = 0;
@@ -137,7 +136,81 @@ struct P2P {
   uint8_t flags = 0;  // record flags (LST_F_P2P, LST_F_NONBLOCKING)
   bool any_source() const { return peer == LST_ANY_SOURCE || (peer == LST_NONE && op != LST_OP_SEND); }
 };
-static_assert(sizeof(P2P) == 24, "one P2P per message call: keep it small");
+static_assert(sizeof(P2P) == 24, "keep a message call small");
+
+// What pairing needs of a rank's messages without the calls themselves: how many calls went to each
+// (communicator, peer, operation), failed ones and MPI's (which check their peer) apart. A rank of a
+// point-to-point benchmark makes tens of millions of message calls to a handful of such keys.
+struct MessageKey {
+  uint64_t comm = 0;
+  int32_t peer = LST_NONE;
+  uint8_t op = 0;
+  bool failed = false;  // state FAILED: MPI moved nothing
+  bool mpi = false;     // flag LST_F_P2P
+  bool operator==(const MessageKey&) const = default;
+  static MessageKey of(const P2P& p) {
+    return {p.comm, p.peer, p.op, p.state == LST_STATE_FAILED, (p.flags & LST_F_P2P) != 0};
+  }
+};
+struct MessageKeyHash {
+  size_t operator()(const MessageKey& k) const {
+    uint64_t h = k.comm * 0x9e3779b97f4a7c15ull ^ (uint64_t(uint32_t(k.peer)) << 16 | uint64_t(k.op) << 2 |
+                                                   uint64_t(k.failed) << 1 | uint64_t(k.mpi));
+    return size_t(h ^ (h >> 29));
+  }
+};
+class MessageTally {
+ public:
+  MessageTally() = default;
+  // A copy or a move takes the counts, never the cache (it points into the map it came from).
+  MessageTally(const MessageTally& o) : counts_(o.counts_), total_(o.total_) {}
+  MessageTally(MessageTally&& o) noexcept : counts_(std::move(o.counts_)), total_(o.total_) { o.clear(); }
+  MessageTally& operator=(const MessageTally& o) {
+    if (this != &o) {
+      clear();
+      counts_ = o.counts_;
+      total_ = o.total_;
+    }
+    return *this;
+  }
+  MessageTally& operator=(MessageTally&& o) noexcept {
+    if (this != &o) {
+      clear();
+      counts_ = std::move(o.counts_);
+      total_ = o.total_;
+      o.clear();
+    }
+    return *this;
+  }
+  void add(const P2P& p) { add_to(counter(MessageKey::of(p))); }
+  // The count of a key, which stays where it is until clear() (for a caller's own cache of keys).
+  uint64_t* counter(const MessageKey& k) {
+    // Calls alternate between a few keys (a send and a receive to one peer): a small cache in front.
+    Hit& c = cache_[(uint32_t(k.peer) * 4 + k.op) & 7];
+    if (!c.n || !(c.key == k)) c = {k, &counts_[k]};
+    return c.n;
+  }
+  void add_to(uint64_t* n) {
+    ++*n;
+    ++total_;
+  }
+  void clear() {
+    counts_.clear();
+    for (auto& c : cache_) c = {};
+    total_ = 0;
+  }
+  const std::unordered_map<MessageKey, uint64_t, MessageKeyHash>& counts() const { return counts_; }
+  uint64_t total() const { return total_; }
+
+ private:
+  struct Hit {
+    MessageKey key;
+    uint64_t* n = nullptr;
+  };
+  std::unordered_map<MessageKey, uint64_t, MessageKeyHash> counts_;
+  Hit cache_[8];
+  uint64_t total_ = 0;
+};
 
 // A runtime (api rt) collective span, to name the tensor of MPI/NCCL records it encloses.
 struct RtSpan {
@@ -167,10 +240,14 @@ struct Rank {
   std::vector<CommView> comms;
   std::vector<Sequence> seqs;
   std::unordered_map<uint64_t, uint32_t> seq_index;  // comm id -> index in seqs
-  // A deque: grown a block at a time, never copied whole (a point-to-point benchmark's rank holds tens
-  // of millions), and what a finding points at stays where it is. Its move may allocate, so a vector
-  // of Ranks copies them when it grows: reserve such a vector first.
-  std::deque<P2P> p2p;
+  // Messages: counted, not kept (MessageTally); the calls themselves are read again from the trace by
+  // for_each_message(). `p2p_open` holds the ones in progress when the trace ends, in record order:
+  // every call still ENTERED, and the nonblocking one the rank's last MPI_Wait (still entered) names.
+  MessageTally messages;
+  std::vector<P2P> p2p_open;
+  // A cut trace's job compares messages only up to this wall time (trim_cut_ends): later ones are left
+  // out of the tally and of every walk.
+  uint64_t messages_until_wall = UINT64_MAX;
   std::vector<RtSpan> rt;
   // The application's ANNOTATION markers (lockstep_annotate), in record order: (record, string id).
   // Markers are rare, so the hot loop only appends here; a finding looks up the last one before a record.
@@ -215,6 +292,13 @@ struct Rank {
   std::vector<uint64_t> site_key;   // streamed ranks: the key of each site_addr (resolve_stream)
   bool streamed = false;            // ingest_stream: sequences hold no per-call vectors until materialized
   mutable bool materialized = false;
+
+  // The rank's message calls (the tally's, in record order) read again from its trace; fn returns false
+  // to stop.
+  void for_each_message(const std::function<bool(const P2P&)>& fn) const;
+  // Tallies the messages again from the trace (after messages_until_wall changed).
+  void recount_messages();
+  uint64_t end_id = 0;  // the source's end when ingested: later walks read no further
 
   // Fills every sequence's `sig` and `ref` from the records (a second walk over the trace) when the rank
   // was streamed; nothing otherwise. `release()` gives that memory back (a streamed rank only).
