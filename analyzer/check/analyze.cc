@@ -1258,6 +1258,41 @@ class Analyzer {
   };
   std::map<int32_t, Blocked> blocked_;
 
+  // Whether the peer already did its part for a blocked MPI send or receive: posted the receive (for a
+  // send) or made the send (for a receive) that this call pairs with, messages pairing in order per
+  // (communicator, source, destination, tag) as MPI's do. Such a call waits for the transfer under way
+  // (a job stopped while ranks exchanged halos: each in MPI_Send to the other, each with its MPI_Irecv
+  // posted), not for the peer. False wherever a wildcard (MPI_ANY_SOURCE, MPI_ANY_TAG) on the receiving
+  // side could take the message, and for NCCL's calls, which carry no tag.
+  bool matched_by_peer(const Comm& c, const Rank& r, const Blocked& b, const Rank& m) const {
+    const P2P& p = *b.p2p;
+    if (!(p.flags & LST_F_P2P) || p.tag == LST_ANY_TAG || (p.op != LST_OP_SEND && p.op != LST_OP_RECV))
+      return false;
+    const auto at = std::find(c.members.begin(), c.members.end(), r.world_rank);
+    if (at == c.members.end()) return false;
+    const int32_t self = int32_t(at - c.members.begin());
+    const bool send = p.op == LST_OP_SEND;
+    bool wild = false;
+    uint64_t mine = 0;  // this rank's calls of the blocked one's kind to the peer with its tag, it included
+    r.for_each_message([&](const P2P& q) {
+      if (q.ref > b.ref) return false;
+      if (q.comm != p.comm || q.state == LST_STATE_FAILED || q.op != p.op) return true;
+      if (!send && (q.any_source() || (q.peer == p.peer && q.tag == LST_ANY_TAG))) wild = true;
+      if (q.peer == p.peer && q.tag == p.tag) ++mine;
+      return !wild;
+    });
+    if (wild || mine == 0) return false;
+    uint64_t theirs = 0;  // the peer's calls of the other kind to this rank with that tag
+    m.for_each_message([&](const P2P& q) {
+      if (q.comm != p.comm || q.state == LST_STATE_FAILED || q.op == p.op || q.op == LST_OP_PROBE)
+        return true;
+      if (send && (q.any_source() || (q.peer == self && q.tag == LST_ANY_TAG))) wild = true;
+      if (q.peer == self && q.tag == p.tag) ++theirs;
+      return !wild;
+    });
+    return !wild && theirs >= mine;
+  }
+
   Blocked find_blocked(const Rank& r) const {
     Blocked b;
     if (!behind(r)) return b;
@@ -1655,8 +1690,11 @@ class Analyzer {
             for (int32_t w : c.members)
               if (w != r.world_rank) targets.push_back(w);
           } else if (b.p2p) {
-            if (b.p2p->peer >= 0 && size_t(b.p2p->peer) < c.members.size())
-              targets.push_back(c.members[size_t(b.p2p->peer)]);
+            if (b.p2p->peer >= 0 && size_t(b.p2p->peer) < c.members.size()) {
+              const int32_t w = c.members[size_t(b.p2p->peer)];
+              const Rank* m = job_.rank(w);
+              if (!m || !matched_by_peer(c, r, b, *m)) targets.push_back(w);
+            }
           } else {
             for (int32_t w : c.members) {
               if (w == r.world_rank) continue;

@@ -127,6 +127,40 @@ TEST(Hang, MessageDeadlockWithEqualCollectivesIsNeverInLockstep) {
   EXPECT_NE(find(r, Kind::kDeadlockCycle), nullptr);
 }
 
+// A halo exchange stopped mid-transfer (LAMMPS at --timeout): each rank posted MPI_Irecv from the other,
+// then sits in MPI_Send to it. Each send's receive is posted: no rank waits for the other, so no cycle.
+TEST(Hang, SendsWhoseReceivesArePostedAreNoDeadlock) {
+  const std::string stopped = "lockstep run stopped the job at --timeout after 8.0 s";
+  auto b = ranks(2);
+  for (int i = 0; i < 2; ++i) {
+    b[i].calls(kWorld, allreduce(), 3);
+    for (int step = 0; step < 3; ++step)  // earlier exchanges, completed
+      b[i].p2p(kWorld, LST_OP_RECV, 1 - i, 5, LST_STATE_COMPLETED, 0x2100, LST_F_NONBLOCKING)
+          .p2p(kWorld, LST_OP_SEND, 1 - i, 5);
+    b[i].p2p(kWorld, LST_OP_RECV, 1 - i, 5, LST_STATE_RETURNED, 0x2100, LST_F_NONBLOCKING)
+        .p2p(kWorld, LST_OP_SEND, 1 - i, 5, LST_STATE_ENTERED);
+  }
+  Result r = run(b, {EndState::kKilled, EndState::kKilled}, stopped);
+  EXPECT_EQ(find(r, Kind::kDeadlockCycle), nullptr) << dump(r);
+  ASSERT_FALSE(r.findings.empty());
+  EXPECT_EQ(r.findings.back().kind, Kind::kHang);  // stopped at its --timeout: a hang, but no cycle
+  // The same with the tags of the posted receives wrong: nothing will take the sends, a cycle.
+  auto c = ranks(2);
+  for (int i = 0; i < 2; ++i)
+    c[i].calls(kWorld, allreduce(), 3)
+        .p2p(kWorld, LST_OP_RECV, 1 - i, 6, LST_STATE_RETURNED, 0x2100, LST_F_NONBLOCKING)
+        .p2p(kWorld, LST_OP_SEND, 1 - i, 5, LST_STATE_ENTERED);
+  EXPECT_NE(find(run(c, {EndState::kKilled, EndState::kKilled}, stopped), Kind::kDeadlockCycle), nullptr);
+  // And with each receive already taken by an earlier send: the blocked sends' are not posted, a cycle.
+  auto d = ranks(2);
+  for (int i = 0; i < 2; ++i)
+    d[i].calls(kWorld, allreduce(), 3)
+        .p2p(kWorld, LST_OP_RECV, 1 - i, 5, LST_STATE_COMPLETED, 0x2100, LST_F_NONBLOCKING)
+        .p2p(kWorld, LST_OP_SEND, 1 - i, 5)
+        .p2p(kWorld, LST_OP_SEND, 1 - i, 5, LST_STATE_ENTERED);
+  EXPECT_NE(find(run(d, {EndState::kKilled, EndState::kKilled}, stopped), Kind::kDeadlockCycle), nullptr);
+}
+
 TEST(Hang, StoppedAtTimeoutIsAHangEvenWithNothingPending) {
   auto b = ranks(2);
   for (auto& x : b) x.calls(kWorld, allreduce(), 3);  // both computing (or in an untraced call) when stopped
