@@ -1140,10 +1140,10 @@ class Analyzer {
       std::map<Key, size_t> seen_sends, seen_recvs;
       // Balanced everywhere: nothing lies past the pairs, and no trace is read again. Otherwise only
       // the ranks at either end of an unbalanced pair are.
+      std::set<int32_t> involved;
+      for (auto& [from, to] : unbalanced) involved.insert({from, to});
       for (const Rank* r : c.ranks) {
-        bool involved = false;
-        for (auto& k : unbalanced) involved |= k.first == r->world_rank || k.second == r->world_rank;
-        if (!involved) continue;
+        if (!involved.count(r->world_rank)) continue;
         r->for_each_message([&](const P2P& p) {
           const MessageKey mk = MessageKey::of(p);
           const Side sd = side(mk);

@@ -72,7 +72,7 @@ void Rank::for_each_message(const std::function<bool(const P2P&)>& fn) const {
   walk::for_each_slot(
       *source, first, std::max(first, end_id), [&](uint64_t id, const lst_record* r, uint32_t word) {
         if (!r || LST_WORD_KIND(word) != LST_KIND_COLLECTIVE || !recordsig::is_message(*r, word)) return true;
-        if (until != UINT64_MAX && start_wall_ns + (r->t_ns - start_mono_ns) > until) return true;
+        if (until != UINT64_MAX && past_cut(r->t_ns)) return true;
         return fn(recordsig::message(*r, word, RecordRef(id - first)));
       });
 }
@@ -81,8 +81,7 @@ void Rank::recount_messages() {
   messages.clear();
   p2p_open.clear();
   for_each_message([&](const P2P& p) {
-    messages.add(p);
-    if (p.state == LST_STATE_ENTERED) p2p_open.push_back(p);
+    recordsig::tally_message(*this, p);
     return true;
   });
   recordsig::finish_messages(*this);
@@ -123,6 +122,14 @@ P2P message(const lst_record& r, uint32_t word, RecordRef ref) {
           fl};
 }
 
+uint64_t* tally_message(Rank& rank, const P2P& p) {
+  // Messages pair by peer and tag, not by position: never part of the collective sequence.
+  uint64_t* n = rank.messages.counter(MessageKey::of(p));
+  rank.messages.add_to(n);
+  if (p.state == LST_STATE_ENTERED) rank.p2p_open.push_back(p);
+  return n;
+}
+
 void finish_messages(Rank& rank) {
   // A nonblocking message the rank is blocked waiting for: its record says RETURNED, its MPI_Wait that
   // the rank is still in it. Read here, once the last WAIT record is known.
@@ -136,9 +143,7 @@ void finish_messages(Rank& rank) {
       !(LST_WORD_FLAGS(word) & LST_F_NONBLOCKING) || LST_WORD_STATE(word) != LST_STATE_RETURNED)
     return;
   const P2P p = message(*r, word, RecordRef(id - src.first_id()));
-  if (rank.messages_until_wall != UINT64_MAX &&
-      rank.start_wall_ns + (r->t_ns - rank.start_mono_ns) > rank.messages_until_wall)
-    return;
+  if (rank.past_cut(r->t_ns)) return;
   auto at = std::lower_bound(rank.p2p_open.begin(), rank.p2p_open.end(), p.ref,
                              [](const P2P& o, RecordRef ref) { return o.ref < ref; });
   if (at == rank.p2p_open.end() || at->ref != p.ref) rank.p2p_open.insert(at, p);
@@ -146,13 +151,6 @@ void finish_messages(Rank& rank) {
 
 void ingest_event(Rank& rank, const RecordSource& src, const lst_record& r, uint32_t word, RecordRef ref) {
   switch (LST_WORD_KIND(word)) {
-    case LST_KIND_COLLECTIVE: {
-      // Messages pair by peer and tag, not by position: never part of the collective sequence.
-      const P2P p = message(r, word, ref);
-      rank.messages.add(p);
-      if (p.state == LST_STATE_ENTERED) rank.p2p_open.push_back(p);
-      break;
-    }
     case LST_KIND_COMM: {
       uint8_t op = r.op;
       if (ends_comm(op)) {
@@ -445,7 +443,7 @@ void trim_cut_ends(Job& job) {
   for (auto& r : job.ranks)
     if (r.dropped && !r.ring) cut.push_back(&r);
   if (cut.empty()) return;
-  auto wall = [](const Rank& r, uint64_t t) { return r.start_wall_ns + (t - r.start_mono_ns); };
+  auto wall = [](const Rank& r, uint64_t t) { return r.wall_ns(t); };
   std::unordered_map<uint64_t, size_t> window;  // comm -> collectives every cut member recorded
   uint64_t cut_wall = UINT64_MAX;
   for (const Rank* c : cut) {

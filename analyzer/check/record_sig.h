@@ -140,10 +140,12 @@ inline std::string_view call_name(const Source& src, const lst_record& r) {
   return r.api == LST_API_RT && r.aux ? src.string(r.aux) : std::string_view();
 }
 
-// Everything but a collective's place in its sequence: messages, communicators, markers, waits.
+// Everything but collectives and messages: communicators, markers, waits.
 void ingest_event(Rank& rank, const RecordSource& src, const lst_record& r, uint32_t word, RecordRef ref);
 // A message record (is_message) as the checker keeps it.
 P2P message(const lst_record& r, uint32_t word, RecordRef ref);
+// Counts a message in its rank's tally (and keeps it in p2p_open while ENTERED); returns its key's count.
+uint64_t* tally_message(Rank& rank, const P2P& p);
 // After a walk over the rank's messages: adds to p2p_open the nonblocking one its last MPI_Wait names.
 void finish_messages(Rank& rank);
 

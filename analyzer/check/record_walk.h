@@ -71,6 +71,14 @@ inline bool intact_with(const lst_record* r, uint32_t word, uint32_t part) {
          (word & LST_REC_CHECK_MASK);
 }
 
+// A record's first eight bytes with the check bits cleared: kind, state, flags, op, api, datatype,
+// reduction. Two records equal in these are the same kind of call in the same state.
+inline uint64_t first_word(const lst_record& r, uint32_t word) {
+  uint32_t head;
+  std::memcpy(&head, &r.op, sizeof head);
+  return uint64_t(head) << 32 | (word & ~LST_REC_CHECK_MASK);
+}
+
 // A trace file's slots by pread, for a walk (RecordSource::open_slots): reading the page cache into
 // one small buffer costs a fraction of mapping its pages in (8 GiB of traces: 0.45 s of pread against
 // 3.2 s to touch every record through the mapping, on a KVM guest whose page faults exit to the
@@ -208,13 +216,13 @@ bool for_each_slot(const RecordSource& src, uint64_t lo, uint64_t hi, Fn&& fn, b
 // The ingest loop both ingests share: sets up the rank, then takes every published record of the
 // trace, verified against its check and range-checked, so that a damaged file is a one-line error
 // naming the record even when the reader's separate validation pass is skipped. Collectives go to
-// fn(record, word, ref), which is what differs between the ingests; everything else (messages too)
-// to recordsig::ingest_event. A published 2.x record is first offered to fast(record, word, ref), which
-// takes it (returns true) only where it is intact (its own test: intact_with) and fn would do with it
-// exactly what fn did with an earlier record whose kind, state, flags and every other field fn and the
-// range check read were the same: such a record passed that check already, so it is skipped here.
-// `bulk`, where given, is for_each_slot's, with the time of the latest record it took kept in its
-// last argument: bulk(p, id, n, wraps, last_t_ns) (its records are counted here).
+// fn(record, word, ref), which is what differs between the ingests; messages to recordsig::tally_message,
+// everything else to recordsig::ingest_event. A published 2.x record is first offered to fast(record, word,
+// ref), which takes it (returns true) only where it is intact (its own test: intact_with) and fn would do
+// with it exactly what fn did with an earlier record whose kind, state, flags and every other field fn and
+// the range check read were the same: such a record passed that check already, so it is skipped here. `bulk`,
+// where given, is for_each_slot's, with the time of the latest record it took kept in its last argument:
+// bulk(p, id, n, wraps, last_t_ns) (its records are counted here).
 template <class Fn, class Fast, class Bulk = NoBulk>
 void ingest_records(Rank& rank, std::shared_ptr<const RecordSource> source, Fn&& fn, Fast&& fast,
                     Bulk&& bulk = {}) {
@@ -238,11 +246,6 @@ void ingest_records(Rank& rank, std::shared_ptr<const RecordSource> source, Fn&&
     uint64_t* n = nullptr;
   };
   MessageHit hits[2];
-  auto first_word = [](const lst_record& r, uint32_t word) LOCKSTEP_INLINE {
-    uint32_t head;
-    std::memcpy(&head, &r.op, sizeof head);
-    return uint64_t(head) << 32 | (word & ~LST_REC_CHECK_MASK);
-  };
   // first and major by value: through a reference they would be loaded again for every record.
   auto each = [&, first, major](uint64_t id, const lst_record* slot, uint32_t seen) LOCKSTEP_INLINE {
     uint32_t word = seen;
@@ -279,13 +282,12 @@ void ingest_records(Rank& rank, std::shared_ptr<const RecordSource> source, Fn&&
     if (LST_WORD_KIND(word) != LST_KIND_COLLECTIVE) {
       recordsig::ingest_event(rank, src, *r, word, ref);
     } else if (recordsig::is_message(*r, word)) {
-      recordsig::ingest_event(rank, src, *r, word, ref);
+      uint64_t* n = recordsig::tally_message(rank, recordsig::message(*r, word, ref));
       if (major >= 2 && LST_WORD_STATE(word) != LST_STATE_ENTERED && r == slot)
-        hits[r->op == LST_OP_SEND] = {
-            first_word(*r, word), r->comm, r->u.coll.root_or_peer,
-            rank.messages.counter(MessageKey::of(recordsig::message(*r, word, ref)))};
-    } else
+        hits[r->op == LST_OP_SEND] = {first_word(*r, word), r->comm, r->u.coll.root_or_peer, n};
+    } else {
       fn(*r, word, ref);
+    }
     return true;
   };
   if constexpr (std::is_same_v<std::decay_t<Bulk>, NoBulk>) {

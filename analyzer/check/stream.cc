@@ -198,11 +198,7 @@ void ingest_stream(Rank& rank, std::shared_ptr<const RecordSource> source) {
   auto slot_of = [cache](const lst_record& r) LOCKSTEP_INLINE -> Slot& {
     return cache[((r.caller ^ (r.comm * 0x9e3779b97f4a7c15ull)) * 0xff51afd7ed558ccdull) >> 56];
   };
-  auto first_word = [](const lst_record& r, uint32_t word) LOCKSTEP_INLINE {
-    uint32_t head;
-    std::memcpy(&head, &r.op, sizeof head);
-    return uint64_t(head) << 32 | (word & ~LST_REC_CHECK_MASK);
-  };
+  using walk::first_word;
   // What the slow path below does with a call its slot last took with the same arguments, state and
   // flags: no new value, no change of sequence, root or type; only its place in the sequence.
   auto take = [&rank](Slot& sl, const lst_record& r, RecordRef ref) LOCKSTEP_INLINE {
@@ -303,7 +299,7 @@ void ingest_stream(Rank& rank, std::shared_ptr<const RecordSource> source) {
         }
         take(sl, *r, ref);
       },
-      [slot_of, first_word, take, &prev](const lst_record& r, uint32_t word, RecordRef ref) LOCKSTEP_INLINE {
+      [slot_of, take, &prev](const lst_record& r, uint32_t word, RecordRef ref) LOCKSTEP_INLINE {
         Slot& sl = slot_of(r);
         if (first_word(r, word) != sl.v0 || r.caller != sl.caller || r.comm != sl.comm ||
             r.u.coll.count != sl.count || r.u.coll.dtype_size != sl.dtype_size ||

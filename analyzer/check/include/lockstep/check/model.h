@@ -182,7 +182,6 @@ class MessageTally {
     }
     return *this;
   }
-  void add(const P2P& p) { add_to(counter(MessageKey::of(p))); }
   // The count of a key, which stays where it is until clear() (for a caller's own cache of keys).
   uint64_t* counter(const MessageKey& k) {
     // Calls alternate between a few keys (a send and a receive to one peer): a small cache in front.
@@ -248,6 +247,11 @@ struct Rank {
   // A cut trace's job compares messages only up to this wall time (trim_cut_ends): later ones are left
   // out of the tally and of every walk.
   uint64_t messages_until_wall = UINT64_MAX;
+  // Wall time of a record time (t_ns, this process's monotonic clock).
+  uint64_t wall_ns(uint64_t t_ns) const { return start_wall_ns + (t_ns - start_mono_ns); }
+  bool past_cut(uint64_t t_ns) const {
+    return messages_until_wall != UINT64_MAX && wall_ns(t_ns) > messages_until_wall;
+  }
   std::vector<RtSpan> rt;
   // The application's ANNOTATION markers (lockstep_annotate), in record order: (record, string id).
   // Markers are rare, so the hot loop only appends here; a finding looks up the last one before a record.
