@@ -50,6 +50,8 @@ const char* kind_name(Kind k) {
       return "callsite_mismatch";
     case Kind::kInvalidArgument:
       return "invalid_argument";
+    case Kind::kRankDied:
+      return "rank_died";
   }
   return "unknown";
 }
@@ -157,6 +159,7 @@ class Analyzer {
     hang();
     unfinished();
     hang_finding();
+    death_finding();
     finish();
   }
 
@@ -1663,6 +1666,76 @@ class Analyzer {
     hang_ = std::move(f);
   }
   std::optional<Finding> hang_;
+
+  // A process that died (a fatal signal, MPI_Abort, a non-zero exit before MPI_Finalize returned) in a
+  // job whose collectives all agree and that did not hang: no other finding says so, and "in lockstep"
+  // with exit code 0 would read as a job that ran to its end. Where another finding or the hang stands,
+  // it already names the deaths that matter (a missing call, the rank that died first).
+  void death_finding() {
+    if (!findings_.empty() || hang_) return;
+    std::vector<const Rank*> dead;
+    for (auto& r : job_.ranks)
+      if (died(r) || left_mpi_unfinished(r)) dead.push_back(&r);
+    if (dead.empty()) return;
+    const Rank* first = dead.front();
+    for (const Rank* r : dead)
+      if (time_of(*r, r->last_t_ns) < time_of(*first, first->last_t_ns)) first = r;
+    Finding f;
+    f.kind = Kind::kRankDied;
+    f.seq = -1;
+    f.culprits = {first->world_rank};
+    std::string first_where;
+    for (const Rank* r : dead) {
+      f.ranks.push_back(r->world_rank);
+      const std::string where = last_collective(*r, f.comm);
+      if (r->died_in && r->died_in >= r->source->first_id() && r->died_in < r->end_id) {
+        const RecordRef ref = RecordRef(r->died_in - r->source->first_id());
+        f.detail.push_back(detail(*r, r->record(ref), -1, ref));
+      } else {
+        f.detail.push_back(detail(*r, nullptr, -1, UINT32_MAX));
+        f.detail.back().note = death(*r) + ", " + where;
+      }
+      f.detail.back().position = where;
+      if (r == first) first_where = where;
+    }
+    f.explanation =
+        dead.size() == 1
+            ? fmt::format("rank {} ended before the job finished ({}), {}; no collective differs",
+                          first->world_rank, death(*first), first_where)
+            : fmt::format("{} ended before the job finished, rank {} first ({}), {}; no collective differs",
+                          ranks_phrase(f.ranks), first->world_rank, death(*first), first_where);
+    if (dead.size() < job_.ranks.size())
+      f.notes.push_back(
+          "the other ranks made the same collectives: look at why the process ended (its stderr, a core "
+          "file, the launcher's log)");
+    findings_.push_back(std::move(f));
+  }
+
+  // An MPI process that exited without MPI_Finalize, whatever its status (which an exit hook cannot
+  // see): MPI makes that an error, and launchers report the job failed.
+  static bool left_mpi_unfinished(const Rank& r) {
+    return r.end == EndState::kExited && r.mpi_initialized && !r.finalize_entered;
+  }
+
+  // "after #k on COMM" for the rank's last collective (on any communicator), else "before any
+  // collective"; `comm` becomes that communicator when it is still unset.
+  std::string last_collective(const Rank& r, CommRef& comm) const {
+    const bool held = r.materialized;
+    r.materialize();
+    const Sequence* last = nullptr;
+    for (const Sequence& s : r.seqs)
+      if (s.size() > 0 && !s.ref.empty() && (!last || s.ref.back() > last->ref.back())) last = &s;
+    std::string out = "before any collective";
+    if (last) {
+      auto it = comms_.find(last->comm);
+      const std::string name = it != comms_.end() ? it->second.ref.name : fmt::format("{:#x}", last->comm);
+      out = fmt::format("after {} #{} on {}", format::op_name(*r.record(last->ref.back())),
+                        at(last->comm, int64_t(last->size()) - 1), name);
+      if (comm.id == 0 && it != comms_.end()) comm = it->second.ref;
+    }
+    if (!held) r.release();
+    return out;
+  }
 
   void hang() {
     std::map<int32_t, std::vector<WaitEdge>> out;

@@ -179,6 +179,9 @@ void ingest_event(Rank& rank, const RecordSource& src, const lst_record& r, uint
     }
     case LST_KIND_MARKER:
       switch (r.op) {
+        case LST_MARK_MPI_INIT:
+          rank.mpi_initialized = true;
+          break;
         case LST_MARK_MPI_FINALIZE:
           rank.finalize_entered = true;
           if (LST_WORD_STATE(word) >= LST_STATE_RETURNED) rank.finalize_returned = true;

@@ -19,9 +19,12 @@ std::string xml(const std::string& s) { return format::xml_text(s); }
 std::string junit(const check::Result& r, const Context& ctx) {
   std::map<uint64_t, std::vector<const check::Finding*>> by_comm;
   const check::Finding* hang = nullptr;  // about the whole job: its own test case
+  const check::Finding* died = nullptr;  // about the job's processes: with the missing ones
   for (auto& f : r.findings) {
     if (f.kind == check::Kind::kHang)
       hang = &f;
+    else if (f.kind == check::Kind::kRankDied)
+      died = &f;
     else
       by_comm[f.comm.id].push_back(&f);
   }
@@ -70,12 +73,19 @@ std::string junit(const check::Result& r, const Context& ctx) {
     cases += "    </testcase>\n";
   }
   cases += "    <testcase classname=\"lockstep.check.job\" name=\"processes\" time=\"0\">\n";
-  if (!r.missing_processes.empty()) {
+  if (!r.missing_processes.empty() || died) {
     ++failures;
     std::string list;
     for (int32_t m : r.missing_processes) list += (list.empty() ? "" : ",") + std::to_string(m);
-    cases += fmt::format(
-        "      <failure type=\"missing_process\" message=\"no trace file for rank(s) {}\"/>\n", list);
+    std::string message = list.empty() ? "" : fmt::format("no trace file for rank(s) {}", list);
+    std::string body;
+    if (died) {
+      message += (message.empty() ? "" : "; ") + headline(*died);
+      body = died->explanation + "\n";
+      for (auto& n : died->notes) body += "  note: " + n + "\n";
+    }
+    cases += fmt::format("      <failure type=\"{}\" message=\"{}\">{}</failure>\n",
+                         list.empty() ? "rank_died" : "missing_process", xml(message), xml(body));
   }
   cases += "    </testcase>\n";
   cases += "    <testcase classname=\"lockstep.check.job\" name=\"hang\" time=\"0\">\n";

@@ -14,11 +14,11 @@ namespace {
 using Json = nlohmann::json;
 
 const check::Kind kAllKinds[] = {
-    check::Kind::kMissingCollective, check::Kind::kOpMismatch,     check::Kind::kCountMismatch,
-    check::Kind::kDtypeMismatch,     check::Kind::kRootMismatch,   check::Kind::kRedopMismatch,
-    check::Kind::kPeerMismatch,      check::Kind::kNameMismatch,   check::Kind::kMembershipMismatch,
-    check::Kind::kDeadlockCycle,     check::Kind::kUnfinished,     check::Kind::kHang,
-    check::Kind::kCallsiteMismatch,  check::Kind::kInvalidArgument};
+    check::Kind::kMissingCollective, check::Kind::kOpMismatch,      check::Kind::kCountMismatch,
+    check::Kind::kDtypeMismatch,     check::Kind::kRootMismatch,    check::Kind::kRedopMismatch,
+    check::Kind::kPeerMismatch,      check::Kind::kNameMismatch,    check::Kind::kMembershipMismatch,
+    check::Kind::kDeadlockCycle,     check::Kind::kUnfinished,      check::Kind::kHang,
+    check::Kind::kCallsiteMismatch,  check::Kind::kInvalidArgument, check::Kind::kRankDied};
 
 const char* rule_text(check::Kind k) {
   switch (k) {
@@ -52,6 +52,9 @@ const char* rule_text(check::Kind k) {
              "split colour other than MPI_UNDEFINED), or a communicator creation MPI failed";
     case check::Kind::kCallsiteMismatch:
       return "a rank made a collective from another line than its own pattern (same arguments)";
+    case check::Kind::kRankDied:
+      return "a rank died (a fatal signal, MPI_Abort, or a non-zero exit before MPI_Finalize) while every "
+             "rank's collectives agreed";
   }
   return "";
 }

@@ -116,6 +116,10 @@ std::string headline(const Finding& f) {
     case Kind::kHang:
       return f.culprits.empty() ? std::string("the job hung")
                                 : fmt::format("the job hung; look at {}", ranks_text(f.culprits));
+    case Kind::kRankDied:
+      // The explanation says how and where the process ended: the verdict itself.
+      if (f.explanation.size() <= 160) return f.explanation;
+      return fmt::format("{} ended early; look at {} first", ranks_text(f.ranks), ranks_text(f.culprits));
   }
   return "";
 }
@@ -182,14 +186,15 @@ std::string text(const check::Result& r, const Context& ctx) {
   for (auto& w : r.warnings) s += "warning: " + w + "\n";
   int n = 0;
   for (auto& f : r.findings) {
+    const bool whole = f.kind == Kind::kHang || f.kind == Kind::kRankDied;
     std::string at =
-        f.kind == Kind::kHang ? "the whole job"
-        : f.seq < 0           ? "at creation"
-                              : fmt::format("{} #{}",
+        whole       ? "the whole job"
+        : f.seq < 0 ? "at creation"
+                    : fmt::format("{} #{}",
                                   f.detail.empty() || !f.detail.front().present ? "collective"
-                                                                                          : f.detail.front().operation,
-                                            f.seq);
-    std::string on = f.kind == Kind::kHang ? "" : fmt::format(" on {} (size {})", f.comm.name, f.comm.size);
+                                                                                : f.detail.front().operation,
+                                  f.seq);
+    std::string on = whole ? "" : fmt::format(" on {} (size {})", f.comm.name, f.comm.size);
     s += fmt::format("\n{}. [{}] {}: {}{}{}{}\n", ++n, check::severity_name(f.severity),
                      check::kind_name(f.kind), at, on, f.control ? " [control plane]" : "",
                      f.tie ? " [tie]" : "");

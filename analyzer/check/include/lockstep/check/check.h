@@ -29,7 +29,8 @@ enum class Kind {
   kUnfinished,
   kHang,
   kCallsiteMismatch,
-  kInvalidArgument
+  kInvalidArgument,
+  kRankDied
 };
 const char* kind_name(Kind k);
 
