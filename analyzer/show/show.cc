@@ -34,6 +34,7 @@ struct Options {
   std::string format = "table";
   bool no_symbolize = false;
   bool skip_bad = false;
+  uint64_t first = 0, last = 0;  // only the first or last N records of each file (0: every record)
 };
 
 std::string hex(uint64_t v) { return fmt::format("0x{:x}", v); }
@@ -95,7 +96,7 @@ std::map<uint64_t, std::string> comm_names_of(const TraceFile& t) {
 // of them in one batch, before any record is printed.
 class Sites {
  public:
-  Sites(const TraceFile& t, symbolize::Symbolizer* sym) {
+  Sites(const TraceFile& t, uint64_t lo, uint64_t hi, symbolize::Symbolizer* sym) {
     // A program calls from few places: the list is made unique whenever it doubles, so it never holds
     // much more than the distinct addresses.
     size_t unique_at = 1 << 16;
@@ -106,7 +107,7 @@ class Sites {
       addrs_.erase(std::unique(addrs_.begin(), addrs_.end()), addrs_.end());
       unique_at = std::max(unique_at, 2 * addrs_.size());
     };
-    for (uint64_t id = t.first_id(); id < t.end_id(); ++id) {
+    for (uint64_t id = lo; id < hi; ++id) {
       const lst_record* r = t.record(id);
       if (!r) continue;
       add(r->caller);
@@ -139,13 +140,28 @@ class Sites {
   std::vector<symbolize::Location> locs_;
 };
 
-// What every record of one file is decoded with.
+// The ids [lo, hi) of the records shown: every one, or the first or last N (--first, --last).
+std::pair<uint64_t, uint64_t> shown_range(const TraceFile& t, const Options& o) {
+  uint64_t lo = t.first_id(), hi = t.end_id();
+  if (o.first && hi - lo > o.first) hi = lo + o.first;
+  if (o.last && hi - lo > o.last) lo = hi - o.last;
+  return {lo, hi};
+}
+
+// What every record of one file is decoded with, and which of its records are shown. Communicators
+// are named from the whole file: a record shown may be on one created before the range.
 struct FileView {
   const TraceFile& t;
+  uint64_t lo, hi;
   std::map<uint64_t, std::string> comm_names;
   Sites sites;
-  FileView(const TraceFile& file, symbolize::Symbolizer* sym)
-      : t(file), comm_names(comm_names_of(file)), sites(file, sym) {}
+  FileView(const TraceFile& file, std::pair<uint64_t, uint64_t> range, symbolize::Symbolizer* sym)
+      : t(file),
+        lo(range.first),
+        hi(range.second),
+        comm_names(comm_names_of(file)),
+        sites(file, lo, hi, sym) {}
+  bool limited() const { return lo != t.first_id() || hi != t.end_id(); }
 };
 
 // Record `id` of the file, decoded; false where there is none (a hole, or outside a ring's window).
@@ -308,11 +324,13 @@ void print_table(const FileView& v) {
   fmt::print("  started {}, format {}.{}, tracer {}, {} modules\n", wall_time(h.start_wall_ns),
              h.version_major, h.version_minor, t.tracer_version(), t.modules().size());
   fmt::print("  {}\n", summary_line(t));
+  if (v.limited())
+    fmt::print("  showing records {}..{} of {}..{}\n", v.lo, v.hi - 1, t.first_id(), t.end_id() - 1);
 
   std::array<size_t, kColumns> width{};
   for (size_t c = 0; c < kColumns; ++c) width[c] = strlen(kHeads[c]);
   Row row;
-  for (uint64_t id = t.first_id(); id < t.end_id(); ++id) {
+  for (uint64_t id = v.lo; id < v.hi; ++id) {
     if (!decode(v, id, row)) continue;
     const Cells cells = cells_of(row, false);
     for (size_t c = 0; c + 1 < kColumns; ++c) width[c] = std::max(width[c], cells[c].size());
@@ -333,7 +351,7 @@ void print_table(const FileView& v) {
     std::fwrite(out.data(), 1, out.size(), stdout);
   };
   line([&](size_t c) { return std::string(kHeads[c]); });
-  for (uint64_t id = t.first_id(); id < t.end_id(); ++id) {
+  for (uint64_t id = v.lo; id < v.hi; ++id) {
     if (!decode(v, id, row)) continue;
     const Cells cells = cells_of(row);
     line([&](size_t c) { return cells[c]; });
@@ -432,6 +450,9 @@ void print_json(const FileView& v) {
   f["ring"] = bool(h.flags & LST_HDR_RING);
   f["first_id"] = t.first_id();
   f["end_id"] = t.end_id();
+  // The ids of the records below: [shown_first_id, shown_end_id), a part of the file with --first/--last.
+  f["shown_first_id"] = v.lo;
+  f["shown_end_id"] = v.hi;
   f["dropped_records"] = h.dropped_records;
   f["dropped_meta"] = h.dropped_meta;
   f["unpublished"] = t.unpublished();
@@ -450,7 +471,7 @@ void print_json(const FileView& v) {
   std::fwrite(out.data(), 1, out.size(), stdout);
   bool any = false;
   Row row;
-  for (uint64_t id = t.first_id(); id < t.end_id(); ++id) {
+  for (uint64_t id = v.lo; id < v.hi; ++id) {
     if (!decode(v, id, row)) continue;
     out.assign(any ? ",\n" : "\n").append(8, ' ').append(dumped(record_json(v, row), 4));
     std::fwrite(out.data(), 1, out.size(), stdout);
@@ -497,7 +518,7 @@ int run(const Options& o) {
     const bool as_json = o.format == "json";
     if (as_json) fmt::print("{{\n  \"traces\": [\n    ");
     for (size_t i = 0; i < files.size(); ++i) {
-      const FileView view(files[i], sym.get());
+      const FileView view(files[i], shown_range(files[i], o), sym.get());
       if (as_json) {
         if (i) fmt::print(",\n    ");
         print_json(view);
@@ -525,5 +546,11 @@ LOCKSTEP_COMMAND(show, [](CLI::App& app) {
   cmd->add_flag("--no-symbolize", opts->no_symbolize, "print call sites as module+offset");
   cmd->add_flag("--skip-bad", opts->skip_bad,
                 "show the readable files, naming each skipped one (then exit 2)");
+  auto* first = cmd->add_option("--first", opts->first, "only the first N records of each file")
+                    ->check(CLI::PositiveNumber);
+  cmd->add_option("--last", opts->last,
+                  "only the last N records of each file (where a rank that hung or crashed stopped)")
+      ->check(CLI::PositiveNumber)
+      ->excludes(first);
   cmd->callback([opts] { lockstep::cli::set_exit_code(lockstep::show::run(*opts)); });
 });

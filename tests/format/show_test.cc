@@ -211,6 +211,42 @@ TEST(Show, CorruptedRecordExitsTwoNamingTheRecord) {
       << r.err;
 }
 
+// --first/--last: a part of each file, by record id, with the rest of the output as for the whole file.
+TEST(Show, FirstAndLastShowThatManyRecords) {
+  TempDir d;
+  const std::string p = write_sample(d.path(), 0, call_site());
+  const size_t n = std::size(test::kSample);
+  Result all = show(p + " --format json", d.path());
+  ASSERT_EQ(all.rc, 0) << all.err;
+  const auto every = nlohmann::json::parse(all.out)["traces"][0]["records"];
+  ASSERT_EQ(every.size(), n);
+  for (const char* which : {"--last", "--first"}) {
+    Result r = show(p + " --format json " + which + " 3", d.path());
+    ASSERT_EQ(r.rc, 0) << r.err;
+    const auto doc = nlohmann::json::parse(r.out);
+    const auto& t = doc["traces"][0];
+    ASSERT_EQ(t["records"].size(), 3u) << which;
+    const size_t from = std::string(which) == "--last" ? n - 3 : 0;
+    for (size_t i = 0; i < 3; ++i) EXPECT_EQ(t["records"][i], every[from + i]) << which << " " << i;
+    EXPECT_EQ(t["shown_first_id"], every[from]["id"]);
+    EXPECT_EQ(t["shown_end_id"].get<uint64_t>(), every[from + 2]["id"].get<uint64_t>() + 1);
+  }
+  // More than the file holds: all of it, and the table says nothing about a part.
+  Result r = show(p + " --last 1000", d.path());
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out.find("showing records"), std::string::npos) << r.out;
+  r = show(p + " --last 2", d.path());
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("showing records " + std::to_string(every[n - 2]["id"].get<uint64_t>())),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("MPI_Finalize"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("MPI_Iallreduce"), std::string::npos) << r.out;
+  // Not a count, or both at once: a usage error.
+  for (const char* bad : {" --last 0", " --first -2", " --last x", " --first 2 --last 2"})
+    EXPECT_EQ(show(p + bad, d.path()).rc, 2) << bad;
+}
+
 TEST(Show, NotATraceOrNothingToShowExitsTwo) {
   TempDir d;
   EXPECT_EQ(show(d.path(), d.path()).rc, 2) << "empty directory";
