@@ -1471,6 +1471,8 @@ class Analyzer {
     // 2. One rank blocked in a call the other, which has ended, never reaches. When that call breaks
     // the blocked rank's own per-step pattern, the blocked rank made a call too many; when it
     // continues that pattern, the other rank stopped early (finalized or exited while it is waited for).
+    // With no pattern to go by (too few calls on the communicator), either is as likely: an extra call
+    // on one rank, or the other leaving early (an exception, an early return); the later evidence decides.
     auto blocked_beyond = [&](const Rank& r, const Sequence* s, const Sequence* other) -> int64_t {
       if (!behind(r) || !s) return -1;
       for (uint32_t o : s->open)
@@ -1499,11 +1501,11 @@ class Analyzer {
                 waiter.world_rank, format::op_name(*in), at(c.ref.id, int64_t(o)), c.ref.name, p,
                 p == 1 ? "" : "s", gone.world_rank, ending(gone),
                 gone.end == EndState::kFinalizing ? "went on to MPI_Finalize" : "exited")};
-      return {
-          names(wa ? a : b),
-          fmt::format(
-              "rank {} is blocked in a call on {} that rank {} never reaches (evidence: the blocked call)",
-              waiter.world_rank, c.ref.name, gone.world_rank)};
+      if (departs(ws->sig, o))
+        return {names(wa ? a : b),
+                fmt::format("rank {} is blocked in a call on {} that breaks its own calls' pattern and that "
+                            "rank {} never reaches (evidence: the blocked call)",
+                            waiter.world_rank, c.ref.name, gone.world_rank)};
     }
     // 3. A runtime stall report that names a rank.
     std::set<int32_t> named;

@@ -76,6 +76,9 @@ std::string headline(const Finding& f) {
   std::string at = fmt::format("{} #{} on {}", op, f.seq, f.comm.name);
   switch (f.kind) {
     case Kind::kMissingCollective:
+      if (f.tie)
+        return fmt::format("{} disagree at {}{}: only some of them made the call (tie: no majority)",
+                           ranks_text(f.ranks), at, where(o ? o : any));
       if (c && c->present)
         return fmt::format("{} called an extra {} at #{} on {}{}", who, c->operation, f.seq, f.comm.name,
                            where(c));

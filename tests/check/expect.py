@@ -26,6 +26,7 @@ def main():
     ap.add_argument("--mispaired", action="store_true", help="expect the skip-and-continue note")
     ap.add_argument("--silently-wrong", action="store_true")
     ap.add_argument("--hung", action="store_true")
+    ap.add_argument("--tie", action="store_true", help="expect no majority: the finding blames no rank")
     ap.add_argument("--min-collectives", type=int, default=0)
     ap.add_argument("--explains", default=None,
                     help="regular expression the finding's explanation must match")
@@ -89,6 +90,8 @@ def main():
                 want = [int(x) for x in a.culprits.split(",") if x != ""]
                 if sorted(f["culprits"]) != want:
                     problems.append(f"culprits {f['culprits']}, expected {want}")
+            if a.tie and (not f.get("tie") or f["culprits"]):
+                problems.append(f"expected a tie with no culprits, got tie={f.get('tie')} culprits {f['culprits']}")
             if a.culprits_within is not None:
                 allowed = {int(x) for x in a.culprits_within.split(",") if x != ""}
                 if not f["culprits"] or not set(f["culprits"]) <= allowed:

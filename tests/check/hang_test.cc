@@ -322,6 +322,21 @@ TEST(TwoRanks, BlockedInACallTheOtherNeverReachesDecides) {
   EXPECT_TRUE(said) << dump(r);
 }
 
+// The blocked call has no pattern to continue or break (the communicator's first call): an extra call
+// on the blocked rank and the other leaving early are as likely, so the blocked call decides nothing.
+TEST(TwoRanks, ABlockedFirstCallAgainstAFinalizedRankIsATie) {
+  auto b = ranks(2);
+  Call barrier{.op = LST_OP_BARRIER, .count = 0, .dtype = 0, .state = LST_STATE_ENTERED, .caller = 0x3000};
+  b[0].call(kWorld, barrier);
+  b[1].finalize();
+  Result r = run(b, {EndState::kKilled, EndState::kExited});
+  ASSERT_FALSE(r.findings.empty());
+  const Finding& f = r.findings.front();
+  EXPECT_EQ(f.kind, Kind::kMissingCollective);
+  EXPECT_TRUE(f.tie) << dump(r);
+  EXPECT_TRUE(f.culprits.empty()) << dump(r);
+}
+
 TEST(TwoRanks, NoEvidenceStaysATie) {
   auto b = ranks(2);
   b[0].call(kWorld, allreduce(100)).finalize();
