@@ -1660,6 +1660,7 @@ class Analyzer {
                                     blocked.size() == 1 ? "was" : "were"));
     if (stopped && blocked.empty())
       f.notes.push_back("no rank was inside a traced call: a loop or an untraced call that never returned");
+    for (auto& n : in_flight_) f.notes.push_back(n);
     if (!findings_.empty())
       f.notes.push_back(fmt::format("see the finding{} above for why", findings_.size() == 1 ? "" : "s"));
     else if (!f.culprits.empty())
@@ -1799,6 +1800,55 @@ class Analyzer {
         res_.look_here.push_back(w);
   }
 
+  // A job that `lockstep run --timeout` stopped while it was still running: ranks inside a collective the
+  // others had already left, or each blocked in a receive (or a send) whose partner call was on its way.
+  // The records cannot always tell (a rank's earlier MPI_ANY_SOURCE receives took messages from peers
+  // nobody recorded), but the clock can: a hang stands until the stop, while a call under way began an
+  // instant before it. How long before run's SIGTERM the last of `ranks` began waiting (`began`: on its
+  // own monotonic clock), when that is under kStoodFor and every one of them ran on run's host, whose
+  // clock the note gives; nothing otherwise.
+  static constexpr uint64_t kStoodFor = 1'000'000'000;  // 1 s
+  std::optional<uint64_t> began_at_the_stop(const std::vector<int32_t>& ranks,
+                                            const std::function<uint64_t(const Rank&)>& began) const {
+    if (!job_.stopped_at_ns || ranks.empty()) return std::nullopt;
+    uint64_t last = 0;
+    for (int32_t v : ranks) {
+      const Rank* r = job_.rank(v);
+      if (!r || r->host != job_.stopped_on_host) return std::nullopt;
+      last = std::max(last, began(*r));
+    }
+    if (last + kStoodFor <= job_.stopped_at_ns) return std::nullopt;
+    return job_.stopped_at_ns > last ? job_.stopped_at_ns - last : 0;
+  }
+  static std::string before_the_stop(uint64_t ns) {
+    return ns >= 1'000'000 ? fmt::format("{} ms before the stop", ns / 1'000'000)
+           : ns >= 1'000   ? fmt::format("{} us before the stop", ns / 1'000)
+                           : std::string("as the stop came");
+  }
+  // When a rank blocked in `b` began waiting: at the call, or at the MPI_Wait* that waits for it.
+  static uint64_t began_waiting(const Rank& r, const lst_record& rec) {
+    return std::max(rec.t_ns, r.in_wait ? r.wait_t_ns : 0);
+  }
+
+  // A cycle through messages that formed an instant before the stop is not reported (the hang finding
+  // says so); collectives alone never pass each other, so a cycle of them always stands.
+  bool formed_at_the_stop(const std::vector<int32_t>& comp, const std::vector<WaitEdge>& edges) {
+    if (std::none_of(edges.begin(), edges.end(), [](auto& e) { return e.message; })) return false;
+    const auto gap = began_at_the_stop(comp, [&](const Rank& r) {
+      const Blocked& b = blocked_[r.world_rank];
+      return b.rec ? began_waiting(r, *b.rec) : UINT64_MAX;
+    });
+    if (!gap) return false;
+    in_flight_.push_back(fmt::format(
+        "{} were waiting for each other's messages when the job was stopped, the last of them began waiting "
+        "{}: an exchange under way, not reported as a deadlock (a cycle through messages counts when it "
+        "stood "
+        "for {} s before the stop)",
+        ranks_phrase(comp), before_the_stop(*gap), kStoodFor / 1'000'000'000));
+    return true;
+  }
+  std::vector<std::string> in_flight_;  // notes for the hang finding
+
   void cycles(std::map<int32_t, std::vector<WaitEdge>>& out) {
     // Tarjan's strongly connected components; each component of two or more ranks is a deadlock.
     std::map<int32_t, int> index, low;
@@ -1845,6 +1895,7 @@ class Analyzer {
       for (int32_t v : comp)
         for (auto& e : out[v])
           if (in.count(e.to)) f.edges.push_back(e);
+      if (formed_at_the_stop(comp, f.edges)) continue;
       std::vector<int32_t> path{comp.front()};
       std::set<int32_t> seen{comp.front()};
       std::string text;
@@ -1905,6 +1956,7 @@ class Analyzer {
         if (flagged_.count({id, int64_t(k)})) continue;
         bool all = c.ranks.size() == c.members.size();
         std::vector<int32_t> open, stuck_free, done, dead;
+        std::map<int32_t, const lst_record*> open_rec;
         for (const Rank* r : c.ranks) {
           const Sequence* s = r->sequence(id);
           if (!s || s->size() <= k) {
@@ -1914,6 +1966,7 @@ class Analyzer {
           if (auto it = std::lower_bound(s->open.begin(), s->open.end(), k);
               it != s->open.end() && *it == k) {
             open.push_back(r->world_rank);
+            open_rec[r->world_rank] = r->record(s->open_ref[size_t(it - s->open.begin())]);
             if (died_inside(*r, s->open_ref[size_t(it - s->open.begin())])) dead.push_back(r->world_rank);
             const Blocked& b = blocked_[r->world_rank];
             if (!(b.yes && b.comm == id && b.pos == int64_t(k))) stuck_free.push_back(r->world_rank);
@@ -1932,6 +1985,19 @@ class Analyzer {
           continue;
         // A finished job whose nonblocking calls were never waited for is not a hang.
         if (!res_.hung) continue;
+        // `lockstep run` stopped the job while these ranks were inside the call, an instant after they
+        // entered it (and none of them died of its own): a call under way, not one that never finished.
+        if (std::none_of(open.begin(), open.end(), [&](int32_t w) { return died(*job_.rank(w)); }))
+          if (const auto gap = began_at_the_stop(
+                  open, [&](const Rank& r) { return began_waiting(r, *open_rec.at(r.world_rank)); })) {
+            in_flight_.push_back(fmt::format(
+                "{} {} inside {} #{} on {} when the job was stopped, the last of them entered it {}: a call "
+                "under way, not reported as unfinished (that takes {} s inside it before the stop)",
+                ranks_phrase(open), open.size() == 1 ? "was" : "were",
+                format::op_name(*open_rec.at(open.front())), at(c.ref.id, int64_t(k)), c.ref.name,
+                before_the_stop(*gap), kStoodFor / 1'000'000'000));
+            continue;
+          }
         Finding f;
         f.kind = Kind::kUnfinished;
         f.comm = c.ref;

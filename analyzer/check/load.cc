@@ -415,6 +415,8 @@ Job load_paths(const std::vector<std::string>& inputs, const LoadOptions& option
         const std::string_view rest = end ? text.substr(size_t(end - line)) : std::string_view();
         if (term_ns > 0 && rest.substr(0, kOn.size()) == kOn) {
           const std::string_view run_host = rest.substr(kOn.size());
+          job.stopped_at_ns = term_ns;
+          job.stopped_on_host = std::string(run_host);
           for (auto& r : job.ranks)
             if (r.end == EndState::kExited && !r.finalize_returned && r.host == run_host &&
                 r.end_t_ns >= term_ns)

@@ -227,6 +227,7 @@ void ingest_event(Rank& rank, const RecordSource& src, const lst_record& r, uint
     case LST_KIND_WAIT:
       rank.in_wait = LST_WORD_STATE(word) == LST_STATE_ENTERED;
       rank.wait_first_ref = r.u.wait.first_ref;
+      rank.wait_t_ns = r.t_ns;
       break;
     default:
       break;

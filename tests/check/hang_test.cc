@@ -127,6 +127,68 @@ TEST(Hang, MessageDeadlockWithEqualCollectivesIsNeverInLockstep) {
   EXPECT_NE(find(r, Kind::kDeadlockCycle), nullptr);
 }
 
+// The same two receives, in a job `lockstep run --timeout` stopped: a cycle that stood for seconds before
+// run's SIGTERM is a deadlock; one whose last rank began waiting an instant before is a snapshot of an
+// exchange under way (LAMMPS' balance example, whose ranks' earlier MPI_ANY_SOURCE receives leave the
+// message counts undecided), said in the hang finding instead. On another host the clocks do not compare:
+// the cycle stands.
+TEST(Hang, AMessageCycleFormedAnInstantBeforeTheStopIsNoDeadlock) {
+  auto at_stop = [](uint64_t after_ns, const std::string& host) {
+    auto b = ranks(2);
+    for (auto& x : b) x.calls(kWorld, allreduce(), 3);
+    b[0].p2p(kWorld, LST_OP_RECV, 1, 0, LST_STATE_ENTERED);
+    b[1].p2p(kWorld, LST_OP_RECV, 0, 0, LST_STATE_ENTERED);
+    std::vector<Rank> rs;
+    for (auto& x : b) rs.push_back(x.build(EndState::kKilled));
+    Job job = make_job(std::move(rs));
+    job.stopped_by_run = "lockstep run stopped the job at --timeout";
+    job.stopped_at_ns = 2000 + after_ns;  // the builder's records are stamped from 1001 ns on
+    job.stopped_on_host = host;
+    return analyze(job);
+  };
+  Result stood = at_stop(3'000'000'000, "test-host");
+  EXPECT_NE(find(stood, Kind::kDeadlockCycle), nullptr) << dump(stood);
+  Result instant = at_stop(5'000'000, "test-host");
+  EXPECT_EQ(find(instant, Kind::kDeadlockCycle), nullptr) << dump(instant);
+  const Finding* h = find(instant, Kind::kHang);
+  ASSERT_NE(h, nullptr) << dump(instant);
+  bool said = false;
+  for (auto& n : h->notes) said |= n.find("exchange under way") != std::string::npos;
+  EXPECT_TRUE(said) << dump(instant);
+  Result elsewhere = at_stop(5'000'000, "another-host");
+  EXPECT_NE(find(elsewhere, Kind::kDeadlockCycle), nullptr) << dump(elsewhere);
+}
+
+// Stopped while ranks 0 and 2 were still inside an allreduce that ranks 1 and 3 had left (LAMMPS' flow
+// example at --timeout): a call under way when it entered an instant before run's SIGTERM, unfinished
+// when it had been in it for seconds.
+TEST(Hang, ACollectiveEnteredAnInstantBeforeTheStopIsNotUnfinished) {
+  auto at_stop = [](uint64_t after_ns) {
+    auto b = ranks(4);
+    for (auto& x : b) x.calls(kWorld, allreduce(), 3);
+    for (int i = 0; i < 4; ++i)
+      b[size_t(i)].call(kWorld, Call{.state = uint8_t(i % 2 ? LST_STATE_RETURNED : LST_STATE_ENTERED)});
+    std::vector<Rank> rs;
+    for (auto& x : b) rs.push_back(x.build(EndState::kKilled));
+    Job job = make_job(std::move(rs));
+    job.stopped_by_run = "lockstep run stopped the job at --timeout";
+    job.stopped_at_ns = 2000 + after_ns;
+    job.stopped_on_host = "test-host";
+    return analyze(job);
+  };
+  Result stood = at_stop(3'000'000'000);
+  const Finding* u = find(stood, Kind::kUnfinished);
+  ASSERT_NE(u, nullptr) << dump(stood);
+  EXPECT_EQ(u->seq, 3);
+  Result instant = at_stop(5'000'000);
+  EXPECT_EQ(find(instant, Kind::kUnfinished), nullptr) << dump(instant);
+  const Finding* h = find(instant, Kind::kHang);
+  ASSERT_NE(h, nullptr) << dump(instant);
+  bool said = false;
+  for (auto& n : h->notes) said |= n.find("ranks 0,2 were inside MPI_Allreduce #3") != std::string::npos;
+  EXPECT_TRUE(said) << dump(instant);
+}
+
 // A halo exchange stopped mid-transfer (LAMMPS at --timeout): each rank posted MPI_Irecv from the other,
 // then sits in MPI_Send to it. Each send's receive is posted: no rank waits for the other, so no cycle.
 TEST(Hang, SendsWhoseReceivesArePostedAreNoDeadlock) {

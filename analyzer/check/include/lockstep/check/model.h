@@ -286,6 +286,7 @@ struct Rank {
   uint64_t died_in = 0;
   // The last WAIT record if it is still ENTERED (the rank is blocked in MPI_Wait*).
   bool in_wait = false;
+  uint64_t wait_t_ns = 0;       // that WAIT record's entry time
   uint64_t wait_first_ref = 0;  // record id of the first request's collective
   uint64_t last_t_ns = 0;
   uint64_t end_t_ns = 0;  // the PROCESS_END marker's time (0: none)
@@ -392,6 +393,9 @@ struct Job {
   std::unordered_map<uint64_t, uint32_t> ring_start;
   // Set when `lockstep run --timeout` stopped the job (its note in the trace directory): the job hung.
   std::string stopped_by_run;
+  // The moment of run's SIGTERM (CLOCK_MONOTONIC on `stopped_on_host`; 0 when not known).
+  uint64_t stopped_at_ns = 0;
+  std::string stopped_on_host;
   const Rank* rank(int32_t world) const {
     if (world >= 0 && size_t(world) < by_world.size())
       return by_world[size_t(world)] < 0 ? nullptr : &ranks[size_t(by_world[size_t(world)])];
