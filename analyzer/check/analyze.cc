@@ -1661,6 +1661,14 @@ class Analyzer {
     if (stopped && blocked.empty())
       f.notes.push_back("no rank was inside a traced call: a loop or an untraced call that never returned");
     for (auto& n : in_flight_) f.notes.push_back(n);
+    // Every rank in a call it entered an instant before the stop: the job was running, not stuck.
+    if (stopped && !blocked.empty() && blocked.size() == live.size())
+      if (const auto gap = began_at_the_stop(
+              blocked, [&](const Rank& r) { return began_waiting(r, *blocked_[r.world_rank].rec); }, true))
+        f.notes.push_back(fmt::format(
+            "every rank was in a call it had entered less than {} s before the stop{}: the job was still "
+            "running, and --timeout may be shorter than it needs",
+            kStoodFor / 1'000'000'000, *gap ? " (the earliest " + before_the_stop(*gap) + ")" : ""));
     if (!findings_.empty())
       f.notes.push_back(fmt::format("see the finding{} above for why", findings_.size() == 1 ? "" : "s"));
     else if (!f.culprits.empty())
@@ -1808,14 +1816,16 @@ class Analyzer {
   // own monotonic clock), when that is under kStoodFor and every one of them ran on run's host, whose
   // clock the note gives; nothing otherwise.
   static constexpr uint64_t kStoodFor = 1'000'000'000;  // 1 s
+  // `every`: the first of them instead of the last.
   std::optional<uint64_t> began_at_the_stop(const std::vector<int32_t>& ranks,
-                                            const std::function<uint64_t(const Rank&)>& began) const {
+                                            const std::function<uint64_t(const Rank&)>& began,
+                                            bool every = false) const {
     if (!job_.stopped_at_ns || ranks.empty()) return std::nullopt;
-    uint64_t last = 0;
+    uint64_t last = every ? UINT64_MAX : 0;
     for (int32_t v : ranks) {
       const Rank* r = job_.rank(v);
       if (!r || r->host != job_.stopped_on_host) return std::nullopt;
-      last = std::max(last, began(*r));
+      last = every ? std::min(last, began(*r)) : std::max(last, began(*r));
     }
     if (last + kStoodFor <= job_.stopped_at_ns) return std::nullopt;
     return job_.stopped_at_ns > last ? job_.stopped_at_ns - last : 0;

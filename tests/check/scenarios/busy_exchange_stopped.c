@@ -7,7 +7,8 @@
 #include "common.h"
 int main(int argc, char** argv) {
   scenario_init(&argc, &argv);
-  const int right = (scenario_rank + 1) % scenario_size, left = (scenario_rank + scenario_size - 1) % scenario_size;
+  const int right = (scenario_rank + 1) % scenario_size,
+            left = (scenario_rank + scenario_size - 1) % scenario_size;
   double out[64] = {0}, in[64];
   MPI_Sendrecv(out, 1, MPI_DOUBLE, right, 1, in, 1, MPI_DOUBLE, MPI_ANY_SOURCE, 1, MPI_COMM_WORLD,
                MPI_STATUS_IGNORE);
