@@ -2001,11 +2001,12 @@ class Analyzer {
           if (const auto gap = began_at_the_stop(
                   open, [&](const Rank& r) { return began_waiting(r, *open_rec.at(r.world_rank)); })) {
             in_flight_.push_back(fmt::format(
-                "{} {} inside {} #{} on {} when the job was stopped, the last of them entered it {}: a call "
-                "under way, not reported as unfinished (that takes {} s inside it before the stop)",
+                "{} {} inside {} #{} on {} when the job was stopped, {} entered it {}: a call under way, not "
+                "reported as unfinished (that takes {} s inside it before the stop)",
                 ranks_phrase(open), open.size() == 1 ? "was" : "were",
                 format::op_name(*open_rec.at(open.front())), at(c.ref.id, int64_t(k)), c.ref.name,
-                before_the_stop(*gap), kStoodFor / 1'000'000'000));
+                open.size() == 1 ? "having" : "the last of them", before_the_stop(*gap),
+                kStoodFor / 1'000'000'000));
             continue;
           }
         Finding f;

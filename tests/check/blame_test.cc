@@ -12,16 +12,6 @@ namespace {
 
 using V = std::vector<int32_t>;
 
-std::string dump(const Result& r) {
-  std::string s;
-  for (auto& f : r.findings) {
-    s += std::string(kind_name(f.kind)) + ": " + f.explanation + "\n";
-    for (auto& n : f.notes) s += "  note: " + n + "\n";
-    for (auto& d : f.detail) s += "  rank " + std::to_string(d.rank) + ": " + d.note + "\n";
-  }
-  return s;
-}
-
 // Each step: allreduce at line A, bcast at line B. Rank 1 leaves out step 3's bcast and goes on.
 TEST(TwoRanks, OwnPatternDecidesASkip) {
   auto b = ranks(2);

@@ -227,4 +227,22 @@ inline Result run(std::vector<RankBuilder>& b, const std::vector<EndState>& ends
   return analyze(job);
 }
 
+// The first finding of kind `k`, or null.
+inline const Finding* find(const Result& r, Kind k) {
+  for (auto& f : r.findings)
+    if (f.kind == k) return &f;
+  return nullptr;
+}
+
+// The findings in words, for a failed expectation's message.
+inline std::string dump(const Result& r) {
+  std::string s;
+  for (auto& f : r.findings) {
+    s += std::string(kind_name(f.kind)) + ": " + f.explanation + "\n";
+    for (auto& n : f.notes) s += "  note: " + n + "\n";
+    for (auto& d : f.detail) s += "  rank " + std::to_string(d.rank) + ": " + d.note + "\n";
+  }
+  return s;
+}
+
 }  // namespace lockstep::check::test

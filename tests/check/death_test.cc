@@ -12,18 +12,6 @@ namespace {
 
 using V = std::vector<int32_t>;
 
-const Finding* find(const Result& r, Kind k) {
-  for (auto& f : r.findings)
-    if (f.kind == k) return &f;
-  return nullptr;
-}
-
-std::string dump(const Result& r) {
-  std::string s;
-  for (auto& f : r.findings) s += std::string(kind_name(f.kind)) + ": " + f.explanation + "\n";
-  return s;
-}
-
 // A process that died while no collective differs: rank_died, never "in lockstep" (exit code 0).
 TEST(Death, ACrashWithEveryCollectiveAgreeingIsRankDied) {
   auto b = ranks(4);

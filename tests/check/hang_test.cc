@@ -14,22 +14,6 @@ namespace {
 
 using V = std::vector<int32_t>;
 
-const Finding* find(const Result& r, Kind k) {
-  for (auto& f : r.findings)
-    if (f.kind == k) return &f;
-  return nullptr;
-}
-
-std::string dump(const Result& r) {
-  std::string s;
-  for (auto& f : r.findings) {
-    s += std::string(kind_name(f.kind)) + ": " + f.explanation + "\n";
-    for (auto& n : f.notes) s += "  note: " + n + "\n";
-    for (auto& d : f.detail) s += "  rank " + std::to_string(d.rank) + ": " + d.note + "\n";
-  }
-  return s;
-}
-
 constexpr int32_t kTag = 7;
 const std::vector<EndState> kAllKilled(4, EndState::kKilled);
 
@@ -127,6 +111,25 @@ TEST(Hang, MessageDeadlockWithEqualCollectivesIsNeverInLockstep) {
   EXPECT_NE(find(r, Kind::kDeadlockCycle), nullptr);
 }
 
+// The job of `b` (every rank killed) as `lockstep run --timeout` leaves it: its SIGTERM `after_ns` past
+// the builder's records (stamped from 1001 ns on), sent on `host`.
+Result stopped_at(std::vector<RankBuilder>& b, uint64_t after_ns, const std::string& host = "test-host") {
+  std::vector<Rank> rs;
+  for (auto& x : b) rs.push_back(x.build(EndState::kKilled));
+  Job job = make_job(std::move(rs));
+  job.stopped_by_run = "lockstep run stopped the job at --timeout";
+  job.stopped_at_ns = 2000 + after_ns;
+  job.stopped_on_host = host;
+  return analyze(job);
+}
+
+// Whether the hang finding has a note containing `text`.
+bool hang_says(const Result& r, const std::string& text) {
+  const Finding* h = find(r, Kind::kHang);
+  return h && std::any_of(h->notes.begin(), h->notes.end(),
+                          [&](const std::string& n) { return n.find(text) != std::string::npos; });
+}
+
 // The same two receives, in a job `lockstep run --timeout` stopped: a cycle that stood for seconds before
 // run's SIGTERM is a deadlock; one whose last rank began waiting an instant before is a snapshot of an
 // exchange under way (LAMMPS' balance example, whose ranks' earlier MPI_ANY_SOURCE receives leave the
@@ -138,27 +141,15 @@ TEST(Hang, AMessageCycleFormedAnInstantBeforeTheStopIsNoDeadlock) {
     for (auto& x : b) x.calls(kWorld, allreduce(), 3);
     b[0].p2p(kWorld, LST_OP_RECV, 1, 0, LST_STATE_ENTERED);
     b[1].p2p(kWorld, LST_OP_RECV, 0, 0, LST_STATE_ENTERED);
-    std::vector<Rank> rs;
-    for (auto& x : b) rs.push_back(x.build(EndState::kKilled));
-    Job job = make_job(std::move(rs));
-    job.stopped_by_run = "lockstep run stopped the job at --timeout";
-    job.stopped_at_ns = 2000 + after_ns;  // the builder's records are stamped from 1001 ns on
-    job.stopped_on_host = host;
-    return analyze(job);
+    return stopped_at(b, after_ns, host);
   };
   Result stood = at_stop(3'000'000'000, "test-host");
   EXPECT_NE(find(stood, Kind::kDeadlockCycle), nullptr) << dump(stood);
   Result instant = at_stop(5'000'000, "test-host");
   EXPECT_EQ(find(instant, Kind::kDeadlockCycle), nullptr) << dump(instant);
-  const Finding* h = find(instant, Kind::kHang);
-  ASSERT_NE(h, nullptr) << dump(instant);
-  bool said = false, running = false;
-  for (auto& n : h->notes) {
-    said |= n.find("exchange under way") != std::string::npos;
-    running |= n.find("the job was still running") != std::string::npos;
-  }
-  EXPECT_TRUE(said) << dump(instant);
-  EXPECT_TRUE(running) << dump(instant);  // both ranks began waiting an instant before the stop
+  EXPECT_TRUE(hang_says(instant, "exchange under way")) << dump(instant);
+  // Both ranks began waiting an instant before the stop.
+  EXPECT_TRUE(hang_says(instant, "the job was still running")) << dump(instant);
   Result elsewhere = at_stop(5'000'000, "another-host");
   EXPECT_NE(find(elsewhere, Kind::kDeadlockCycle), nullptr) << dump(elsewhere);
 }
@@ -172,13 +163,7 @@ TEST(Hang, ACollectiveEnteredAnInstantBeforeTheStopIsNotUnfinished) {
     for (auto& x : b) x.calls(kWorld, allreduce(), 3);
     for (int i = 0; i < 4; ++i)
       b[size_t(i)].call(kWorld, Call{.state = uint8_t(i % 2 ? LST_STATE_RETURNED : LST_STATE_ENTERED)});
-    std::vector<Rank> rs;
-    for (auto& x : b) rs.push_back(x.build(EndState::kKilled));
-    Job job = make_job(std::move(rs));
-    job.stopped_by_run = "lockstep run stopped the job at --timeout";
-    job.stopped_at_ns = 2000 + after_ns;
-    job.stopped_on_host = "test-host";
-    return analyze(job);
+    return stopped_at(b, after_ns);
   };
   Result stood = at_stop(3'000'000'000);
   const Finding* u = find(stood, Kind::kUnfinished);
@@ -186,16 +171,9 @@ TEST(Hang, ACollectiveEnteredAnInstantBeforeTheStopIsNotUnfinished) {
   EXPECT_EQ(u->seq, 3);
   Result instant = at_stop(5'000'000);
   EXPECT_EQ(find(instant, Kind::kUnfinished), nullptr) << dump(instant);
-  const Finding* h = find(instant, Kind::kHang);
-  ASSERT_NE(h, nullptr) << dump(instant);
-  bool said = false, running = false;
-  for (auto& n : h->notes) {
-    said |= n.find("ranks 0,2 were inside MPI_Allreduce #3") != std::string::npos;
-    running |= n.find("the job was still running") != std::string::npos;
-  }
-  EXPECT_TRUE(said) << dump(instant);
+  EXPECT_TRUE(hang_says(instant, "ranks 0,2 were inside MPI_Allreduce #3")) << dump(instant);
   // Ranks 1 and 3 are in no traced call: whether they ran on is not known, so nothing is said of the job.
-  EXPECT_FALSE(running) << dump(instant);
+  EXPECT_FALSE(hang_says(instant, "the job was still running")) << dump(instant);
 }
 
 // A halo exchange stopped mid-transfer (LAMMPS at --timeout): each rank posted MPI_Irecv from the other,
