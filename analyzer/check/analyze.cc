@@ -1698,7 +1698,8 @@ class Analyzer {
     std::string first_where;
     for (const Rank* r : dead) {
       f.ranks.push_back(r->world_rank);
-      const std::string where = last_collective(*r, f.comm);
+      CommRef elsewhere;  // the finding's communicator is the first death's
+      const std::string where = last_collective(*r, r == first ? f.comm : elsewhere);
       if (r->died_in && r->died_in >= r->source->first_id() && r->died_in < r->end_id) {
         const RecordRef ref = RecordRef(r->died_in - r->source->first_id());
         f.detail.push_back(detail(*r, r->record(ref), -1, ref));
