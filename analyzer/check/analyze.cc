@@ -12,6 +12,7 @@
 #include <optional>
 #include <set>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "lockstep/check/check.h"
 #include "lockstep/check/myers.h"
@@ -724,6 +725,11 @@ class Analyzer {
       positional(c, ref, r, tie, majority);
       return;
     }
+    if (only_lines_differ(c, ref, r, *hunks)) {
+      for (size_t i = 0; i < a.size(); ++i)
+        if (a[i] != b[i]) callsite(c, ref, r, uint32_t(i), uint32_t(i), tie, majority);
+      return;
+    }
     const Rank& mr = *ref.ranks.front();
     int64_t offset = 0;  // b position - a position after the hunks seen so far
     for (size_t hi = 0; hi < hunks->size(); ++hi) {
@@ -821,6 +827,38 @@ class Analyzer {
     }
   }
   std::set<std::tuple<int32_t, uint64_t, uint32_t>> absorbed_;
+
+  // MPI pairs calls by position. Where the rank made as many calls as the reference and only lines
+  // differ (each pair the same operation and arguments), at no more positions than the minimal edit
+  // script has edits, that pairing explains the difference better than a call skipped here and made up
+  // there: each differing position is then a call from another line (callsite). A skipped call made up
+  // later shifts every call in between, so it differs at more positions than its two edits.
+  bool only_lines_differ(const Comm& c, const Group& ref, const Rank& r,
+                         const std::vector<Hunk>& hunks) const {
+    const Sequence* rs = r.sequence(c.ref.id);
+    const Sequence* ms = ref.seq;
+    if (!rs || !ms || rs->sig.size() != ms->sig.size()) return false;
+    size_t edits = 0;
+    for (const Hunk& h : hunks) edits += (h.a1 - h.a0) + (h.b1 - h.b0);
+    const Rank& mr = *ref.ranks.front();
+    std::vector<uint64_t> la, lb;  // the differing positions' signatures, lines included
+    for (size_t i = 0; i < ms->sig.size(); ++i) {
+      if (ms->sig[i] == rs->sig[i]) continue;
+      if (la.size() >= edits) return false;
+      const lst_record* a = mr.record(ms->ref[i]);
+      const lst_record* b = r.record(rs->ref[i]);
+      if (semantic_signature(*a, name_of(mr, *a)) != semantic_signature(*b, name_of(r, *b))) return false;
+      la.push_back(ms->sig[i]);
+      lb.push_back(rs->sig[i]);
+    }
+    if (la.size() < edits) return true;
+    // As many positions as edits: positions win only where neither side called from a line the other
+    // did not use there (two rounds taken in the other order); a line of the rank's own is the make-up
+    // call of a skip, which the edit script names.
+    std::sort(la.begin(), la.end());
+    std::sort(lb.begin(), lb.end());
+    return la == lb;
+  }
 
   // Name-matched calls (runtime tensors) where the rank calls none of the names the others call here, but
   // names the program calls elsewhere (earlier in the others' history: a later step's tensors): it
@@ -1013,8 +1051,15 @@ class Analyzer {
     ref.ranks.front()->materialize();
     size_t p = departs(rs->sig, bi);
     if (!p || departs(ms->sig, ai)) return;
-    callsite_flagged_.insert({r.world_rank, c.ref.id});
     const Rank& mr = *ref.ranks.front();
+    if (calls_from(*ms, rs->sig[bi])) {
+      // A line the reference makes this very call from too, at another position: a branch that each rank
+      // takes at a step of its own (a loop's last round), or a compiler's copy of one call in a binary
+      // without line information. A call made up from a flush or retry path comes from a line of its own.
+      other_step_lines(c, mr, *ms, r, *rs, ai, bi);
+      return;
+    }
+    callsite_flagged_.insert({r.world_rank, c.ref.id});
     RankDetail da = detail(mr, mr.record(ms->ref[ai]), ai, ms->ref[ai]);
     RankDetail db = detail(r, r.record(rs->ref[bi]), bi, rs->ref[bi]);
     RankDetail was = detail(r, r.record(rs->ref[bi - p]), int64_t(bi - p), rs->ref[bi - p]);
@@ -1041,6 +1086,39 @@ class Analyzer {
       return;
     }
     push(std::move(f));
+  }
+
+  // Whether `seq` has a call of signature `sig` (line included): a set of the sequence's signatures,
+  // made at its first question, since callsite() may ask at every position that differs.
+  std::pair<const Sequence*, uint64_t> lines_of_{nullptr, 0};  // the sequence and its communicator
+  std::unordered_set<uint64_t> lines_;
+  bool calls_from(const Sequence& seq, uint64_t sig) {
+    if (lines_of_ != std::make_pair(&seq, seq.comm)) {
+      lines_.clear();
+      lines_.insert(seq.sig.begin(), seq.sig.end());
+      lines_of_ = {&seq, seq.comm};
+    }
+    return lines_.count(sig) > 0;
+  }
+
+  // One report warning per communicator for the calls callsite() let pass because the reference calls
+  // from that line too.
+  std::set<uint64_t> other_step_warned_;
+  void other_step_lines(const Comm& c, const Rank& mr, const Sequence& ms, const Rank& r, const Sequence& rs,
+                        uint32_t ai, uint32_t bi) {
+    if (!other_step_warned_.insert(c.ref.id).second) return;
+    const RankDetail da = detail(mr, mr.record(ms.ref[ai]), ai, ms.ref[ai]);
+    const RankDetail db = detail(r, r.record(rs.ref[bi]), bi, rs.ref[bi]);
+    auto line = [](const RankDetail& d) {
+      return d.site.text().empty() ? std::string("an unknown line") : d.site.text();
+    };
+    res_.warnings.push_back(fmt::format(
+        "{}: at {} #{} rank {} made the call from {} where rank {} made it from {}; rank {} makes this same "
+        "call "
+        "from {} too, at another position (a branch taken at a step of each rank's own, or a compiler's copy "
+        "of one call): the arguments agree, so this is not a callsite_mismatch",
+        c.ref.name, da.operation, at(c.ref.id, ai), r.world_rank, line(db), mr.world_rank, line(da),
+        mr.world_rank, line(db)));
   }
 
   void push(Finding f) {
