@@ -133,6 +133,7 @@ std::string ending(const Rank& r) {
     case EndState::kFinalizing:
       return "it went on to MPI_Finalize";
     case EndState::kCrashed:
+      if (r.signal == 0) return "it crashed (of a signal its trace does not name)";
       return fmt::format("it crashed (signal {})", r.signal);
     case EndState::kAborted:
       return "it called MPI_Abort";

@@ -354,8 +354,12 @@ bool process_alive(uint32_t pid) {
 }  // namespace
 
 void classify_end(Rank& rank, const std::string& this_host) {
+  // A header that says "signal" with no SIGNAL marker: the signal came while the tracer itself was
+  // writing (it leaves the marker out then). After the process's own end was recorded, that is the
+  // launcher's stop reaching a process that was already exiting (mpirun ends every rank as soon as one
+  // exits without MPI_Finalize), not a crash.
   bool crash_signal = (rank.saw_signal && !stop_signal(rank.signal)) ||
-                      (!rank.saw_signal && rank.header_end_state == LST_END_SIGNAL);
+                      (!rank.saw_signal && rank.header_end_state == LST_END_SIGNAL && !rank.saw_process_end);
   if (crash_signal) {
     rank.end = EndState::kCrashed;
   } else if (rank.saw_abort || rank.header_end_state == LST_END_ABORT) {

@@ -12,6 +12,32 @@ namespace {
 
 using V = std::vector<int32_t>;
 
+// How a rank's end is read from its trace: the launcher's signal reaching a process whose own exit was
+// already recorded, while the tracer was writing (no SIGNAL marker, the header says "signal"), is that
+// exit; the same header with no recorded exit is a crash whose signal the trace does not name.
+TEST(Death, ASignalWithoutItsMarkerAfterTheProcessEndIsTheExit) {
+  Rank exiting;
+  exiting.saw_process_end = true;
+  exiting.header_end_state = LST_END_SIGNAL;
+  classify_end(exiting, "");
+  EXPECT_EQ(exiting.end, EndState::kExited);
+
+  Rank unnamed;
+  unnamed.header_end_state = LST_END_SIGNAL;
+  classify_end(unnamed, "");
+  EXPECT_EQ(unnamed.end, EndState::kCrashed);
+
+  // That crash in words: no "signal 0".
+  auto b = ranks(4);
+  for (auto& r : b) r.marker(LST_MARK_MPI_INIT).calls(kWorld, allreduce(), 2);
+  for (int i : {0, 1, 3}) b[size_t(i)].finalize();
+  Result r = run(b, {EndState::kExited, EndState::kExited, EndState::kCrashed, EndState::kExited});
+  ASSERT_EQ(r.findings.size(), 1u) << dump(r);
+  EXPECT_NE(r.findings.front().explanation.find("it crashed (of a signal its trace does not name)"),
+            std::string::npos)
+      << dump(r);
+}
+
 // A process that died while no collective differs: rank_died, never "in lockstep" (exit code 0).
 TEST(Death, ACrashWithEveryCollectiveAgreeingIsRankDied) {
   auto b = ranks(4);
