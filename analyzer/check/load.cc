@@ -18,6 +18,7 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <string_view>
 #include <thread>
 
@@ -302,6 +303,40 @@ bool fits_in_memory(const std::vector<std::string>& paths) {
   std::fclose(f);
   return found && bytes <= uint64_t(kib) * 1024 / 2;
 }
+
+// Processes that MPI_Comm_spawn started write into the job's directory too, each with an MPI_COMM_WORLD
+// of its own (their own ranks 0..n-1): the job is the world of the launched processes (the first file's
+// world when every file is a spawned one), and the others are set aside with one warning.
+void set_aside_spawned(std::vector<Rank>& ranks, std::vector<std::string>& warnings) {
+  if (ranks.empty()) return;
+  uint64_t job_world = ranks.front().spawned_world;
+  for (const Rank& r : ranks)
+    if (r.spawned_world == 0) job_world = 0;
+  if (std::all_of(ranks.begin(), ranks.end(), [&](const Rank& r) { return r.spawned_world == job_world; }))
+    return;
+  std::vector<Rank> kept;
+  std::set<uint64_t> worlds;
+  std::vector<std::string> files;
+  for (Rank& r : ranks) {
+    if (r.spawned_world == job_world) {
+      kept.push_back(std::move(r));
+      continue;
+    }
+    worlds.insert(r.spawned_world);
+    files.push_back(r.file);
+  }
+  ranks.swap(kept);
+  std::string named;
+  for (size_t i = 0; i < files.size() && i < 3; ++i) named += (i ? ", " : "") + files[i];
+  if (files.size() > 3) named += fmt::format(" and {} more", files.size() - 3);
+  warnings.push_back(fmt::format(
+      "not checked: {} trace file{} of processes that MPI_Comm_spawn started, in {} MPI_COMM_WORLD{} of "
+      "their "
+      "own (their ranks are not the job's){}: {}",
+      files.size(), files.size() == 1 ? "" : "s", worlds.size(), worlds.size() == 1 ? "" : "s",
+      job_world ? "; every file is a spawned process's, and the world checked is the first file's" : "",
+      named));
+}
 }  // namespace
 
 Job load_paths(const std::vector<std::string>& inputs, const LoadOptions& options) {
@@ -357,6 +392,7 @@ Job load_paths(const std::vector<std::string>& inputs, const LoadOptions& option
 
   for (auto& sk : skipped) job.warnings.push_back(format::printable(sk));
   for (auto& b : bad) job.warnings.push_back("skipped (--skip-bad): " + b);
+  set_aside_spawned(ranks, job.warnings);
   std::map<int32_t, const Rank*> by_rank;
   for (auto& r : ranks) {
     const Rank& first = ranks.front();

@@ -181,6 +181,7 @@ void ingest_event(Rank& rank, const RecordSource& src, const lst_record& r, uint
       switch (r.op) {
         case LST_MARK_MPI_INIT:
           rank.mpi_initialized = true;
+          rank.spawned_world = r.u.marker.extra;
           break;
         case LST_MARK_MPI_FINALIZE:
           rank.finalize_entered = true;

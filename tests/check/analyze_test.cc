@@ -325,6 +325,24 @@ TEST(Analyze, MembershipMismatch) {
   EXPECT_EQ(f.comm.name, "sub");
 }
 
+// An intercommunicator between ranks {0,1} and {2,3}: each side records its own group (MPI_Comm_group
+// gives the local one), and its rooted calls differ by side by design: rank 0 broadcasts with MPI_ROOT,
+// rank 1 passes MPI_PROC_NULL, the other side names rank 0 of the root's group.
+TEST(Analyze, IntercommunicatorSidesAreNotAMismatch) {
+  const uint64_t inter = 0x3333;
+  auto b = ranks(4);
+  for (int i = 0; i < 4; ++i) {
+    b[size_t(i)].comm(inter, i < 2 ? V{0, 1} : V{2, 3}, "inter");
+    Call bc{.op = LST_OP_BCAST, .redop = 0, .root = i == 0 ? LST_ROOT : i == 1 ? LST_PROC_NULL : 0};
+    b[size_t(i)].calls(inter, bc, 3).finalize();
+  }
+  Result r = run(b);
+  EXPECT_TRUE(r.in_lockstep()) << dump(r);
+  bool said = false;
+  for (auto& w : r.warnings) said |= w.find("1 intercommunicator not compared: inter") != std::string::npos;
+  EXPECT_TRUE(said);
+}
+
 TEST(Analyze, DeadlockCycleAcrossTwoCommunicators) {
   const uint64_t ca = 0xA, cb = 0xB;
   auto b = ranks(4);

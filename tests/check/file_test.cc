@@ -252,6 +252,49 @@ TEST(Load, TwoJobsInOneDirectoryNameBothFiles) {
   EXPECT_EQ(c.rc, 2) << c.out;
 }
 
+// Processes that MPI_Comm_spawn started (MPI_INIT's key of their own world) in the job's directory: their
+// ranks 0..n-1 are not the job's, so they are set aside with one warning naming them, never an error.
+TEST(Load, SpawnedProcessesAreSetAsideNamedInAWarning) {
+  TempDir d;
+  write_job(d.path(), 4, 20, 1);
+  auto spawned = [&](int32_t rank, int32_t size, uint64_t world) {
+    TempDir own;  // one process writes every file here: each gets a directory, then a name, of its own
+    gen::Spec s;
+    s.dir = own.path();
+    s.rank = rank;
+    s.size = size;
+    s.collectives = 5;
+    s.spawned_world = world;
+    const std::string to =
+        d.path() + "/spawned-" + std::to_string(world) + "-" + std::to_string(rank) + ".lstrace";
+    fs::rename(gen::write_rank(s), to);
+    return to;
+  };
+  std::vector<std::string> files = {spawned(0, 2, 7), spawned(1, 2, 7), spawned(0, 1, 9)};
+  Job job = load_dir(d.path());
+  EXPECT_EQ(job.ranks.size(), 4u);
+  std::string said;
+  for (auto& w : job.warnings)
+    if (w.find("MPI_Comm_spawn") != std::string::npos) said = w;
+  EXPECT_NE(said.find("not checked: 3 trace files of processes that MPI_Comm_spawn started, in 2 "
+                      "MPI_COMM_WORLDs of their own"),
+            std::string::npos)
+      << said;
+  for (auto& f : files) EXPECT_NE(said.find(f), std::string::npos) << f << " in " << said;
+  EXPECT_TRUE(analyze(job).in_lockstep());
+
+  // A directory of spawned processes only: the first file's world is checked.
+  TempDir e;
+  for (auto& f : files) fs::rename(f, e.path() + "/" + fs::path(f).filename().string());
+  Job only = load_dir(e.path());
+  ASSERT_FALSE(only.ranks.empty());
+  const uint64_t world = only.ranks.front().spawned_world;
+  for (auto& r : only.ranks) EXPECT_EQ(r.spawned_world, world);
+  bool told = false;
+  for (auto& w : only.warnings) told |= w.find("the world checked is the first file's") != std::string::npos;
+  EXPECT_TRUE(told);
+}
+
 TEST(Load, DamagedFileIsBadInputNamingTheFile) {
   TempDir d;
   write_job(d.path(), 2, 10, 1);

@@ -34,8 +34,9 @@ struct Spec {
   uint32_t dtype_size = 4;            // bytes per element of every call
   uint32_t odd_dtype_size = 0;        // other than 0: the odd-numbered calls' element size instead
   uint64_t odd_count = 0;             // other than 0: the odd-numbered calls' count instead
-  uint32_t messages = 0;  // after each collective, this many MPI_Send to the next rank and MPI_Recv from
-                          // the previous one (a ring exchange; format 1.1 records)
+  uint32_t messages = 0;       // after each collective, this many MPI_Send to the next rank and MPI_Recv from
+                               // the previous one (a ring exchange; format 1.1 records)
+  uint64_t spawned_world = 0;  // other than 0: an MPI_INIT marker saying MPI_Comm_spawn started the process
 };
 
 inline uint64_t comm_id(int which, int32_t rank) {
@@ -82,6 +83,12 @@ inline std::string write_rank(const Spec& s) {
     if (i % 2 == s.rank % 2) half.push_back(i);
   }
   add_comm(comm_id(0, s.rank), LST_COMM_WORLD, all, "MPI_COMM_WORLD");
+  if (s.spawned_world) {
+    lst_record* r = w.reserve(&id);
+    r->op = LST_MARK_MPI_INIT;
+    r->u.marker.extra = s.spawned_world;
+    format::Writer::publish(r, LST_WORD(LST_KIND_MARKER, 0, 0));
+  }
   if (s.comms > 1) add_comm(comm_id(1, s.rank), LST_COMM_DUP, all, "dup");
   if (s.comms > 2) add_comm(comm_id(2, s.rank), LST_COMM_SPLIT, half, "half");
   uint32_t seq[3] = {0, 0, 0};

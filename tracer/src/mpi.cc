@@ -471,6 +471,21 @@ int create_child(uint8_t comm_op, MPI_Comm parent, int32_t key, MPI_Comm* newcom
   return create_child(comm_op, parent, 0, LST_NONE, key, newcomm, caller, static_cast<Call&&>(call));
 }
 
+// Nonzero when MPI_Comm_spawn started this process (it has a parent): a key of its MPI_COMM_WORLD that
+// every process of that world computes alike and the job's other worlds do not, from the launcher's name
+// for it (PMIx's namespace, Open MPI's job id, the PMI key-value space), else 1.
+uint64_t spawned_world_key() noexcept {
+  MPI_Comm parent = MPI_COMM_NULL;
+  const auto get_parent = REAL(MPI_Comm_get_parent);
+  if (!get_parent || get_parent(&parent) != MPI_SUCCESS || parent == MPI_COMM_NULL) return 0;
+  for (const char* var : {"PMIX_NAMESPACE", "OMPI_MCA_ess_base_jobid", "PMI_KVSNAME"})
+    if (const char* v = std::getenv(var); v && *v) {
+      const uint64_t h = hash_bytes(kHashSeed, v, std::strlen(v));
+      return h ? h : 1;
+    }
+  return 1;
+}
+
 void after_init(int provided, uint64_t caller) noexcept {
   int rank = 0, size = 0;
   REAL(MPI_Comm_rank)(MPI_COMM_WORLD, &rank);
@@ -482,6 +497,10 @@ void after_init(int provided, uint64_t caller) noexcept {
   }
   const char* job = job_id();
   g_world_id = hash_bytes(hash_bytes(kHashSeed, "MPI_COMM_WORLD", 14), job, std::strlen(job));
+  // A process that MPI_Comm_spawn started shares the job's id (its environment) but has a world of its
+  // own: that world gets its own id, and the MPI_INIT marker says so (spawned_world_key).
+  const uint64_t spawned = spawned_world_key();
+  if (spawned) g_world_id = mix(g_world_id, spawned);
   Members world;
   world.size = size;
   world.rank = rank;
@@ -493,7 +512,7 @@ void after_init(int provided, uint64_t caller) noexcept {
   self_id = mix(self_id, me);
   comm_add(LST_API_MPI, reinterpret_cast<uintptr_t>(MPI_COMM_SELF), LST_COMM_WORLD, self_id, 0, LST_NONE, 0,
            1, 0, &me, "MPI_COMM_SELF", caller);
-  marker(LST_MARK_MPI_INIT, static_cast<uint64_t>(provided), nullptr, caller);
+  marker_ex(LST_MARK_MPI_INIT, static_cast<uint64_t>(provided), 0, spawned, nullptr, caller, 0);
   // MPI_Init installs its own fatal-signal handlers; ours go back in front and chain to them.
   reinstall_signal_handlers();
 }

@@ -261,6 +261,7 @@ struct Rank {
 
   // Lifecycle as recorded.
   bool mpi_initialized = false;  // an MPI_INIT marker (MPI_Init or MPI_Init_thread returned)
+  uint64_t spawned_world = 0;    // its `extra`: nonzero in a process MPI_Comm_spawn started (its world's key)
   bool finalize_entered = false, finalize_returned = false;
   bool saw_signal = false, saw_abort = false, saw_process_end = false;
   uint64_t exit_status = UINT64_MAX;  // PROCESS_END value: UINT64_MAX when the tracer could not see it

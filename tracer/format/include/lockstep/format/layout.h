@@ -192,7 +192,9 @@ enum lst_marker {                             /* markers (kind MARKER, in lst_re
                   LST_MARK_PROCESS_START = 1, /* value: pid */
                   LST_MARK_PROCESS_END,  /* value: exit status if known (UINT64_MAX: not known); (2.0) ref:
                                           * the record of the call the exiting thread was inside, 0 if none */
-                  LST_MARK_MPI_INIT,     /* value: provided thread level */
+                  LST_MARK_MPI_INIT,     /* value: provided thread level; extra: for a process that
+                                          * MPI_Comm_spawn started, a nonzero key of its own
+                                          * MPI_COMM_WORLD; else 0 (and in files of earlier tracers) */
                   LST_MARK_MPI_FINALIZE, /* state ENTERED then RETURNED */
                   LST_MARK_MPI_ABORT,    /* value: error code */
                   LST_MARK_SIGNAL,       /* value: signal number; (2.0) ref: as for PROCESS_END, the record
