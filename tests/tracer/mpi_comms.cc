@@ -1,6 +1,7 @@
 // Communicator identity across ranks: a 4-rank program that creates communicators in every way the
 // tracer names (dup and free in a loop so handles are reused, split, split_type, create, create_group,
-// intercomm create and merge, cart, idup) and makes one collective on each. Each rank writes, per
+// intercomm create and merge, cart, idup, and one made by an unwrapped call after MPI_Comm_disconnect)
+// and makes one collective on each. Each rank writes, per
 // collective, a label naming the communicator as the program means it ("split-1": the split of colour
 // 1) to EXPECTED_DIR/rank-<r>.txt; trace_check comms asserts one id per label across ranks and
 // different ids for different labels, without extra communication in the tracer.
@@ -86,7 +87,20 @@ int main(int argc, char** argv) {
   MPI_Comm_dup(half, &half_dup);
   use(half_dup, "split-dup-" + std::to_string(rank / 2));
 
+  // A communicator made by a call the tracer does not wrap (MPI_Cart_sub: named by its members at its
+  // first use), right after MPI_Comm_disconnect ended another: MPI hands the freed handle out again, and
+  // the new communicator must not be taken for the ended one.
+  MPI_Comm grid, gone, row;
+  int dims2[2] = {2, 2}, periods2[2] = {0, 0}, keep[2] = {0, 1};
+  MPI_Cart_create(MPI_COMM_WORLD, 2, dims2, periods2, 0, &grid);
+  MPI_Comm_dup(MPI_COMM_WORLD, &gone);
+  use(gone, "disconnected");
+  MPI_Comm_disconnect(&gone);
+  MPI_Cart_sub(grid, keep, &row);  // {0,1} and {2,3}
+  use(row, "row-" + std::to_string(rank / 2));
+
   std::fclose(g_out);
+  for (MPI_Comm* c : {&row, &grid}) MPI_Comm_free(c);
   for (MPI_Comm* c : {&half_dup, &idup, &cart, &merged, &inter, &node, &half}) MPI_Comm_free(c);
   if (even != MPI_COMM_NULL) MPI_Comm_free(&even);
   if (odd != MPI_COMM_NULL) MPI_Comm_free(&odd);

@@ -831,13 +831,27 @@ WRAP_EXPORT int MPI_Graph_create(MPI_Comm comm, int nnodes, const int index[], c
                       CALL_REAL(comm, nnodes, index, edges, reorder, newcomm));
 }
 
-WRAP_EXPORT int MPI_Comm_free(MPI_Comm* comm) {
-  PASSTHROUGH(MPI_Comm_free, comm);
-  MPI_Comm c = comm ? *comm : MPI_COMM_NULL;
-  int rc = FORWARD(comm);
+namespace {
+// After MPI_Comm_free or MPI_Comm_disconnect returned `rc` for `c`: its FREE record, and its handle no
+// longer names it (a later communicator at the same handle is another one).
+int comm_ended(MPI_Comm c, int rc, uint64_t caller) noexcept {
   if (rc == MPI_SUCCESS && c != MPI_COMM_NULL)
     comm_remove(LST_API_MPI, reinterpret_cast<uintptr_t>(c), LST_COMM_FREE, caller);
   return rc;
+}
+}  // namespace
+
+WRAP_EXPORT int MPI_Comm_free(MPI_Comm* comm) {
+  PASSTHROUGH(MPI_Comm_free, comm);
+  const MPI_Comm c = comm ? *comm : MPI_COMM_NULL;
+  return comm_ended(c, FORWARD(comm), caller);
+}
+
+// The intercommunicators of MPI_Comm_spawn, accept and connect end this way, mostly.
+WRAP_EXPORT int MPI_Comm_disconnect(MPI_Comm* comm) {
+  PASSTHROUGH(MPI_Comm_disconnect, comm);
+  const MPI_Comm c = comm ? *comm : MPI_COMM_NULL;
+  return comm_ended(c, FORWARD(comm), caller);
 }
 
 // ---- lifecycle ------------------------------------------------------------------------------------------

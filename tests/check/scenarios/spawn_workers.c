@@ -13,7 +13,8 @@ int main(int argc, char** argv) {
   if (parent == MPI_COMM_NULL) {
     MPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     MPI_Comm workers;
-    MPI_Comm_spawn(argv[0], MPI_ARGV_NULL, 2, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &workers, MPI_ERRCODES_IGNORE);
+    MPI_Comm_spawn(argv[0], MPI_ARGV_NULL, 2, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &workers,
+                   MPI_ERRCODES_IGNORE);
     MPI_Barrier(workers);
     MPI_Comm_disconnect(&workers);
     MPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
