@@ -314,8 +314,8 @@ class Analyzer {
           auto it = views.find(x);
           return it == views.end() || it->second.empty() ? nullptr : it->second.front().second;
         });
-      if (by_members.size() > 1 && local_groups(by_members)) {
-        // An intercommunicator: each side records its own group. Its members are both.
+      if (by_members.size() > 1 && c.ref.api == LST_API_MPI && local_groups(by_members)) {
+        // An MPI intercommunicator: each side records its own group. Its members are both.
         for (auto& [m, rs] : by_members) c.members.insert(c.members.end(), m.begin(), m.end());
         intercomms_.insert(id);
       } else if (!by_members.empty()) {

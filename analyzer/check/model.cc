@@ -356,11 +356,11 @@ bool process_alive(uint32_t pid) {
 
 void classify_end(Rank& rank, const std::string& this_host) {
   // A header that says "signal" with no SIGNAL marker: the signal came while the tracer itself was
-  // writing (it leaves the marker out then). After the process's own end was recorded, that is the
-  // launcher's stop reaching a process that was already exiting (mpirun ends every rank as soon as one
-  // exits without MPI_Finalize), not a crash.
-  bool crash_signal = (rank.saw_signal && !stop_signal(rank.signal)) ||
-                      (!rank.saw_signal && rank.header_end_state == LST_END_SIGNAL && !rank.saw_process_end);
+  // running (it leaves the marker out then), so it was sent from outside, not a fault of the program's
+  // own code: a launcher's stop (mpirun ends every rank as soon as one exits without MPI_Finalize,
+  // whether the rank is still inside MPI_Init or already writing its own exit). After the process's own
+  // end was recorded it is that exit; before, the rank was killed.
+  bool crash_signal = rank.saw_signal && !stop_signal(rank.signal);
   if (crash_signal) {
     rank.end = EndState::kCrashed;
   } else if (rank.saw_abort || rank.header_end_state == LST_END_ABORT) {
@@ -369,7 +369,7 @@ void classify_end(Rank& rank, const std::string& this_host) {
     rank.end = EndState::kExited;
   } else if (rank.finalize_entered) {
     rank.end = EndState::kFinalizing;
-  } else if (rank.saw_signal) {
+  } else if (rank.saw_signal || rank.header_end_state == LST_END_SIGNAL) {
     rank.end = EndState::kKilled;
   } else if (!rank.host.empty() && rank.host == this_host && rank.pid) {
     // Only a process on this host can be looked up; a reused pid reads as "running", never as "killed".

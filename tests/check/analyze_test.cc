@@ -343,6 +343,20 @@ TEST(Analyze, IntercommunicatorSidesAreNotAMismatch) {
   EXPECT_TRUE(said);
 }
 
+// Two disjoint lists under one id are an intercommunicator's groups only for MPI: a runtime process set
+// announced so is two sets given one id, a mismatch.
+TEST(Analyze, DisjointMembersOfARuntimeProcessSetAreAMismatch) {
+  const uint64_t set = 0x4444;
+  auto b = ranks(4);
+  for (int i = 0; i < 4; ++i)
+    b[size_t(i)]
+        .comm(set, i < 2 ? V{0, 1} : V{2, 3}, "rt.process_set.4", LST_COMM_RT_PROCESS_SET, LST_API_RT)
+        .finalize();
+  Result r = run(b);
+  ASSERT_FALSE(r.findings.empty());
+  EXPECT_EQ(r.findings.front().kind, Kind::kMembershipMismatch) << dump(r);
+}
+
 TEST(Analyze, DeadlockCycleAcrossTwoCommunicators) {
   const uint64_t ca = 0xA, cb = 0xB;
   auto b = ranks(4);

@@ -56,11 +56,11 @@ class RankBuilder {
   }
 
   RankBuilder& comm(uint64_t id, const std::vector<int32_t>& members, const std::string& name,
-                    uint8_t op = LST_COMM_SPLIT) {
+                    uint8_t op = LST_COMM_SPLIT, uint8_t api = LST_API_MPI) {
     lst_record r{};
     r.word = LST_WORD(LST_KIND_COMM, LST_STATE_RETURNED, 0);
     r.op = op;
-    r.api = LST_API_MPI;
+    r.api = api;
     r.comm = id;
     r.u.comm.size = int32_t(members.size());
     r.u.comm.rank = LST_NONE;

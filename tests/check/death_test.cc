@@ -12,9 +12,9 @@ namespace {
 
 using V = std::vector<int32_t>;
 
-// How a rank's end is read from its trace: the launcher's signal reaching a process whose own exit was
-// already recorded, while the tracer was writing (no SIGNAL marker, the header says "signal"), is that
-// exit; the same header with no recorded exit is a crash whose signal the trace does not name.
+// How a rank's end is read from its trace: a signal that came while the tracer itself was running (no
+// SIGNAL marker, the header says "signal") was sent from outside, a launcher's stop: after the process's
+// own exit was recorded it is that exit, before it the rank was killed (never a death, a crash).
 TEST(Death, ASignalWithoutItsMarkerAfterTheProcessEndIsTheExit) {
   Rank exiting;
   exiting.saw_process_end = true;
@@ -22,12 +22,12 @@ TEST(Death, ASignalWithoutItsMarkerAfterTheProcessEndIsTheExit) {
   classify_end(exiting, "");
   EXPECT_EQ(exiting.end, EndState::kExited);
 
-  Rank unnamed;
-  unnamed.header_end_state = LST_END_SIGNAL;
-  classify_end(unnamed, "");
-  EXPECT_EQ(unnamed.end, EndState::kCrashed);
+  Rank stopped;
+  stopped.header_end_state = LST_END_SIGNAL;
+  classify_end(stopped, "");
+  EXPECT_EQ(stopped.end, EndState::kKilled);
 
-  // That crash in words: no "signal 0".
+  // A crash whose marker holds no signal number, in words: no "signal 0".
   auto b = ranks(4);
   for (auto& r : b) r.marker(LST_MARK_MPI_INIT).calls(kWorld, allreduce(), 2);
   for (int i : {0, 1, 3}) b[size_t(i)].finalize();
