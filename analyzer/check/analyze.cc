@@ -147,6 +147,9 @@ struct Comm {
   CommRef ref;
   std::vector<int32_t> members;    // world ranks, in communicator-rank order
   std::vector<const Rank*> ranks;  // members that have a trace file, in member order
+  uint8_t create_op = 0;           // lst_comm_op of a creation record, 0 when none was seen
+  uint64_t parent = 0;             // the communicator it was made from, 0 for none
+  bool inter = false;              // an intercommunicator (Analyzer::intercomm)
 };
 
 class Analyzer {
@@ -299,6 +302,10 @@ class Analyzer {
         if (!m.empty()) by_members[m].push_back(r->world_rank);
         if (c.ref.name.empty() && !v->name.empty()) c.ref.name = v->name;
         if (c.ref.api == LST_API_NONE) c.ref.api = v->api;
+        if (c.create_op == 0) {
+          c.create_op = v->create_op;
+          c.parent = v->parent;
+        }
       }
       // No creation record (a ring overwrote it): the api of the calls on it says what it is.
       if (c.ref.api == LST_API_NONE)
@@ -317,7 +324,7 @@ class Analyzer {
       if (by_members.size() > 1 && c.ref.api == LST_API_MPI && local_groups(by_members)) {
         // An MPI intercommunicator: each side records its own group. Its members are both.
         for (auto& [m, rs] : by_members) c.members.insert(c.members.end(), m.begin(), m.end());
-        intercomms_.insert(id);
+        c.inter = true;
       } else if (!by_members.empty()) {
         auto best = by_members.begin();
         for (auto it = by_members.begin(); it != by_members.end(); ++it)
@@ -381,7 +388,6 @@ class Analyzer {
     }
     return true;
   }
-  std::set<uint64_t> intercomms_;  // recognized by their two local groups (reconcile)
 
   void membership(const Comm& c, const std::map<std::vector<int32_t>, std::vector<int32_t>>& by_members,
                   const std::vector<int32_t>& majority) {
@@ -557,19 +563,17 @@ class Analyzer {
   // MPI_Comm_accept's and MPI_Comm_connect's, which the tracer sees only when they are used).
   bool intercomm(uint64_t id) const {
     for (int depth = 0; id != 0 && depth < 64; ++depth) {
-      if (intercomms_.count(id)) return true;
-      const CommView* v = nullptr;
-      for (auto& r : job_.ranks)
-        if ((v = r.comm(id))) break;
-      if (!v) return false;
-      if (v->create_op == LST_COMM_INTERCOMM_CREATE) return true;
-      switch (v->create_op) {
+      auto it = comms_.find(id);
+      if (it == comms_.end()) return false;
+      const Comm& c = it->second;
+      if (c.inter || c.create_op == LST_COMM_INTERCOMM_CREATE) return true;
+      switch (c.create_op) {
         case LST_COMM_DUP:
         case LST_COMM_IDUP:
         case LST_COMM_SPLIT:
         case LST_COMM_CREATE:
         case LST_COMM_CREATE_GROUP:
-          id = v->parent;
+          id = c.parent;
           break;
         default:
           return false;
@@ -1170,13 +1174,14 @@ class Analyzer {
     auto line = [](const RankDetail& d) {
       return d.site.text().empty() ? std::string("an unknown line") : d.site.text();
     };
-    res_.warnings.push_back(fmt::format(
-        "{}: at {} #{} rank {} made the call from {} where rank {} made it from {}; rank {} makes this same "
-        "call "
-        "from {} too, at another position (a branch taken at a step of each rank's own, or a compiler's copy "
-        "of one call): the arguments agree, so this is not a callsite_mismatch",
-        c.ref.name, da.operation, at(c.ref.id, ai), r.world_rank, line(db), mr.world_rank, line(da),
-        mr.world_rank, line(db)));
+    res_.warnings.push_back(
+        fmt::format("{}: at {} #{} rank {} made the call from {} where rank {} made it from {}; rank {} "
+                    "makes this same call "
+                    "from {} too, at another position (a branch taken at a step of each rank's own, or a "
+                    "compiler's copy of "
+                    "one call): the arguments agree, so this is not a callsite_mismatch",
+                    c.ref.name, da.operation, at(c.ref.id, ai), r.world_rank, line(db), mr.world_rank,
+                    line(da), mr.world_rank, line(db)));
   }
 
   void push(Finding f) {
