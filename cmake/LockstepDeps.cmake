@@ -5,6 +5,18 @@ find_package(CLI11 REQUIRED)
 find_package(nlohmann_json REQUIRED)
 find_package(yaml-cpp REQUIRED)
 find_package(MPI REQUIRED COMPONENTS C CXX)
+# Fortran only for the tests' Fortran MPI programs (tests/tracer, tests/check): the tracer has no Fortran
+# code and traces Fortran programs through the MPI library's own bindings.
+include(CheckLanguage)
+check_language(Fortran)
+set(LOCKSTEP_FORTRAN_TESTS OFF)
+if(CMAKE_Fortran_COMPILER)
+  enable_language(Fortran)
+  find_package(MPI COMPONENTS Fortran)
+  if(MPI_Fortran_FOUND AND MPI_Fortran_HAVE_F08_MODULE)
+    set(LOCKSTEP_FORTRAN_TESTS ON)
+  endif()
+endif()
 
 # CUDA: the toolkit at $CUDA_HOME or /usr/local/cuda. Only headers and libraries are needed to build;
 # nothing is linked into the injected tracer (it resolves CUDA/CUPTI/NCCL at run time).

@@ -3,7 +3,7 @@
 # `lockstep run` where the test is about it), then checks the traces with trace_check.
 #   run_test.sh MODE WORK LOCKSTEP TRACER CHECK MPIRUN [MPIRUN FLAGS...] -- PROGRAM [ARGS...]
 # MODE: sequence STEPS | threads NTHREADS CALLS | requests PAIRS MANY REUSE | threads-mpirun | stack | comms | errors | fork | unwritable | hang |
-#       stall | dir
+#       stall | dir | fortran SOURCE
 set -euo pipefail
 mode=$1 work=$2 lockstep=$3 tracer=$4 check=$5
 shift 5
@@ -12,6 +12,7 @@ case "$mode" in
   sequence) extra=("$1"); shift ;;
   threads) extra=("$1" "$2"); shift 2 ;;
   requests) extra=("$1" "$2" "$3"); shift 3 ;;
+  fortran) extra=("$1"); shift ;;
 esac
 launcher=()
 while [[ $1 != -- ]]; do launcher+=("$1"); shift; done
@@ -35,6 +36,12 @@ case "$mode" in
       grep -Eq "MPI_Recv .* any +[0-9]+ +int32 +[0-9]+ +null " "$work/show.out" ||
         fail "show does not print an MPI_PROC_NULL receive's peer as null"
     fi
+    ;;
+  fortran)
+    # A Fortran program, untouched: its calls reach the tracer through the MPI Fortran bindings.
+    mkdir -p "$work/expected"
+    "$lockstep" run -o "$work/traces" --tracer "$tracer" -- "${launcher[@]}" -np 4 "${program[@]}" "$work/expected" 3
+    "$check" named "$work/traces" "$work/expected" 4 "${extra[0]}"
     ;;
   threads)
     "$lockstep" run -o "$work/traces" --tracer "$tracer" -- "${launcher[@]}" -np 2 "${program[@]}" "${extra[0]}" "${extra[1]}"

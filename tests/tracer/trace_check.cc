@@ -14,6 +14,8 @@
 //   trace_check comms TRACES EXPECTED_DIR NRANKS       mpi_comms: communicator ids across ranks
 //   trace_check requests TRACES NRANKS PAIRS MANY REUSE mpi_requests: every request's record completed
 //                                                      by the call that completed it, none by a freed one
+//   trace_check named TRACES EXPECTED_DIR NRANKS SOURCE mpi_fortran: every call in order by its API name,
+//                                                      arguments, communicator identity and SOURCE:line
 // Exit 0 when everything matches, 1 with the first mismatches listed, 2 for bad usage.
 #include <cstdio>
 #include <cstdlib>
@@ -256,6 +258,98 @@ void check_thread_times(int rank, int thread, uint64_t loaded, const std::vector
       FAILF("rank %d thread %d: call %zu entered %llu ns before call %zu returned (%u us after its entry)",
             rank, thread, i, (unsigned long long)(returned - r->t_ns), i - 1, p->t_return_us);
   }
+}
+
+// ---- named ---------------------------------------------------------------------------------------
+
+// The records of a program that says what it called by name (mpi_fortran, which has no access to the
+// format's numbers): "NAME COMM COUNT DTYPE ROOT_OR_PEER REDOP LINE" per record, "-" for no datatype or
+// op, -1 for no root; "split_color C" once. Communicator letters as in `sequence`.
+int named(const std::string& traces, const std::string& expected_dir, int nranks, const std::string& source) {
+  auto all = load_traces(traces, static_cast<size_t>(nranks));
+  lockstep::symbolize::Symbolizer sym;
+  std::map<std::string, std::map<int, uint64_t>> comm_of;  // letter -> rank -> id
+  std::map<int, int> colour;
+  size_t total = 0;
+  for (auto& [rank, t] : all) {
+    check_lifecycle(rank, t);
+    std::ifstream in(expected_dir + "/rank-" + std::to_string(rank) + ".txt");
+    if (!in) {
+      FAILF("rank %d: no expected file", rank);
+      continue;
+    }
+    struct Want {
+      std::string name, comm;
+      long long count;
+      std::string dtype;
+      int root;
+      std::string redop;
+      int line;
+    };
+    std::vector<Want> want;
+    std::string line;
+    while (std::getline(in, line)) {
+      std::istringstream ls(line);
+      Want w{};
+      ls >> w.name;
+      if (w.name == "split_color") {
+        ls >> colour[rank];
+        continue;
+      }
+      ls >> w.comm >> w.count >> w.dtype >> w.root >> w.redop >> w.line;
+      if (!ls) FAILF("rank %d: bad expected line '%s'", rank, line.c_str());
+      want.push_back(w);
+    }
+    auto got = t.of_kind(LST_KIND_COLLECTIVE);
+    if (got.size() != want.size())
+      FAILF("rank %d: %zu records in the trace, %zu called", rank, got.size(), want.size());
+    std::vector<uint64_t> callers;
+    for (const lst_record* r : got) callers.push_back(r->caller);
+    auto sites = sym.call_sites(t.file.modules(), callers);
+    const size_t n = std::min(got.size(), want.size());
+    total += n;
+    for (size_t i = 0; i < n; ++i) {
+      const lst_record& r = *got[i];
+      const Want& w = want[i];
+      auto bad = [&](const char* what, const std::string& g, const std::string& e) {
+        FAILF("rank %d record #%zu (line %d): %s %s, want %s", rank, i, w.line, what, g.c_str(), e.c_str());
+      };
+      const std::string op = lockstep::format::op_name(r);
+      if (op != w.name) bad("operation", op, w.name);
+      if (static_cast<long long>(r.u.coll.count) != w.count)
+        bad("count", std::to_string(r.u.coll.count), std::to_string(w.count));
+      const std::string dt = r.dtype == LST_DT_NONE ? "-" : lockstep::format::dtype_name(r.dtype);
+      if (dt != w.dtype) bad("datatype", dt, w.dtype);
+      if (r.u.coll.root_or_peer != w.root)
+        bad("root or peer", std::to_string(r.u.coll.root_or_peer), std::to_string(w.root));
+      const std::string red = r.redop == LST_RED_NONE ? "-" : lockstep::format::redop_name(r.redop);
+      if (red != w.redop) bad("reduction", red, w.redop);
+      const bool nonblocking = flags(&r) & LST_F_NONBLOCKING;
+      if (state(&r) != (nonblocking ? LST_STATE_COMPLETED : LST_STATE_RETURNED))
+        bad("state", lockstep::format::state_name(state(&r)), nonblocking ? "completed" : "returned");
+      auto [it, fresh] = comm_of[w.comm].emplace(rank, r.comm);
+      if (!fresh && it->second != r.comm)
+        FAILF("rank %d record #%zu: comm %s has two ids on one rank", rank, i, w.comm.c_str());
+      const auto& site = sites[i];
+      if (fs::path(site.file).filename() != source || static_cast<int>(site.line) != w.line)
+        bad("call site", site.site(true), source + ":" + std::to_string(w.line));
+    }
+  }
+  for (const char* letter : {"W", "D"}) {
+    std::set<uint64_t> ids;
+    for (auto& [rank, id] : comm_of[letter]) ids.insert(id);
+    if (ids.size() != 1) FAILF("communicator %s has %zu different ids across ranks", letter, ids.size());
+  }
+  for (auto& [a, ida] : comm_of["S"])
+    for (auto& [b, idb] : comm_of["S"])
+      if ((colour[a] == colour[b]) != (ida == idb))
+        FAILF("split ids of ranks %d and %d disagree with their colours", a, b);
+  if (comm_of["W"].size() != static_cast<size_t>(nranks))
+    FAILF("world seen on %zu ranks, want %d", comm_of["W"].size(), nranks);
+  if (g_errors == 0)
+    std::printf("trace_check: %zu records on %d ranks match their calls, call sites in %s included\n", total,
+                nranks, source.c_str());
+  return g_errors ? 1 : 0;
 }
 
 // mpi_threads: thread k makes CALLS collectives on its own dup; call i has count k * 1000 + i.
@@ -538,6 +632,7 @@ int main(int argc, char** argv) {
     if (mode == "hang" && argc == 3) return hang(argv[2]);
     if (mode == "stack" && argc == 4) return stack(argv[2], std::atoi(argv[3]));
     if (mode == "comms" && argc == 5) return comms(argv[2], argv[3], std::atoi(argv[4]));
+    if (mode == "named" && argc == 6) return named(argv[2], argv[3], std::atoi(argv[4]), argv[5]);
     if (mode == "requests" && argc == 7)
       return requests(argv[2], std::atoi(argv[3]), std::atoi(argv[4]), std::atoi(argv[5]),
                       std::atoi(argv[6]));

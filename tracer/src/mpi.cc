@@ -163,6 +163,28 @@ constexpr TypeEntry kTypes[] = {
     {"ompi_mpi_aint", LST_DT_INT64, sizeof(MPI_Aint)},
     {"ompi_mpi_offset", LST_DT_INT64, sizeof(MPI_Offset)},
     {"ompi_mpi_count", LST_DT_INT64, sizeof(MPI_Count)},
+    // Fortran's (mpif.h, `use mpi`, `use mpi_f08`): INTEGER, REAL, LOGICAL and DOUBLE PRECISION take
+    // the sizes Open MPI was built with, asked for once (size 0: ask MPI_Type_size); the complex types
+    // stay derived and compare by bytes, as C's do.
+    {"ompi_mpi_integer", LST_DT_INT32, 0},
+    {"ompi_mpi_integer1", LST_DT_INT8, 1},
+    {"ompi_mpi_integer2", LST_DT_INT16, 2},
+    {"ompi_mpi_integer4", LST_DT_INT32, 4},
+    {"ompi_mpi_integer8", LST_DT_INT64, 8},
+    {"ompi_mpi_real", LST_DT_FLOAT32, 0},
+    {"ompi_mpi_dblprec", LST_DT_FLOAT64, 0},
+    {"ompi_mpi_real2", LST_DT_FLOAT16, 2},
+    {"ompi_mpi_real4", LST_DT_FLOAT32, 4},
+    {"ompi_mpi_real8", LST_DT_FLOAT64, 8},
+    {"ompi_mpi_logical", LST_DT_BOOL, 0},
+    {"ompi_mpi_logical1", LST_DT_BOOL, 1},
+    {"ompi_mpi_logical2", LST_DT_BOOL, 2},
+    {"ompi_mpi_logical4", LST_DT_BOOL, 4},
+    {"ompi_mpi_logical8", LST_DT_BOOL, 8},
+    {"ompi_mpi_character", LST_DT_CHAR, 1},
+    {"ompi_mpi_2integer", LST_DT_PAIR, 0},
+    {"ompi_mpi_2real", LST_DT_PAIR, 0},
+    {"ompi_mpi_2dblprec", LST_DT_PAIR, 0},
     {"ompi_mpi_float_int", LST_DT_PAIR, 0},
     {"ompi_mpi_double_int", LST_DT_PAIR, 0},
     {"ompi_mpi_long_int", LST_DT_PAIR, 0},
@@ -225,6 +247,28 @@ HandleIndex g_type_index, g_op_index;
 
 constinit __attribute__((tls_model("initial-exec"))) thread_local LastType t_last_type{};
 
+namespace {
+// A predefined type whose size the table leaves to MPI: the trace type of that size in its family
+// (a Fortran INTEGER of 8 bytes is an int64), LST_DT_DERIVED for a size the family lacks. Pairs keep
+// their kind at any size.
+uint8_t sized(uint8_t dtype, uint32_t size) noexcept {
+  int out = LST_DT_DERIVED;
+  if (dtype == LST_DT_INT32) {
+    if (size == 1) out = LST_DT_INT8;
+    if (size == 2) out = LST_DT_INT16;
+    if (size == 4) out = LST_DT_INT32;
+    if (size == 8) out = LST_DT_INT64;
+  } else if (dtype == LST_DT_FLOAT32 || dtype == LST_DT_FLOAT64) {
+    if (size == 2) out = LST_DT_FLOAT16;
+    if (size == 4) out = LST_DT_FLOAT32;
+    if (size == 8) out = LST_DT_FLOAT64;
+  } else if (size != 0) {
+    out = dtype;
+  }
+  return static_cast<uint8_t>(out);
+}
+}  // namespace
+
 void set_dtype_slow(CollectiveArgs& a, MPI_Datatype t) noexcept {
   if (t == MPI_DATATYPE_NULL || t == nullptr) {
     a.dtype = LST_DT_NONE;
@@ -232,15 +276,20 @@ void set_dtype_slow(CollectiveArgs& a, MPI_Datatype t) noexcept {
   }
   if (const int i = g_type_index.find(t); i >= 0) {
     const TypeEntry& e = kTypes[i];
-    a.dtype = e.dtype;
-    a.dtype_size = e.size;
-    if (e.size != 0) t_last_type = {t, e.dtype, e.size};
-    if (e.size == 0) {
+    uint8_t dtype = e.dtype;
+    uint32_t size = e.size;
+    if (size == 0) {
       int sz = 0;
       REAL(MPI_Type_size)(t, &sz);
-      a.dtype_size = static_cast<uint32_t>(sz);
+      size = sz > 0 ? static_cast<uint32_t>(sz) : 0;
+      dtype = sized(dtype, size);
     }
-    return;
+    if (dtype != LST_DT_DERIVED) {
+      a.dtype = dtype;
+      a.dtype_size = size;
+      if (size != 0) t_last_type = {t, dtype, size};
+      return;
+    }
   }
   // A constructed type, or a predefined one without an lst_dtype (complex numbers): bytes compare.
   int sz = 0;
@@ -857,7 +906,7 @@ WRAP_EXPORT int MPI_Comm_disconnect(MPI_Comm* comm) {
 // ---- lifecycle ------------------------------------------------------------------------------------------
 
 WRAP_EXPORT int MPI_Init(int* argc, char*** argv) {
-  const uint64_t caller = LOCKSTEP_CALLER();
+  const uint64_t caller = app_caller(LOCKSTEP_CALLER(), __builtin_dwarf_cfa());
   const auto real = REAL(MPI_Init);
   CallGuard guard;
   int rc = FORWARD(argc, argv);
@@ -870,7 +919,7 @@ WRAP_EXPORT int MPI_Init(int* argc, char*** argv) {
 }
 
 WRAP_EXPORT int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
-  const uint64_t caller = LOCKSTEP_CALLER();
+  const uint64_t caller = app_caller(LOCKSTEP_CALLER(), __builtin_dwarf_cfa());
   const auto real = REAL(MPI_Init_thread);
   CallGuard guard;
   int rc = FORWARD(argc, argv, required, provided);

@@ -56,8 +56,24 @@ bool resolve_mpi() noexcept;  // the lookup behind state 0; true when it ends in
 void* lookup_pmpi(const char* name) noexcept;
 void no_pmpi(const char* name) noexcept;
 
+// Calls from Fortran (mpi_fortran.cc): the address range that holds every MPI Fortran binding library
+// in the process (empty without one), and the Fortran program's return address found above a binding's.
+struct FortranBindings {
+  uintptr_t lo, span;
+};
+extern constinit FortranBindings g_fortran;
+uint64_t fortran_caller(uint64_t ret, uintptr_t cfa) noexcept;
+// The call site to record for a wrapper whose return address is `ret` and whose canonical frame address
+// is `cfa`: `ret`, unless a binding library made the call for the program. One compare for C callers.
+inline uint64_t app_caller(uint64_t ret, void* cfa) noexcept {
+  if (__builtin_expect(ret - g_fortran.lo < g_fortran.span, 0))
+    return fortran_caller(ret, reinterpret_cast<uintptr_t>(cfa));
+  return ret;
+}
+
 // wrap.h's contract. A call with no PMPI_* behind it returns MPI_ERR_OTHER (said once), never aborts.
 struct WrapApi {
+  static uint64_t caller(uint64_t ret, void* cfa) noexcept { return app_caller(ret, cfa); }
   static void* lookup(const char* name) noexcept { return lookup_pmpi(name); }
   static void missing(const char* name) noexcept { no_pmpi(name); }
   static int unavailable() noexcept { return MPI_ERR_OTHER; }

@@ -49,6 +49,7 @@ void* lookup_nccl(const char* name) noexcept {
 
 // wrap.h's contract: with no NCCL behind the tracer, calls say so once and return ncclSystemError.
 struct WrapApi {
+  static uint64_t caller(uint64_t ret, void*) noexcept { return ret; }
   static void* lookup(const char* name) noexcept { return lookup_nccl(name); }
   static void missing(const char* name) noexcept { warn_no_nccl(name); }
   static int unavailable() noexcept { return nccl::kSystemError; }

@@ -612,7 +612,11 @@ void start_session() noexcept {
   });
 }
 
-__attribute__((constructor)) void on_load() { start_session(); }
+__attribute__((constructor)) void on_load() {
+  start_session();
+  // Before main, where a Fortran program makes its first MPI call (MPI_Init) through a binding library.
+  if (g_config.dir && env::on(env::Var::kTraceFortran)) mpi::redirect_fortran_bindings();
+}
 
 }  // namespace
 

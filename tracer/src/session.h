@@ -192,6 +192,12 @@ void set_end_state(uint32_t state) noexcept;
 // Puts the tracer's fatal-signal handlers back in front after a library installed its own (MPI_Init);
 // the library's handlers are chained to, never replaced.
 void reinstall_signal_handlers() noexcept;
+// Points the MPI Fortran binding libraries' PMPI_* calls at the tracer's wrappers (mpi_fortran.cc);
+// returns how many call slots now lead to a wrapper. Once, at load.
+namespace mpi {
+int redirect_fortran_bindings() noexcept;
+}
+
 // FNV-1a, for communicator identities: start with kHashSeed.
 constexpr uint64_t kHashSeed = 0xcbf29ce484222325ull;
 uint64_t hash_bytes(uint64_t h, const void* data, size_t len) noexcept;

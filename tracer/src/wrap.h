@@ -3,7 +3,8 @@
 //
 // An interposer defines, before its first wrapper:
 //   REAL_TYPE(fn)  the real function's pointer type      REAL_NAME(fn)  the symbol looked up ("PMPI_Send")
-//   struct WrapApi { static void* lookup(const char*) noexcept;   // nullptr: nothing to forward to
+//   struct WrapApi { static uint64_t caller(uint64_t ret, void* cfa) noexcept;  // the call site to record
+//                    static void* lookup(const char*) noexcept;   // nullptr: nothing to forward to
 //                    static void missing(const char*) noexcept;   // told when lookup found nothing
 //                    static int unavailable() noexcept;           // what a call returns then
 //                    static bool tracing() noexcept; };           // record this call at all?
@@ -78,10 +79,10 @@ inline void* resolve_real(RealSlot& s, const char* name) noexcept {
 // Opens every wrapper: `real` and `caller` are in scope after it. A call made from inside another
 // intercepted call, or with tracing off, goes straight through unrecorded; with nothing to forward to,
 // it returns WrapApi::unavailable() (said once, at the lookup).
-#define PASSTHROUGH(fn, ...)                                  \
-  [[maybe_unused]] const uint64_t caller = LOCKSTEP_CALLER(); \
-  const auto real = REAL(fn);                                 \
-  ::lockstep::trace::CallGuard guard;                         \
+#define PASSTHROUGH(fn, ...)                                                                          \
+  [[maybe_unused]] const uint64_t caller = WrapApi::caller(LOCKSTEP_CALLER(), __builtin_dwarf_cfa()); \
+  const auto real = REAL(fn);                                                                         \
+  ::lockstep::trace::CallGuard guard;                                                                 \
   if (!guard.outermost() || !WrapApi::tracing()) return FORWARD(__VA_ARGS__)
 
 // The real call, or WrapApi::unavailable() without one.
