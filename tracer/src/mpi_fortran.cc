@@ -2,22 +2,19 @@
 // libmpi_usempif08 for `use mpi_f08`, which goes through libmpi_mpifh) call the C library's PMPI_*
 // functions directly: an interposed MPI_* never sees a Fortran program's calls. When the tracer is
 // loaded, it points those libraries' own PMPI_* slots (their global offset table) at its MPI_* wrappers,
-// and only those: the C library, its I/O components and any other PMPI_* caller keep theirs.
+// and only those (got_slots.h): the C library, its I/O components and any other PMPI_* caller keep theirs.
 //
 // A wrapper entered from a binding names the Fortran program's line, not the binding's: app_caller()
 // (mpi_common.h) steps over the binding's frames. A frame's size at a given return address is fixed
 // (the bindings allocate on the heap, never on the stack), so it is learnt once from the DWARF unwinder
 // and then read from a table keyed by that address: a few loads per call instead of an unwind.
 #include <dlfcn.h>
-#include <elf.h>
 #include <link.h>
-#include <sys/mman.h>
-#include <unistd.h>
 #include <unwind.h>
 
-#include <cstdio>
 #include <cstring>
 
+#include "got_slots.h"
 #include "mpi_common.h"
 
 namespace lockstep::trace::mpi {
@@ -115,7 +112,8 @@ __attribute__((noinline)) uint64_t learn(uint64_t ret, uintptr_t cfa) noexcept {
     if (w.ip[k] != ret) continue;
     if (w.callee_cfa[k] != cfa) return ret;
     int j = k;
-    for (; j + 1 < w.n && in_binding(w.ip[j]); ++j) learn_size(w.ip[j], w.callee_cfa[j + 1] - w.callee_cfa[j]);
+    for (; j + 1 < w.n && in_binding(w.ip[j]); ++j)
+      learn_size(w.ip[j], w.callee_cfa[j + 1] - w.callee_cfa[j]);
     return in_binding(w.ip[j]) ? ret : w.ip[j];
   }
   return ret;
@@ -130,65 +128,17 @@ void* wrapper_for(void* self, const char* pmpi_name) noexcept {
   return fn && in_this_library(fn) ? fn : nullptr;
 }
 
-// The address a dynamic-section entry holds: the loader has already added the load address to most of
-// them on this platform, not to all, and not for every object.
-uintptr_t dyn_address(uintptr_t base, uintptr_t value) noexcept { return value < base ? base + value : value; }
-
 struct Redirected {
   void* self;
+  const lst_got* got = nullptr;
   int slots = 0;
 };
 
-// Writes the wrapper into every PMPI_* slot of one binding library that has a wrapper, making read-only
-// (RELRO) pages writable for the write and read-only again after it.
-void redirect(const dl_phdr_info* info, Redirected& r) noexcept {
-  const ElfW(Dyn)* dyn = nullptr;
-  uintptr_t relro_lo = 0, relro_hi = 0;
-  for (int i = 0; i < info->dlpi_phnum; ++i) {
-    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
-    if (ph.p_type == PT_DYNAMIC) dyn = reinterpret_cast<const ElfW(Dyn)*>(info->dlpi_addr + ph.p_vaddr);
-    if (ph.p_type == PT_GNU_RELRO) {
-      relro_lo = info->dlpi_addr + ph.p_vaddr;
-      relro_hi = relro_lo + ph.p_memsz;
-    }
-  }
-  if (!dyn) return;
-  const uintptr_t base = info->dlpi_addr;
-  const ElfW(Sym)* symtab = nullptr;
-  const char* strtab = nullptr;
-  uintptr_t jmprel = 0, rela = 0;
-  size_t jmprel_size = 0, rela_size = 0;
-  for (const ElfW(Dyn)* d = dyn; d->d_tag != DT_NULL; ++d) {
-    switch (d->d_tag) {
-      case DT_SYMTAB: symtab = reinterpret_cast<const ElfW(Sym)*>(dyn_address(base, d->d_un.d_ptr)); break;
-      case DT_STRTAB: strtab = reinterpret_cast<const char*>(dyn_address(base, d->d_un.d_ptr)); break;
-      case DT_JMPREL: jmprel = dyn_address(base, d->d_un.d_ptr); break;
-      case DT_PLTRELSZ: jmprel_size = d->d_un.d_val; break;
-      case DT_RELA: rela = dyn_address(base, d->d_un.d_ptr); break;
-      case DT_RELASZ: rela_size = d->d_un.d_val; break;
-      default: break;
-    }
-  }
-  if (!symtab || !strtab) return;
-  const long page = sysconf(_SC_PAGESIZE);
-  auto patch = [&](uintptr_t table, size_t bytes) {
-    const auto* rel = reinterpret_cast<const ElfW(Rela)*>(table);
-    for (size_t i = 0; table && i < bytes / sizeof(ElfW(Rela)); ++i) {
-      const auto type = ELF64_R_TYPE(rel[i].r_info);
-      if (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT) continue;
-      void* wrapper = wrapper_for(r.self, strtab + symtab[ELF64_R_SYM(rel[i].r_info)].st_name);
-      if (!wrapper) continue;
-      const uintptr_t slot = base + rel[i].r_offset;
-      const bool relro = slot >= relro_lo && slot < relro_hi;
-      void* page_start = reinterpret_cast<void*>(slot & ~static_cast<uintptr_t>(page - 1));
-      if (relro && mprotect(page_start, static_cast<size_t>(page), PROT_READ | PROT_WRITE) != 0) continue;
-      __atomic_store_n(reinterpret_cast<void**>(slot), wrapper, __ATOMIC_RELEASE);
-      if (relro) mprotect(page_start, static_cast<size_t>(page), PROT_READ);
-      ++r.slots;
-    }
-  };
-  patch(jmprel, jmprel_size);
-  patch(rela, rela_size);
+int redirect_slot(void** slot, const char* symbol, void* arg) {
+  auto& r = *static_cast<Redirected*>(arg);
+  if (void* wrapper = wrapper_for(r.self, symbol); wrapper && lst_got_store(r.got, slot, wrapper) == 0)
+    ++r.slots;
+  return 0;
 }
 
 int visit(dl_phdr_info* info, size_t, void* arg) {
@@ -199,7 +149,11 @@ int visit(dl_phdr_info* info, size_t, void* arg) {
     if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_X)) continue;
     g_ranges[g_nranges++] = {info->dlpi_addr + ph.p_vaddr, info->dlpi_addr + ph.p_vaddr + ph.p_memsz};
   }
-  redirect(info, r);
+  lst_got got{};
+  if (lst_got_open(info, &got) == 0) {
+    r.got = &got;
+    lst_got_each(&got, redirect_slot, &r);
+  }
   return 0;
 }
 
