@@ -17,8 +17,8 @@ int lst_fortran_trace(int on) {
     char mpi[64], pmpi[64];
     snprintf(mpi, sizeof mpi, "MPI_%s", names[i]);
     snprintf(pmpi, sizeof pmpi, "PMPI_%s", names[i]);
-    void* traced = dlsym(RTLD_DEFAULT, mpi);   /* the preloaded tracer's wrapper */
-    void* real = dlsym(RTLD_DEFAULT, pmpi);    /* libmpi's: the tracer exports no PMPI_* */
+    void* traced = dlsym(RTLD_DEFAULT, mpi); /* the preloaded tracer's wrapper */
+    void* real = dlsym(RTLD_DEFAULT, pmpi);  /* libmpi's: the tracer exports no PMPI_* */
     if (!traced || !real || traced == real) return -1;
     if (lst_got_swap("libmpi_mpifh", pmpi, on ? traced : real, NULL) <= 0) return -1;
   }

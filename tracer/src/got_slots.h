@@ -29,6 +29,12 @@
 #error "got_slots.h knows the relocation types of x86-64 and AArch64 only"
 #endif
 
+#ifdef __cplusplus
+#define LST_GOT_NULL nullptr
+#else
+#define LST_GOT_NULL NULL
+#endif
+
 #if __ELF_NATIVE_CLASS == 64
 #define LST_R_SYM ELF64_R_SYM
 #define LST_R_TYPE ELF64_R_TYPE
@@ -53,7 +59,7 @@ static inline uintptr_t lst_got_dyn_addr(uintptr_t base, ElfW(Addr) v) { return 
 static inline int lst_got_open(const struct dl_phdr_info* info, struct lst_got* g) {
   const uintptr_t base = info->dlpi_addr;
   const uintptr_t page_size = (uintptr_t)sysconf(_SC_PAGESIZE);
-  const ElfW(Dyn)* dyn = NULL;
+  const ElfW(Dyn)* dyn = LST_GOT_NULL;
   uintptr_t symtab = 0, strtab = 0;
   ElfW(Sxword) pltrel = DT_RELA;
   ElfW(Half) i;
@@ -72,21 +78,44 @@ static inline int lst_got_open(const struct dl_phdr_info* info, struct lst_got* 
       g->ro_end = (base + ph->p_vaddr + ph->p_memsz) & ~(page_size - 1);
     }
   }
-  if (dyn == NULL) return -1;
+  if (dyn == LST_GOT_NULL) return -1;
   for (; dyn->d_tag != DT_NULL; ++dyn) {
     switch (dyn->d_tag) {
-      case DT_JMPREL: g->table[0] = lst_got_dyn_addr(base, dyn->d_un.d_ptr); break;
-      case DT_PLTRELSZ: g->size[0] = dyn->d_un.d_val; break;
-      case DT_PLTREL: pltrel = (ElfW(Sxword))dyn->d_un.d_val; break;
-      case DT_RELA: g->table[1] = lst_got_dyn_addr(base, dyn->d_un.d_ptr); break;
-      case DT_RELASZ: g->size[1] = dyn->d_un.d_val; break;
-      case DT_RELAENT: g->entsize[1] = dyn->d_un.d_val; break;
-      case DT_REL: g->table[2] = lst_got_dyn_addr(base, dyn->d_un.d_ptr); break;
-      case DT_RELSZ: g->size[2] = dyn->d_un.d_val; break;
-      case DT_RELENT: g->entsize[2] = dyn->d_un.d_val; break;
-      case DT_SYMTAB: symtab = lst_got_dyn_addr(base, dyn->d_un.d_ptr); break;
-      case DT_STRTAB: strtab = lst_got_dyn_addr(base, dyn->d_un.d_ptr); break;
-      default: break;
+      case DT_JMPREL:
+        g->table[0] = lst_got_dyn_addr(base, dyn->d_un.d_ptr);
+        break;
+      case DT_PLTRELSZ:
+        g->size[0] = dyn->d_un.d_val;
+        break;
+      case DT_PLTREL:
+        pltrel = (ElfW(Sxword))dyn->d_un.d_val;
+        break;
+      case DT_RELA:
+        g->table[1] = lst_got_dyn_addr(base, dyn->d_un.d_ptr);
+        break;
+      case DT_RELASZ:
+        g->size[1] = dyn->d_un.d_val;
+        break;
+      case DT_RELAENT:
+        g->entsize[1] = dyn->d_un.d_val;
+        break;
+      case DT_REL:
+        g->table[2] = lst_got_dyn_addr(base, dyn->d_un.d_ptr);
+        break;
+      case DT_RELSZ:
+        g->size[2] = dyn->d_un.d_val;
+        break;
+      case DT_RELENT:
+        g->entsize[2] = dyn->d_un.d_val;
+        break;
+      case DT_SYMTAB:
+        symtab = lst_got_dyn_addr(base, dyn->d_un.d_ptr);
+        break;
+      case DT_STRTAB:
+        strtab = lst_got_dyn_addr(base, dyn->d_un.d_ptr);
+        break;
+      default:
+        break;
     }
   }
   g->entsize[0] = pltrel == DT_RELA ? g->entsize[1] : g->entsize[2];
@@ -98,8 +127,8 @@ static inline int lst_got_open(const struct dl_phdr_info* info, struct lst_got* 
 /* Calls each(slot, symbol, ctx) for every JUMP_SLOT or GLOB_DAT slot of the object, until it returns
  * nonzero (then that value is returned; else 0). Some linkers make DT_RELASZ cover DT_JMPREL's entries
  * as well: those are visited once. */
-static inline int lst_got_each(const struct lst_got* g, int (*each)(void** slot, const char* symbol, void* ctx),
-                               void* ctx) {
+static inline int lst_got_each(const struct lst_got* g,
+                               int (*each)(void** slot, const char* symbol, void* ctx), void* ctx) {
   const uintptr_t plt_end = g->table[0] + g->size[0];
   int t;
   for (t = 0; t < 3; ++t) {
