@@ -6,8 +6,10 @@
 //
 // A wrapper entered from a binding names the Fortran program's line, not the binding's: app_caller()
 // (mpi_common.h) steps over the binding's frames. A frame's size at a given return address is fixed
-// (the bindings allocate on the heap, never on the stack), so it is learnt once from the DWARF unwinder
-// and then read from a table keyed by that address: a few loads per call instead of an unwind.
+// (Open MPI 4.1's two binding libraries never move the stack pointer by a computed amount: their arrays
+// are on the heap), so it is learnt once from the DWARF unwinder and then read from a table keyed by that
+// address: a few loads per call instead of an unwind. The return address sits just below the frame
+// address on x86-64 only; elsewhere every such call asks the unwinder.
 #include <dlfcn.h>
 #include <link.h>
 #include <unwind.h>
@@ -160,6 +162,9 @@ int visit(dl_phdr_info* info, size_t, void* arg) {
 }  // namespace
 
 uint64_t fortran_caller(uint64_t ret, uintptr_t cfa) noexcept {
+#if !defined(__x86_64__)
+  if (in_binding(ret)) return learn(ret, cfa);
+#endif
   // A binding calls at most one other binding before the C library (mpi_f08 -> mpif.h): a few hops.
   for (int hop = 0; hop < 4 && in_binding(ret); ++hop) {
     const uint64_t size = frame_size(ret);
