@@ -269,6 +269,14 @@ std::vector<std::string> translate_nvcc(const std::vector<std::string>& in, cons
   return out;
 }
 
+// A Fortran source by its extension (what gfortran and CMake take for one): no Clang front end reads it.
+bool is_fortran(const std::string& file) {
+  static const std::set<std::string> kExt = {".f",   ".F",   ".for", ".FOR", ".ftn", ".FTN",
+                                             ".fpp", ".FPP", ".f77", ".F77", ".f90", ".F90",
+                                             ".f95", ".F95", ".f03", ".F03", ".f08", ".F08"};
+  return kExt.count(fs::path(file).extension().string()) > 0;
+}
+
 // Compile commands for the files to lint: from compile_commands.json where listed, otherwise defaults
 // chosen by file kind (and a note saying so).
 class LintDatabase : public CompilationDatabase {
@@ -473,6 +481,10 @@ int run_lint(Options opts) {
   for (const auto& f : opts.files) {
     std::error_code ec;
     if (!fs::is_regular_file(f, ec)) throw cli::BadInput("lint: " + f + ": no such file");
+    if (is_fortran(f))
+      throw cli::BadInput(
+          "lint: " + f +
+          ": a Fortran source; lint reads C, C++ and CUDA (lockstep run traces Fortran programs)");
     files.push_back(fs::absolute(f).lexically_normal().string());
   }
   if (files.empty()) {

@@ -89,6 +89,20 @@ def formats_and_exit_codes(lockstep, here):
     p = run([lockstep, "lint", os.path.join(here, "no-such-file.cc")])
     expect(p.returncode == 2 and "no-such-file.cc" in p.stderr, "a missing file is bad input naming it", p)
     with tempfile.TemporaryDirectory() as tmp:
+        fortran = os.path.join(tmp, "solver.F90")
+        with open(fortran, "w") as f:
+            f.write("program solver\n  use mpi\nend program\n")
+        p = run([lockstep, "lint", fortran])
+        expect(p.returncode == 2 and "solver.F90: a Fortran source" in p.stderr and "C, C++ and CUDA" in p.stderr,
+               "a Fortran file named on the command line is bad input that says why", p)
+        # In a compilation database, Fortran sources are left out and the C beside them analyzed.
+        with open(os.path.join(tmp, "compile_commands.json"), "w") as f:
+            json.dump([{"directory": tmp, "file": fortran, "command": "gfortran -c " + fortran},
+                       {"directory": tmp, "file": clean, "command": "c++ -c " + clean + " " + inc}], f)
+        p = run([lockstep, "lint", "-p", tmp])
+        expect(p.returncode == 1 and "solver.F90" not in p.stderr + p.stdout,
+               "a database's Fortran source is skipped, its C++ linted", p)
+    with tempfile.TemporaryDirectory() as tmp:
         ok = os.path.join(tmp, "ok.cc")
         with open(ok, "w") as f:
             f.write('#include <mpi.h>\nvoid f() { MPI_Barrier(MPI_COMM_WORLD); }\n')
