@@ -26,8 +26,7 @@ constinit FortranBindings g_fortran{};
 namespace {
 
 // The binding libraries, by the start of their file names: Open MPI's two (and the module library of
-// `use mpi`, which makes no calls of its own today), and MPICH's, whose bindings call MPI_* (already
-// interposed) but whose frames still stand between the wrapper and the program.
+// `use mpi`, which makes no calls of its own in 4.1), and MPICH's, handled alike (untested).
 constexpr const char* kBindingLibs[] = {"libmpi_mpifh", "libmpi_usempif08", "libmpi_usempi_ignore_tkr",
                                         "libmpifort"};
 
