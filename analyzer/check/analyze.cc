@@ -1574,6 +1574,13 @@ class Analyzer {
     return out;
   }
 
+  // A rank that the signal of `lockstep run`'s stop at --timeout ended (on its host, at or after it): the
+  // job's hang ended it, not a fault of its own.
+  bool ended_by_the_stop(const Rank& r) const {
+    return job_.stopped_at_ns > 0 && r.end == EndState::kKilled && r.host == job_.stopped_on_host &&
+           r.saw_signal && r.signal_t_ns >= job_.stopped_at_ns;
+  }
+
   bool died(const Rank& r) const {
     return r.end == EndState::kCrashed || r.end == EndState::kAborted ||
            (r.end == EndState::kExited && r.exit_status != UINT64_MAX && r.exit_status != 0 &&
@@ -2169,7 +2176,9 @@ class Analyzer {
                      : (x.flags & LST_F_NONBLOCKING) ? "returned but never waited for it"
                                                      : std::string(end_state_name(r->end));
           }
-        // A process that ended inside the call (its error handler, a signal) is where to look first.
+        // A process that ended inside the call (its error handler, a signal) is where to look first;
+        // not one that lockstep run's own stop ended there.
+        std::erase_if(dead, [&](int32_t w) { return ended_by_the_stop(*job_.rank(w)); });
         const Rank* first_dead = nullptr;
         for (int32_t w : dead)
           if (const Rank* r = job_.rank(w);

@@ -193,6 +193,7 @@ void ingest_event(Rank& rank, const RecordSource& src, const lst_record& r, uint
           if (r.op == LST_MARK_SIGNAL) {
             rank.saw_signal = true;
             rank.signal = r.u.marker.value;
+            rank.signal_t_ns = r.t_ns;
           } else {
             rank.saw_process_end = true;
             rank.exit_status = r.u.marker.value;

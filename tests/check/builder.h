@@ -121,6 +121,11 @@ class RankBuilder {
     return *this;
   }
   RankBuilder& finalize() { return marker(LST_MARK_MPI_FINALIZE); }
+  // Records from here on are stamped from `t_ns` on (the clock only moves forward).
+  RankBuilder& clock_at(uint64_t t_ns) {
+    if (t_ns > t_) t_ = t_ns;
+    return *this;
+  }
   // (2.0) A marker that names another record (`ref`: its id), such as an end marker naming the call the
   // process ended inside, or an MPI_ERROR marker with its class text.
   RankBuilder& marker_ref(uint8_t op, uint64_t ref, uint64_t value = 0, const std::string& text = "") {

@@ -154,6 +154,36 @@ TEST(Hang, AMessageCycleFormedAnInstantBeforeTheStopIsNoDeadlock) {
   EXPECT_NE(find(elsewhere, Kind::kDeadlockCycle), nullptr) << dump(elsewhere);
 }
 
+// Every rank inside an allreduce for seconds when `lockstep run` stopped the job (CP2K with one rank frozen
+// inside it): the stop's SIGTERM ended ranks 0 and 2 there, which is the hang's doing, not its cause, so
+// neither is blamed. A rank that died there before the stop still is.
+TEST(Hang, RanksTheStopEndedInsideACallAreNotItsCause) {
+  auto stopped_with_signals_at = [](uint64_t signal_ns) {
+    auto b = ranks(3);
+    for (auto& x : b) x.calls(kWorld, allreduce(), 3).call(kWorld, Call{.state = LST_STATE_ENTERED});
+    for (size_t i : {0u, 2u}) b[i].clock_at(signal_ns).marker_ref(LST_MARK_SIGNAL, b[i].last_id(), 15);
+    std::vector<Rank> rs;
+    for (auto& x : b) rs.push_back(x.build(EndState::kKilled));
+    Job job = make_job(std::move(rs));
+    job.stopped_by_run = "lockstep run stopped the job at --timeout";
+    job.stopped_at_ns = 4'000'000'000;
+    job.stopped_on_host = job.ranks.front().host;
+    return analyze(job);
+  };
+  Result after = stopped_with_signals_at(4'000'000'100);
+  const Finding* u = find(after, Kind::kUnfinished);
+  ASSERT_NE(u, nullptr) << dump(after);
+  EXPECT_TRUE(u->culprits.empty()) << dump(after);
+  for (const auto& n : u->notes) EXPECT_EQ(n.find("died inside it"), std::string::npos) << n;
+  Result before = stopped_with_signals_at(2'000'000'000);
+  u = find(before, Kind::kUnfinished);
+  ASSERT_NE(u, nullptr) << dump(before);
+  EXPECT_EQ(u->culprits, V{0}) << dump(before);
+  EXPECT_TRUE(std::any_of(u->notes.begin(), u->notes.end(), [](const std::string& n) {
+    return n.find("rank 0 died inside it") != std::string::npos;
+  })) << dump(before);
+}
+
 // Stopped while ranks 0 and 2 were still inside an allreduce that ranks 1 and 3 had left (LAMMPS' flow
 // example at --timeout): a call under way when it entered an instant before run's SIGTERM, unfinished
 // when it had been in it for seconds.

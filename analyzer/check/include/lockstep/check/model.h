@@ -290,7 +290,8 @@ struct Rank {
   uint64_t wait_t_ns = 0;       // that WAIT record's entry time
   uint64_t wait_first_ref = 0;  // record id of the first request's collective
   uint64_t last_t_ns = 0;
-  uint64_t end_t_ns = 0;  // the PROCESS_END marker's time (0: none)
+  uint64_t end_t_ns = 0;     // the PROCESS_END marker's time (0: none)
+  uint64_t signal_t_ns = 0;  // the SIGNAL marker's time (0: none)
 
   EndState end = EndState::kUnknown;  // set by classify_end()
 
