@@ -143,6 +143,14 @@ std::string ending(const Rank& r) {
   }
 }
 
+// A rank the kernel held as lockstep run stopped the job, in words for a note.
+std::string held_at_stop(const Rank& r) {
+  std::string s =
+      at_stop_text(r.at_stop, r.at_stop_cpu, r.at_stop_wchan) + " when lockstep run stopped the job";
+  if (r.at_stop == "uninterruptible") s += " (most often a file system, a device or its driver)";
+  return s;
+}
+
 struct Comm {
   CommRef ref;
   std::vector<int32_t> members;    // world ranks, in communicator-rank order
@@ -1817,6 +1825,13 @@ class Analyzer {
             "every rank was in a call it had entered less than {} s before the stop{}: the job was still "
             "running, and --timeout may be shorter than it needs",
             kStoodFor / 1'000'000'000, *gap ? " (the earliest " + before_the_stop(*gap) + ")" : ""));
+    std::vector<int32_t> held;
+    for (auto& r : job_.ranks)
+      if (stopped && r.frozen_at_stop()) {
+        held.push_back(r.world_rank);
+        f.notes.push_back(fmt::format("rank {} was {}", r.world_rank, held_at_stop(r)));
+      }
+    if (f.culprits.empty()) f.culprits = held;
     if (!findings_.empty())
       f.notes.push_back(fmt::format("see the finding{} above for why", findings_.size() == 1 ? "" : "s"));
     else if (!f.culprits.empty())
@@ -1908,6 +1923,9 @@ class Analyzer {
       st.pid = r.pid;
       st.end = r.end;
       st.signal = r.signal;
+      st.at_stop = r.at_stop;
+      st.at_stop_cpu = r.at_stop_cpu;
+      st.at_stop_wchan = r.at_stop_wchan;
       Blocked b = find_blocked(r);
       blocked_[r.world_rank] = b;
       if (b.yes) {
@@ -1950,6 +1968,15 @@ class Analyzer {
     }
     for (auto& [w, n] : indeg)
       if (out[w].empty()) res_.look_here.push_back(w);
+    // Of those, the ones the kernel held at the stop: the others among them wait inside the same call
+    // (for the held one, by the collective's own algorithm, which the records cannot show).
+    if (std::any_of(res_.look_here.begin(), res_.look_here.end(),
+                    [&](int32_t w) { return job_.rank(w)->frozen_at_stop(); }))
+      std::erase_if(res_.look_here, [&](int32_t w) { return !job_.rank(w)->frozen_at_stop(); });
+    // Every rank inside the same call, none waiting for another by the records: the held one.
+    if (res_.look_here.empty())
+      for (auto& r : job_.ranks)
+        if (r.frozen_at_stop() && blocked_[r.world_rank].yes) res_.look_here.push_back(r.world_rank);
     cycles(out);
     // In a cycle nobody waits for nothing: point at the ranks that diverged, when the evidence says.
     for (int32_t w : cycle_culprits_)
@@ -2146,7 +2173,13 @@ class Analyzer {
         if (!res_.hung) continue;
         // `lockstep run` stopped the job while these ranks were inside the call, an instant after they
         // entered it (and none of them died of its own): a call under way, not one that never finished.
-        if (std::none_of(open.begin(), open.end(), [&](int32_t w) { return died(*job_.rank(w)); }))
+        // A rank the kernel held at the stop (stopped, under a debugger, in an uninterruptible sleep)
+        // went nowhere: where the others wait, not a call under way.
+        std::vector<int32_t> frozen;
+        for (int32_t w : open)
+          if (job_.rank(w)->frozen_at_stop()) frozen.push_back(w);
+        if (frozen.empty() &&
+            std::none_of(open.begin(), open.end(), [&](int32_t w) { return died(*job_.rank(w)); }))
           if (const auto gap = began_at_the_stop(
                   open, [&](const Rank& r) { return began_waiting(r, *open_rec.at(r.world_rank)); })) {
             in_flight_.push_back(fmt::format(
@@ -2190,6 +2223,8 @@ class Analyzer {
           f.culprits = {first_dead->world_rank};
         else if (!stuck_free.empty())
           f.culprits = stuck_free;
+        else if (!frozen.empty())
+          f.culprits = frozen;
         else if (open.size() < done.size())
           f.culprits = open;
         f.explanation = fmt::format("every rank entered {} #{} on {}, but {} never {} it", d.operation,
@@ -2201,6 +2236,10 @@ class Analyzer {
         else if (!stuck_free.empty())
           f.notes.push_back(fmt::format("{} {} not waiting in it: look there first", ranks_phrase(stuck_free),
                                         stuck_free.size() == 1 ? "is" : "are"));
+        else if (!frozen.empty())
+          for (int32_t w : frozen)
+            f.notes.push_back(fmt::format("rank {} was {}: the others were waiting for it", w,
+                                          held_at_stop(*job_.rank(w))));
         else if (f.culprits.empty())
           f.notes.push_back(
               "every rank that did not finish is still inside it: suspect the communication library or the "

@@ -437,7 +437,7 @@ Job load_paths(const std::vector<std::string>& inputs, const LoadOptions& option
     std::filesystem::path note = std::filesystem::path(in) / kRunTimeoutNote;
     if (!std::filesystem::is_regular_file(note, ec)) continue;
     if (std::FILE* f = std::fopen(note.c_str(), "r")) {
-      char line[256] = {};
+      char line[1024] = {};
       if (std::fgets(line, sizeof line, f)) job.stopped_by_run = std::string(line, strcspn(line, "\n"));
       // A rank on the host of `lockstep run` that exited (MPI_Finalize not done) at or after its SIGTERM
       // was ended by that stop, not by its own doing, whatever status its exit carried (an MPI library
@@ -450,13 +450,33 @@ Job load_paths(const std::vector<std::string>& inputs, const LoadOptions& option
             text.substr(0, kAt.size()) == kAt ? std::strtoull(line + kAt.size(), &end, 10) : 0;
         const std::string_view rest = end ? text.substr(size_t(end - line)) : std::string_view();
         if (term_ns > 0 && rest.substr(0, kOn.size()) == kOn) {
-          const std::string_view run_host = rest.substr(kOn.size());
+          const std::string run_host(rest.substr(kOn.size()));  // a copy: `line` is read into again below
           job.stopped_at_ns = term_ns;
-          job.stopped_on_host = std::string(run_host);
+          job.stopped_on_host = run_host;
           for (auto& r : job.ranks)
             if (r.end == EndState::kExited && !r.finalize_returned && r.host == run_host &&
                 r.end_t_ns >= term_ns)
               r.end = EndState::kKilled;
+          // "process PID FILE state WORD cpu F [wchan W]": what run read in /proc just before the stop.
+          while (std::fgets(line, sizeof line, f)) {
+            char file[512] = {}, state[32] = {}, wchan[64] = {};
+            unsigned pid = 0;
+            double cpu = -1;
+            // NOLINTNEXTLINE(cert-err34-c): a line that does not parse is left out
+            const int n = std::sscanf(line, "process %u %511s state %31s cpu %lf wchan %63s", &pid, file,
+                                      state, &cpu, wchan);
+            const std::string_view word = state;
+            if (n < 4 || !(word == "stopped" || word == "traced" || word == "uninterruptible" ||
+                           word == "running" || word == "sleeping" || word == "exiting" || word == "unknown"))
+              continue;
+            for (auto& r : job.ranks)
+              if (r.host == run_host && r.pid == pid &&
+                  std::filesystem::path(r.file).filename() == std::filesystem::path(file).filename()) {
+                r.at_stop = state;
+                r.at_stop_cpu = cpu;
+                if (n == 5) r.at_stop_wchan = wchan;
+              }
+          }
         }
       }
       std::fclose(f);

@@ -50,6 +50,16 @@ const char* end_state_name(EndState s) {
   return "unknown";
 }
 
+std::string at_stop_text(const std::string& state, double cpu, const std::string& wchan) {
+  if (state == "stopped") return "stopped (SIGSTOP, or job control)";
+  if (state == "traced") return "held by a debugger (a ptrace stop)";
+  if (state == "uninterruptible")
+    return wchan.empty() ? std::string("in an uninterruptible sleep in the kernel")
+                         : "in an uninterruptible sleep in the kernel (at " + wchan + ")";
+  if (state.empty()) return "";
+  return cpu >= 0 ? fmt::format("{} ({:.2f} CPU)", state, cpu) : state;
+}
+
 uint64_t semantic_signature(const lst_record& r, std::string_view name) { return semantic(r, name); }
 
 int Rank::module_of(uint64_t addr) const {

@@ -727,7 +727,7 @@ function endStates(H) {
   rows.forEach(function(r) {
     const tr =
         el('tr', {'data-rank': r.rank, 'data-end': r.end, 'data-blocked': r.blocked ? 'true' : 'false'});
-    [r.rank, r.end + (r.signal ? ' (signal ' + r.signal + ')' : ''),
+    [r.rank, r.end + (r.signal ? ' (signal ' + r.signal + ')' : '') + (r.at_stop ? '; at the stop: ' + r.at_stop : ''),
      r.blocked ? r.operation + (r.seq >= 0 ? ' #' + r.seq : '') + ' on ' + r.communicator +
              (r.site ? ' (' + r.site + ')' : '') :
                  '',

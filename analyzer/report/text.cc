@@ -160,16 +160,24 @@ std::string hang_text(const check::Result& r) {
             fmt::format("blocked in {} #{} on {}{}", st.in.operation, st.in.seq, st.comm.name, where(&st.in));
       if (!st.waits_for.empty()) s += ", waiting for " + ranks_text(st.waits_for);
       s += fmt::format(" [{}]", check::end_state_name(st.end));
+      if (!st.at_stop.empty())
+        s += "; at the stop: " + check::at_stop_text(st.at_stop, st.at_stop_cpu, st.at_stop_wchan);
     } else {
       s += fmt::format("in no collective: {}", check::end_state_name(st.end));
       if (st.end == check::EndState::kCrashed) s += fmt::format(" (signal {})", st.signal);
+      if (!st.at_stop.empty())
+        s += "; at the stop: " + check::at_stop_text(st.at_stop, st.at_stop_cpu, st.at_stop_wchan);
     }
     s += "\n";
   }
   for (int32_t w : r.look_here) {
     std::string why = "unknown";
     for (auto& st : r.states)
-      if (st.rank == w) why = check::end_state_name(st.end);
+      if (st.rank == w) {
+        why = check::end_state_name(st.end);
+        if (!st.at_stop.empty())
+          why += "; at the stop: " + check::at_stop_text(st.at_stop, st.at_stop_cpu, st.at_stop_wchan);
+      }
     bool has = false;
     for (auto& st : r.states) has |= st.rank == w;
     bool waits = false;

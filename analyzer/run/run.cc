@@ -156,13 +156,19 @@ bool is_openmpi_launcher(const std::string& cmd0) {
 
 // ---- watching ---------------------------------------------------------------------------------
 
-// The processes (other than this one) that have a trace file of `dir` mapped for writing: the traced
-// processes still running on this host. From /proc/PID/maps, where the tracer's shared writable
-// mapping of its file shows with the file's path.
-std::vector<pid_t> trace_writers(const fs::path& dir) {
+// A process (other than this one) that has a trace file of `dir` mapped for writing: a traced process
+// still running on this host, and the name of its file.
+struct Writer {
+  pid_t pid;
+  std::string file;
+};
+
+// Every such process, from /proc/PID/maps, where the tracer's shared writable mapping of its file shows
+// with the file's path (its current name: a rename shows).
+std::vector<Writer> trace_writer_files(const fs::path& dir) {
   std::error_code ec;
   const std::string prefix = fs::canonical(dir, ec).string() + "/";
-  std::vector<pid_t> out;
+  std::vector<Writer> out;
   if (ec) return out;
   const pid_t self = getpid();
   for (const fs::directory_entry& e : fs::directory_iterator("/proc", ec)) {
@@ -173,16 +179,159 @@ std::vector<pid_t> trace_writers(const fs::path& dir) {
     std::FILE* f = std::fopen((e.path() / "maps").c_str(), "r");
     if (!f) continue;  // gone meanwhile, or not ours to read
     char line[PATH_MAX + 256];
-    bool writing = false;
-    while (!writing && std::fgets(line, sizeof line, f)) {
+    std::string file;
+    while (file.empty() && std::fgets(line, sizeof line, f)) {
       // "start-end perms offset dev inode path": a shared writable mapping ("rw-s") of a trace file here.
       const char* perms = std::strchr(line, ' ');
       const char* path = std::strchr(line, '/');
-      writing = perms && path && perms[1] == 'r' && perms[2] == 'w' && perms[4] == 's' &&
-                std::strncmp(path, prefix.c_str(), prefix.size()) == 0 && std::strstr(path, ".lstrace");
+      if (perms && path && perms[1] == 'r' && perms[2] == 'w' && perms[4] == 's' &&
+          std::strncmp(path, prefix.c_str(), prefix.size()) == 0 && std::strstr(path, ".lstrace")) {
+        file.assign(path + prefix.size(), std::strcspn(path + prefix.size(), "\n"));
+        if (file.empty()) file = "?";
+      }
     }
     std::fclose(f);
-    if (writing) out.push_back(pid);
+    if (!file.empty()) out.push_back({pid, std::move(file)});
+  }
+  return out;
+}
+
+std::vector<pid_t> trace_writers(const fs::path& dir) {
+  std::vector<pid_t> out;
+  for (const Writer& w : trace_writer_files(dir)) out.push_back(w.pid);
+  return out;
+}
+
+// What a traced process was doing when the job was stopped, from /proc: the kernel's state of its
+// threads and the CPU it used. A rank that the kernel holds (stopped by a signal or a debugger, or in an
+// uninterruptible sleep: a file system, a device) while the others wait is where a hang comes from, and
+// its trace alone cannot say so: it shows a rank inside a call like the others.
+struct ProcSample {
+  bool ok = false;
+  char state = '?';  // the process's: 'T' or 't' when any thread is, else 'D' when any is, else 'R' when
+                     // any is, else its main thread's
+  uint64_t cpu_ticks = 0;
+  std::string wchan;  // for 'D': where the kernel holds that thread
+};
+
+std::string read_small(const std::string& path) {
+  std::string s;
+  if (std::FILE* f = std::fopen(path.c_str(), "r")) {
+    char buf[512];
+    const size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+    s.assign(buf, n);
+    std::fclose(f);
+  }
+  return s;
+}
+
+// The state letter (and, with `cpu`, utime + stime) of a /proc .../stat text: fields after the last ')'.
+char stat_state(const std::string& stat, uint64_t* cpu) {
+  const size_t close = stat.rfind(')');
+  if (close == std::string::npos || close + 2 >= stat.size()) return '?';
+  const char state = stat[close + 2];
+  if (cpu) {
+    // Fields 3 (state) to 15 (stime): utime is field 14, stime field 15.
+    const char* p = stat.c_str() + close + 2;
+    unsigned long long v[13] = {};
+    int field = 3;
+    for (; *p && field <= 15; ++field) {
+      while (*p == ' ') ++p;
+      if (field >= 4) v[field - 3] = std::strtoull(p, nullptr, 10);
+      while (*p && *p != ' ') ++p;
+    }
+    *cpu = field > 15 ? v[11] + v[12] : 0;
+  }
+  return state;
+}
+
+ProcSample sample_process(pid_t pid) {
+  ProcSample s;
+  const std::string base = "/proc/" + std::to_string(pid);
+  const std::string stat = read_small(base + "/stat");
+  if (stat.empty()) return s;
+  s.state = stat_state(stat, &s.cpu_ticks);
+  std::error_code ec;
+  char stopped = 0, d_tid_state = 0;
+  bool running = false;
+  std::string d_tid;
+  for (const fs::directory_entry& t : fs::directory_iterator(base + "/task", ec)) {
+    const char c = stat_state(read_small((t.path() / "stat").string()), nullptr);
+    if (c == 'T' || c == 't') stopped = c;
+    if (c == 'D' && d_tid.empty()) {
+      d_tid = t.path().filename().string();
+      d_tid_state = c;
+    }
+    running |= c == 'R';
+  }
+  if (stopped)
+    s.state = stopped;
+  else if (d_tid_state) {
+    s.state = 'D';
+    s.wchan = read_small(base + "/task/" + d_tid + "/wchan");
+    s.wchan = s.wchan.substr(0, s.wchan.find_first_of(" \n\t"));
+    if (s.wchan == "0") s.wchan.clear();
+  } else if (running)
+    s.state = 'R';
+  s.ok = true;
+  return s;
+}
+
+const char* state_word(char c) {
+  switch (c) {
+    case 'T':
+      return "stopped";
+    case 't':
+      return "traced";
+    case 'D':
+      return "uninterruptible";
+    case 'R':
+      return "running";
+    case 'S':
+    case 'I':
+      return "sleeping";
+    case 'Z':
+    case 'X':
+      return "exiting";
+    default:
+      return "unknown";
+  }
+}
+
+// One line per traced process of this host, for the note the checker reads: "process PID FILE state
+// WORD cpu F [wchan W]". Two samples `window` apart: the CPU share is over that window, and a process
+// counts as held by the kernel (stopped, traced, uninterruptible) only when both samples say so.
+struct Snapshot {
+  std::vector<std::string> lines;
+  std::vector<pid_t> pids, stopped;  // every process seen; those stopped by a signal in both samples
+};
+Snapshot snapshot_processes(const fs::path& dir, std::chrono::milliseconds window) {
+  Snapshot out;
+  std::vector<Writer> procs = trace_writer_files(dir);
+  std::vector<ProcSample> first;
+  for (const Writer& w : procs) first.push_back(sample_process(w.pid));
+  const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(window).count();
+  struct timespec ts = {time_t(ns / 1'000'000'000), long(ns % 1'000'000'000)};
+  nanosleep(&ts, nullptr);
+  const double ticks = double(sysconf(_SC_CLK_TCK)) * (double(ns) / 1e9);
+  for (size_t i = 0; i < procs.size(); ++i) {
+    const ProcSample& a = first[i];
+    const ProcSample b = sample_process(procs[i].pid);
+    if (!b.ok) continue;
+    out.pids.push_back(procs[i].pid);
+    if (!a.ok || procs[i].file.find_first_of(" \n") != std::string::npos) continue;
+    char state = b.state;
+    const bool held = [](char c) { return c == 'T' || c == 't' || c == 'D'; }(state);
+    if (held && a.state != state) state = a.state == 'T' || a.state == 't' || a.state == 'D' ? 'R' : a.state;
+    const double cpu =
+        ticks > 0 && b.cpu_ticks >= a.cpu_ticks ? double(b.cpu_ticks - a.cpu_ticks) / ticks : 0;
+    char share[32];
+    std::snprintf(share, sizeof share, "%.2f", cpu);
+    std::string line = "process " + std::to_string(procs[i].pid) + " " + procs[i].file + " state " +
+                       state_word(state) + " cpu " + share;
+    if (state == 'D' && !b.wchan.empty()) line += " wchan " + b.wchan;
+    if (state == 'T') out.stopped.push_back(procs[i].pid);
+    out.lines.push_back(std::move(line));
   }
   return out;
 }
@@ -394,7 +543,8 @@ int run_job(const Options& o) {
   auto next_poll = start;
   bool timed_out = false, killed = false;
   clock::time_point term_at;
-  struct timespec term_mono{};  // CLOCK_MONOTONIC at the SIGTERM, for the checker (the traces' clock)
+  struct timespec term_mono{};       // CLOCK_MONOTONIC at the SIGTERM, for the checker (the traces' clock)
+  std::vector<std::string> at_stop;  // snapshot_processes' lines
   int status = 0;
   for (;;) {
     pid_t r = waitpid(child, &status, WNOHANG);
@@ -404,9 +554,18 @@ int run_job(const Options& o) {
     double elapsed = std::chrono::duration<double>(now - start).count();
     if (o.timeout_s > 0 && !timed_out && elapsed >= o.timeout_s) {
       timed_out = true;
-      term_at = now;
+      // What each traced process here was doing as the job stood, before the stop changes it.
+      const Snapshot snap = snapshot_processes(dir, std::chrono::milliseconds(200));
+      at_stop = snap.lines;
+      term_at = now = clock::now();
       clock_gettime(CLOCK_MONOTONIC, &term_mono);
       std::fprintf(stderr, "lockstep run: timeout after %.1f s: stopping the job (SIGTERM)\n", o.timeout_s);
+      // The traced processes of this host first, each where it stands: Open MPI's launcher sends its
+      // ranks SIGCONT before SIGTERM, and a job one stopped rank held would run on for a while, its
+      // traces then showing a job that moves rather than the one that hung. A stopped process takes its
+      // SIGTERM as it continues, before any more of its own code.
+      for (pid_t p : snap.pids) kill(p, SIGTERM);
+      for (pid_t p : snap.stopped) kill(p, SIGCONT);
       kill(-child, SIGTERM);
     }
     if (timed_out && !killed && std::chrono::duration<double>(now - term_at).count() >= o.grace_s) {
@@ -447,6 +606,7 @@ int run_job(const Options& o) {
                    static_cast<unsigned long long>(term_mono.tv_sec) * 1000000000ull +
                        static_cast<unsigned long long>(term_mono.tv_nsec),
                    host);
+      for (const std::string& line : at_stop) std::fprintf(f, "%s\n", line.c_str());
       std::fclose(f);
     }
   }

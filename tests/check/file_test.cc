@@ -295,6 +295,47 @@ TEST(Load, SpawnedProcessesAreSetAsideNamedInAWarning) {
   EXPECT_TRUE(told);
 }
 
+// `lockstep run --timeout` leaves what it read in /proc of each traced process of its host: a rank gets
+// the line of its own pid and file on run's host, and no other; a line that does not parse, or names a
+// state run never writes, is left out.
+TEST(Load, TheStopNoteGivesEachRankItsStateAtTheStop) {
+  TempDir d;
+  write_job(d.path(), 3, 30, 1);
+  std::vector<Rank> seen = load_dir(d.path(), LoadOptions{}).ranks;
+  ASSERT_EQ(seen.size(), 3u);
+  auto file = [](const Rank& r) { return fs::path(r.file).filename().string(); };
+  {
+    std::ofstream note(d.path() + "/lockstep-run-timeout.txt");
+    note << "lockstep run stopped the job at its --timeout (5.0 s)\n"
+         << "SIGTERM at CLOCK_MONOTONIC 1000 ns on " << seen[0].host << "\n"
+         << "process " << seen[0].pid << " " << file(seen[0]) << " state running cpu 0.98\n"
+         << "process " << seen[1].pid << " " << file(seen[1])
+         << " state uninterruptible cpu 0.00 wchan nfs_wait_bit_killable\n"
+         << "process " << seen[2].pid + 1 << " " << file(seen[2])
+         << " state stopped cpu 0.00\n"                                                      // another pid
+         << "process " << seen[2].pid << " " << file(seen[2]) << " state frozen cpu 0.00\n"  // no such state
+         << "process garbage\n";
+  }
+  Job job = load_dir(d.path(), LoadOptions{});
+  ASSERT_EQ(job.ranks.size(), 3u);
+  EXPECT_EQ(job.ranks[0].at_stop, "running");
+  EXPECT_DOUBLE_EQ(job.ranks[0].at_stop_cpu, 0.98);
+  EXPECT_FALSE(job.ranks[0].frozen_at_stop());
+  EXPECT_EQ(job.ranks[1].at_stop, "uninterruptible");
+  EXPECT_EQ(job.ranks[1].at_stop_wchan, "nfs_wait_bit_killable");
+  EXPECT_TRUE(job.ranks[1].frozen_at_stop());
+  EXPECT_EQ(job.ranks[2].at_stop, "");
+  EXPECT_EQ(job.stopped_at_ns, 1000u);
+  // The report says it per rank, in the text and in the JSON.
+  Result r = analyze(job);
+  const std::string text = report::text(r, report::Context{});
+  EXPECT_NE(text.find("at the stop: in an uninterruptible sleep in the kernel (at nfs_wait_bit_killable)"),
+            std::string::npos)
+      << text;
+  const std::string json = report::json(r, report::Context{});
+  EXPECT_NE(json.find("\"wchan\": \"nfs_wait_bit_killable\""), std::string::npos) << json;
+}
+
 TEST(Load, DamagedFileIsBadInputNamingTheFile) {
   TempDir d;
   write_job(d.path(), 2, 10, 1);

@@ -184,6 +184,65 @@ TEST(Hang, RanksTheStopEndedInsideACallAreNotItsCause) {
   })) << dump(before);
 }
 
+// Quantum ESPRESSO with one rank frozen by SIGSTOP inside an allreduce: the ranks whose part of the
+// algorithm needs it wait inside the same call, so the records show ranks that all entered it and wait
+// for nobody. What lockstep run read in /proc at the stop names the rank held there; the others are
+// not blamed. Without that reading nothing is blamed (the communication library is suspected).
+TEST(Hang, ARankTheKernelHeldAtTheStopIsWhereTheOthersWait) {
+  auto stopped_with = [](const std::string& held, const std::string& wchan) {
+    auto b = ranks(3);
+    for (auto& x : b) x.calls(kWorld, allreduce(), 3);
+    for (int i = 0; i < 3; ++i)
+      b[size_t(i)].call(kWorld, Call{.state = uint8_t(i == 2 ? LST_STATE_RETURNED : LST_STATE_ENTERED)});
+    b[2].call(kWorld, Call{.state = LST_STATE_ENTERED});
+    std::vector<Rank> rs;
+    for (auto& x : b) rs.push_back(x.build(EndState::kKilled));
+    for (auto& r : rs) {
+      r.at_stop = "running";
+      r.at_stop_cpu = 1.0;
+    }
+    if (!held.empty()) {
+      rs[1].at_stop = held;
+      rs[1].at_stop_cpu = 0;
+      rs[1].at_stop_wchan = wchan;
+    }
+    Job job = make_job(std::move(rs));
+    job.stopped_by_run = "lockstep run stopped the job at --timeout";
+    job.stopped_at_ns = 60'000'000'000;  // long after every call: no call under way
+    job.stopped_on_host = job.ranks.front().host;
+    return analyze(job);
+  };
+  auto noted = [](const Finding* f, const std::string& text) {
+    return f && std::any_of(f->notes.begin(), f->notes.end(),
+                            [&](const std::string& n) { return n.find(text) != std::string::npos; });
+  };
+  Result stopped = stopped_with("stopped", "");
+  const Finding* u = find(stopped, Kind::kUnfinished);
+  ASSERT_NE(u, nullptr) << dump(stopped);
+  EXPECT_EQ(u->seq, 3);
+  EXPECT_EQ(u->culprits, V{1}) << dump(stopped);
+  EXPECT_TRUE(noted(u, "rank 1 was stopped (SIGSTOP, or job control) when lockstep run stopped the job"))
+      << dump(stopped);
+  EXPECT_EQ(stopped.look_here, V{1}) << dump(stopped);
+  const Finding* h = find(stopped, Kind::kHang);
+  ASSERT_NE(h, nullptr);
+  EXPECT_EQ(h->culprits, V{1}) << dump(stopped);
+
+  Result disk = stopped_with("uninterruptible", "nfs_wait_bit_killable");
+  u = find(disk, Kind::kUnfinished);
+  ASSERT_NE(u, nullptr) << dump(disk);
+  EXPECT_EQ(u->culprits, V{1}) << dump(disk);
+  EXPECT_TRUE(noted(u, "in an uninterruptible sleep in the kernel (at nfs_wait_bit_killable)")) << dump(disk);
+
+  // A rank merely running (spinning in the library) is no more to blame than the others.
+  Result none = stopped_with("", "");
+  u = find(none, Kind::kUnfinished);
+  ASSERT_NE(u, nullptr) << dump(none);
+  EXPECT_TRUE(u->culprits.empty()) << dump(none);
+  EXPECT_TRUE(noted(u, "suspect the communication library")) << dump(none);
+  EXPECT_EQ(none.look_here, (V{0, 1})) << dump(none);
+}
+
 // Stopped while ranks 0 and 2 were still inside an allreduce that ranks 1 and 3 had left (LAMMPS' flow
 // example at --timeout): a call under way when it entered an instant before run's SIGTERM, unfinished
 // when it had been in it for seconds.

@@ -119,6 +119,10 @@ struct RankState {
   RankDetail in;         // that collective
   CommRef comm;
   std::vector<int32_t> waits_for;  // world ranks
+  // What `lockstep run --timeout` read of the process in /proc as it stopped the job (Rank::at_stop);
+  // empty when it did not.
+  std::string at_stop, at_stop_wchan;
+  double at_stop_cpu = -1;
 };
 
 struct Summary {

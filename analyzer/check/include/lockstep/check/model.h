@@ -220,6 +220,11 @@ struct RtSpan {
 enum class EndState { kRunning, kExited, kFinalizing, kCrashed, kAborted, kKilled, kUnknown };
 const char* end_state_name(EndState s);
 
+// What `lockstep run` read of a process in /proc as it stopped the job (Rank::at_stop and its CPU share
+// and wait channel), as words: "stopped (SIGSTOP, or job control)", "in an uninterruptible sleep in the
+// kernel (at W)", "running (1.00 CPU)"; empty when it read nothing.
+std::string at_stop_text(const std::string& state, double cpu, const std::string& wchan);
+
 struct Rank {
   int32_t world_rank = LST_NONE;
   int32_t world_size = LST_NONE;
@@ -292,6 +297,17 @@ struct Rank {
   uint64_t last_t_ns = 0;
   uint64_t end_t_ns = 0;     // the PROCESS_END marker's time (0: none)
   uint64_t signal_t_ns = 0;  // the SIGNAL marker's time (0: none)
+  // What `lockstep run` read of this process in /proc as it stopped the job at --timeout (its note):
+  // the kernel's state, "stopped", "traced" (a debugger), "uninterruptible" (held in the kernel),
+  // "running", "sleeping" or "exiting" (empty: not seen); its CPU share over 0.2 s; and for
+  // "uninterruptible", where the kernel held it.
+  std::string at_stop;
+  double at_stop_cpu = -1;
+  std::string at_stop_wchan;
+  // Held by the kernel at the stop: it could not have gone on whatever the others did.
+  bool frozen_at_stop() const {
+    return at_stop == "stopped" || at_stop == "traced" || at_stop == "uninterruptible";
+  }
 
   EndState end = EndState::kUnknown;  // set by classify_end()
 
