@@ -2,9 +2,12 @@
  * path has a traced loop (MPI_* through the preloaded tracer) and its PMPI_* twin, and callgrind
  * counts the instructions inside each loop function alone (--toggle-collect).
  *   path_loop PATH N      PATH: allreduce | iallreduce_wait | iallreduce_test | send_recv | sendrecv |
- *                               isend_irecv_waitall | annotate | rt_collective | allreduce_8deep_fp
+ *                               isend_irecv_waitall | annotate | rt_collective | allreduce_8deep_fp |
+ *                               floor
  *   allreduce_8deep_fp: MPI_Allreduce 8 frames deep in code built with frame pointers (call_chain.c),
  *   what LOCKSTEP_TRACE_STACK=8 walks.
+ *   floor: PMPI_Allreduce with the least a record of a blocking call takes, done here without the
+ *   tracer (floor_enter, floor_return): what the tracer's paths compare with on the same machine.
  *   path_loop PATH N ROUNDS   times ROUNDS alternating rounds of N iterations of each loop instead
  *   (thread CPU time, path_time.sh) and prints the added ns per iteration: the fastest traced round
  *   minus the fastest PMPI_ round, then the median of the rounds' differences. */
@@ -16,6 +19,49 @@
 #include <time.h>
 
 #include "lockstep/annotate.h"
+
+/* The tracer's clock: the TSC on x86-64, the virtual counter on AArch64. */
+static inline uint64_t floor_ticks(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  return __builtin_ia32_rdtsc();
+#elif defined(__aarch64__)
+  uint64_t t;
+  __asm__ volatile("mrs %0, cntvct_el0" : "=r"(t));
+  return t;
+#else
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+#endif
+}
+/* The least a traced blocking call writes: a TSC reading, a slot taken with one locked add on a
+ * shared counter, a 64-byte record stored into a 4 MiB ring (the next slots prefetched) and published
+ * with a release store of its first word; at the return a second TSC reading, the duration and the
+ * word stored again. Out of line, as the tracer's calls are. */
+#define FLOOR_SLOTS 65536u
+static unsigned char g_floor_ring[FLOOR_SLOTS * 64u] __attribute__((aligned(64)));
+static uint64_t g_floor_next;
+struct floor_pending {
+  unsigned char* rec;
+  uint64_t t0;
+};
+__attribute__((noinline)) static struct floor_pending floor_enter(uint64_t a, uint64_t b, uint64_t c) {
+  const uint64_t t0 = floor_ticks();
+  const uint64_t n = __atomic_fetch_add(&g_floor_next, 1, __ATOMIC_RELAXED);
+  unsigned char* rec = g_floor_ring + (n & (FLOOR_SLOTS - 1u)) * 64u;
+  __builtin_prefetch(g_floor_ring + ((n + 8u) & (FLOOR_SLOTS - 1u)) * 64u, 1, 3);
+  const uint64_t words[8] = {0, a, b, c, n, t0, a ^ b, c ^ n};
+  memcpy(rec, words, sizeof words);
+  __atomic_store_n((uint32_t*)rec, 1u, __ATOMIC_RELEASE);
+  struct floor_pending p = {rec, t0};
+  return p;
+}
+__attribute__((noinline)) static void floor_return(struct floor_pending p) {
+  const uint64_t t = floor_ticks();
+  const uint32_t ticks = (uint32_t)(t - p.t0);
+  memcpy(p.rec + 60, &ticks, sizeof ticks);
+  __atomic_store_n((uint32_t*)p.rec, 2u, __ATOMIC_RELEASE);
+}
 
 #define LOOP(name, body)                           \
   __attribute__((noinline)) void name(long n) {    \
@@ -57,6 +103,11 @@ LOOP(traced_send_recv, {
 LOOP(pmpi_send_recv, {
   PMPI_Send(&x, 1, MPI_INT, 0, 7, MPI_COMM_SELF);
   PMPI_Recv(&y, 1, MPI_INT, 0, 7, MPI_COMM_SELF, MPI_STATUS_IGNORE);
+})
+LOOP(traced_floor, {
+  const struct floor_pending p = floor_enter((uintptr_t)&x, (uintptr_t)&y, 1);
+  PMPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_SELF);
+  floor_return(p);
 })
 LOOP(traced_sendrecv,
      MPI_Sendrecv(&x, 1, MPI_INT, 0, 7, &y, 1, MPI_INT, 0, 7, MPI_COMM_SELF, MPI_STATUS_IGNORE))
@@ -101,6 +152,7 @@ static const struct path kPaths[] = {
     {"annotate", traced_annotate, pmpi_annotate},
     {"rt_collective", traced_rt_collective, pmpi_rt_collective},
     {"allreduce_8deep_fp", traced_allreduce_8deep_fp, pmpi_allreduce_8deep_fp},
+    {"floor", traced_floor, pmpi_allreduce},
 };
 
 static double cpu_ns(void) {

@@ -6,6 +6,8 @@
 # Fastest rounds rather than medians, so that a machine shared with other work still gives figures.
 #   bench/tracer/path_time.sh BUILD_DIR BASE_LIB NEW_LIB [N] [ROUNDS] [PAIRS] [PATHS...]
 #   LIB: a liblockstep_trace.so to preload; the trace is a ring (LOCKSTEP_TRACE_RING, 65536 unless set).
+#   The path `floor` (the default list's first) is the least a record takes on this machine, written
+#   by the loop itself (path_loop.c), with either library preloaded: the paths' yardstick in the same run.
 set -euo pipefail
 export LOCKSTEP_TRACE_RING=${LOCKSTEP_TRACE_RING:-65536}
 build=${1:?build dir}
@@ -17,7 +19,7 @@ pairs=${6:-5}
 shift $(($# < 6 ? $# : 6))
 paths=("$@")
 [ ${#paths[@]} -gt 0 ] ||
-  paths=(allreduce iallreduce_wait iallreduce_test send_recv sendrecv isend_irecv_waitall)
+  paths=(floor allreduce iallreduce_wait iallreduce_test send_recv sendrecv isend_irecv_waitall)
 loop=$(realpath "$build/bench/tracer/bench_path_loop")
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT

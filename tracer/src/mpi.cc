@@ -685,7 +685,8 @@ __attribute__((always_inline)) inline int traced_wait(uint8_t op, int count, MPI
     InsideCall in(p);
     rc = call();
   }
-  wait_returned(p, settle(t, reqs), rc);
+  const uint32_t us = wait_elapsed_us(p);  // before settle's locked instructions
+  wait_returned(p, settle(t, reqs), rc, us);
   return rc;
 }
 
@@ -719,7 +720,8 @@ WRAP_EXPORT int MPI_Wait(MPI_Request* req, MPI_Status* status) {
     InsideCall in(p);
     rc = FORWARD(req, status);
   }
-  wait_returned(p, settle_one(req, handle, id), rc);
+  const uint32_t us = wait_elapsed_us(p);  // before settle_one's locked instructions
+  wait_returned(p, settle_one(req, handle, id), rc, us);
   return rc;
 }
 

@@ -157,6 +157,14 @@ __attribute__((always_inline)) inline void wait_returned(Pending& p, uint32_t do
   wait_return(p, done, rc == MPI_SUCCESS);
   if (__builtin_expect(rc != MPI_SUCCESS, 0) && recorded) record_error(id, rc);
 }
+// The same, for a call whose duration `us` was read before its completions were settled.
+__attribute__((always_inline)) inline void wait_returned(Pending& p, uint32_t done, int rc,
+                                                         uint32_t us) noexcept {
+  const uint64_t id = p.id;
+  const bool recorded = p.rec != nullptr;
+  wait_return(p, done, rc == MPI_SUCCESS, us);
+  if (__builtin_expect(rc != MPI_SUCCESS, 0) && recorded) record_error(id, rc);
+}
 inline void marker_returned(uint64_t id, int rc) noexcept {
   if (id == UINT64_MAX) return;  // not recorded
   marker_return(id, rc == MPI_SUCCESS);

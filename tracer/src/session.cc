@@ -815,11 +815,23 @@ void comm_remove(uint8_t api, uintptr_t handle, uint8_t comm_op, uint64_t caller
 }
 
 namespace {
+// A communicator's next position. The MPI standard leaves it to the user that no two collectives use
+// one communicator at the same time in a process (the collective chapter, "Correctness"), and NCCL
+// rules out a communicator's concurrent use from two threads, so for those a call's increment cannot
+// race another's in a correct program: a load and
+// a store, not a locked add, which costs as much as the rest of the increment on some processors
+// (docs/benchmarks.md). A program that breaks that rule may record one position twice; the checker
+// keeps the order of the records, and a ring's window alignment falls back as for any gap. Runtime
+// process sets (annotations) carry no such rule and keep the locked add.
+inline uint32_t next_seq(CommEntry& c) noexcept {
+  if (c.api == LST_API_RT) return c.next_seq.fetch_add(1, std::memory_order_relaxed);
+  const uint32_t v = c.next_seq.load(std::memory_order_relaxed);
+  c.next_seq.store(v + 1, std::memory_order_relaxed);
+  return v;
+}
 // Point-to-point calls are not in the communicator's collective sequence: the tag takes its place.
 inline uint32_t seq_of(const CollectiveArgs& a) noexcept {
-  return (a.flags & LST_F_P2P) ? static_cast<uint32_t>(a.tag)
-         : a.comm              ? a.comm->next_seq.fetch_add(1, std::memory_order_relaxed)
-                               : 0;
+  return (a.flags & LST_F_P2P) ? static_cast<uint32_t>(a.tag) : a.comm ? next_seq(*a.comm) : 0;
 }
 // `flags` with what the thread's state adds to a record entered now.
 inline uint8_t with_thread_flags(uint8_t flags) noexcept {
@@ -841,7 +853,6 @@ inline void store_collective(lst_record* r, uint64_t id, const CollectiveArgs& a
 
 Pending collective_enter(const CollectiveArgs& a, uint64_t caller) noexcept {
   Pending p;
-  const uint32_t seq = seq_of(a);
   format::Writer* w = writer();
   if (!w) return p;
   InTracer in;
@@ -852,9 +863,13 @@ Pending collective_enter(const CollectiveArgs& a, uint64_t caller) noexcept {
   const int npy = python_frames(w, py, g_config.stack_frames > 1 ? g_config.stack_frames : 1);
   if (npy > 0) caller = py[0];
   uint64_t id = 0;
+  // The clock is read before the locked adds (a runtime process set's position, the slot): on some
+  // processors (an Intel Xeon guest, docs/benchmarks.md) a TSC read that follows a locked instruction
+  // waits for it, which cost about 12 ns per record. A wait record and a marker are dated the same way.
+  const Stamp t0 = stamp();
+  const uint32_t seq = seq_of(a);
   lst_record* r = w->reserve(&id);
   if (!r) return p;
-  const Stamp t0 = stamp();
   note(w, caller);
   store_collective(r, id, a, seq, flags, caller, t0.ns);
   if (npy > 1)
@@ -898,9 +913,9 @@ __attribute__((always_inline)) inline void enter_pair_at(format::Writer* w, cons
                                                          PendingPair& out) noexcept {
   lst_record* r[2];
   uint64_t first = 0;
+  const Stamp t0 = stamp();  // before the locked add: see collective_enter
   w->reserve_pair(r, &first);
   if (__builtin_expect(!r[0] && !r[1], 0)) return;
-  const Stamp t0 = stamp();
   note(w, caller);
   store_pair(r[0], first, r[1], first + 1, a, b, with_thread_flags(0), caller, t0.ns);
   out.rec[0] = r[0];
@@ -932,17 +947,12 @@ __attribute__((noinline)) void enter_pair_with_frames(format::Writer* w, const C
   }
   note(w, caller);
   const uint8_t from_thread = with_thread_flags(0);
-  Stamp t0{0, 0};
-  bool stamped = false;
+  const Stamp t0 = stamp();  // before the locked adds: see collective_enter
   for (int k = 0; k < 2; ++k) {
     const CollectiveArgs& x = k == 0 ? a : b;
     uint64_t id = 0;
     lst_record* r = w->reserve(&id);
     if (!r) continue;
-    if (!stamped) {
-      t0 = stamp();
-      stamped = true;
-    }
     store_collective(r, id, x, seq_of(x), x.flags | from_thread, caller, t0.ns);
     write_stack(w, id, f, n, t0.ns);
     out.rec[k] = r;
@@ -1078,15 +1088,20 @@ Pending wait_enter(uint8_t wait_op, uint64_t first_ref, uint32_t nrequests, uint
 }
 
 // A WAIT record has one writer, the thread of the call: its return is one release store.
-void wait_return(Pending& p, uint32_t ncompleted, bool ok) noexcept {
+void wait_return(Pending& p, uint32_t ncompleted, bool ok, uint32_t us) noexcept {
   lst_record* r = p.rec;
   if (!r || !open_writer_or_null()) return;
   const uint32_t word = __atomic_load_n(&r->word, __ATOMIC_ACQUIRE);
   if (g_config.ring && (LST_WORD_KIND(word) != LST_KIND_WAIT || r->u.wait.id != p.id)) return;
-  format::Writer::finish_wait_own(r, word, ok ? LST_STATE_RETURNED : LST_STATE_FAILED,
-                                  elapsed_us(p.t0, p.ticks0), ncompleted);
+  format::Writer::finish_wait_own(r, word, ok ? LST_STATE_RETURNED : LST_STATE_FAILED, us, ncompleted);
   p.rec = nullptr;
 }
+
+void wait_return(Pending& p, uint32_t ncompleted, bool ok) noexcept {
+  if (p.rec) wait_return(p, ncompleted, ok, elapsed_us(p.t0, p.ticks0));
+}
+
+uint32_t wait_elapsed_us(const Pending& p) noexcept { return p.rec ? elapsed_us(p.t0, p.ticks0) : 0; }
 
 namespace {
 struct Interned {
