@@ -3,7 +3,7 @@
 # `lockstep run` where the test is about it), then checks the traces with trace_check.
 #   run_test.sh MODE WORK LOCKSTEP TRACER CHECK MPIRUN [MPIRUN FLAGS...] -- PROGRAM [ARGS...]
 # MODE: sequence STEPS | threads NTHREADS CALLS | requests PAIRS MANY REUSE | threads-mpirun | stack | comms | errors | fork | unwritable | hang |
-#       stall | dir | fortran SOURCE
+#       stall | dir | fortran SOURCE | durations
 set -euo pipefail
 mode=$1 work=$2 lockstep=$3 tracer=$4 check=$5
 shift 5
@@ -77,6 +77,34 @@ case "$mode" in
     n=$(grep -c "lockstep: tracing is off" "$work/traced.err" || true)
     [[ $n == 2 ]] || { cat "$work/traced.err" >&2; fail "$n tracer warnings, want one per process (2)"; }
     [[ ! -e $work/file/traces ]] || fail "a trace directory appeared under a file"
+    ;;
+  durations)
+    # Rank 1 holds rank 0 up for 300 ms before each call can finish (mpi_durations.cc): the MPI_Wait,
+    # the MPI_Waitall and the MPI_Allreduce last at least 250 ms; the one MPI_Test that completed its
+    # receive is recorded, as short as it was.
+    "$lockstep" run -o "$work/traces" --tracer "$tracer" -- "${launcher[@]}" -np 2 "${program[@]}" 300
+    "$lockstep" show --format json --no-symbolize "$work/traces" >"$work/show.json"
+    python3 - "$work/show.json" <<'PY' || fail "recorded durations do not cover the waits"
+import json, sys
+ranks = {t["rank"]: t["records"] for t in json.load(open(sys.argv[1]))["traces"]}
+recs = ranks[0]
+bad = []
+def one(kind, op):
+    got = [r for r in recs if r["kind"] == kind and r["op"] == op]
+    if len(got) != 1:
+        bad.append(f"{len(got)} {op} records on rank 0, want 1")
+    return got[0] if got else None
+for kind, op in (("wait", "MPI_Wait"), ("wait", "MPI_Waitall"), ("collective", "MPI_Allreduce")):
+    r = one(kind, op)
+    if r and not (250000 <= r["return_us"] < 60000000):
+        bad.append(f"{op} lasted {r['return_us']} us, want at least 250000")
+t = one("wait", "MPI_Test")
+if t and (t["ncompleted"] != 1 or t["return_us"] >= 250000):
+    bad.append(f"MPI_Test completed {t['ncompleted']} in {t['return_us']} us, want 1 in under 250000")
+for b in bad:
+    print("mpi_durations:", b, file=sys.stderr)
+sys.exit(1 if bad else 0)
+PY
     ;;
   hang)
     rc=0

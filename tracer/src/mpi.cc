@@ -703,7 +703,7 @@ __attribute__((always_inline)) inline int traced_test(uint8_t op, int count, MPI
   if (done > 0 || rc != MPI_SUCCESS) {
     // Entered at t0, before the call, so the duration is measured from t0.
     Pending p = wait_enter(op, t.first(), static_cast<uint32_t>(count), caller, t0, ticks0);
-    wait_returned(p, done, rc);
+    wait_returned(p, done, rc, wait_elapsed_us(p));
   }
   return rc;
 }
@@ -753,7 +753,7 @@ WRAP_EXPORT int MPI_Test(MPI_Request* req, int* flag, MPI_Status* status) {
   const uint32_t done = settle_one(req, handle, id);
   if (done > 0 || rc != MPI_SUCCESS) {
     Pending p = wait_enter(LST_WAIT_TEST, id, 1, caller, t0, ticks0);  // entered at t0, before the call
-    wait_returned(p, done, rc);
+    wait_returned(p, done, rc, wait_elapsed_us(p));
   }
   return rc;
 }

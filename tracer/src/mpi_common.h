@@ -151,13 +151,7 @@ __attribute__((always_inline)) inline void returned(Pending& p, int rc) noexcept
 
 // The same for a Wait/Test record (`done`: the nonblocking calls it completed) and for a marker entered
 // before its call (communicator creations, MPI_Finalize).
-__attribute__((always_inline)) inline void wait_returned(Pending& p, uint32_t done, int rc) noexcept {
-  const uint64_t id = p.id;
-  const bool recorded = p.rec != nullptr;
-  wait_return(p, done, rc == MPI_SUCCESS);
-  if (__builtin_expect(rc != MPI_SUCCESS, 0) && recorded) record_error(id, rc);
-}
-// The same, for a call whose duration `us` was read before its completions were settled.
+// `us`: the call's duration, read before its completions were settled (wait_return).
 __attribute__((always_inline)) inline void wait_returned(Pending& p, uint32_t done, int rc,
                                                          uint32_t us) noexcept {
   const uint64_t id = p.id;

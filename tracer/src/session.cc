@@ -1097,10 +1097,6 @@ void wait_return(Pending& p, uint32_t ncompleted, bool ok, uint32_t us) noexcept
   p.rec = nullptr;
 }
 
-void wait_return(Pending& p, uint32_t ncompleted, bool ok) noexcept {
-  if (p.rec) wait_return(p, ncompleted, ok, elapsed_us(p.t0, p.ticks0));
-}
-
 uint32_t wait_elapsed_us(const Pending& p) noexcept { return p.rec ? elapsed_us(p.t0, p.ticks0) : 0; }
 
 namespace {

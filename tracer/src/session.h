@@ -180,11 +180,11 @@ void collective_return_id(uint64_t id, bool ok) noexcept;
 // (docs/trace-format.md) needs.
 Pending wait_enter(uint8_t wait_op, uint64_t first_ref, uint32_t nrequests, uint64_t caller,
                    uint64_t start_ns = 0, uint64_t start_ticks = 0) noexcept;
-void wait_return(Pending& p, uint32_t ncompleted, bool ok) noexcept;
-// The same, with the duration read before (wait_elapsed_us) the completions were settled: settling
-// takes locked instructions, and a clock read right after them waits for them on some processors.
+// `us` is the call's duration (wait_elapsed_us). A Wait call reads it before it settles its requests:
+// settling takes locked instructions, and on some processors a clock read right after them waits for
+// them. (A Test call settles first: it is recorded only when it completed a request.)
 void wait_return(Pending& p, uint32_t ncompleted, bool ok, uint32_t us) noexcept;
-uint32_t wait_elapsed_us(const Pending& p) noexcept;  // microseconds since p was entered
+uint32_t wait_elapsed_us(const Pending& p) noexcept;  // microseconds since p was entered (0: not recorded)
 
 // The job id the files are grouped by and the launcher's rank hint (LST_NONE when unknown).
 const char* job_id() noexcept;
