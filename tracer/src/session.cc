@@ -818,11 +818,11 @@ namespace {
 // A communicator's next position. The MPI standard leaves it to the user that no two collectives use
 // one communicator at the same time in a process (the collective chapter, "Correctness"), and NCCL
 // rules out a communicator's concurrent use from two threads, so for those a call's increment cannot
-// race another's in a correct program: a load and
-// a store, not a locked add, which costs as much as the rest of the increment on some processors
-// (docs/benchmarks.md). A program that breaks that rule may record one position twice; the checker
-// keeps the order of the records, and a ring's window alignment falls back as for any gap. Runtime
-// process sets (annotations) carry no such rule and keep the locked add.
+// race another's in a correct program: a load and a store, not a locked add, which on some processors
+// delays the clock read that follows it (docs/benchmarks.md). A program that breaks that rule may
+// record one position twice; the checker keeps the order of the records, and a ring's window
+// alignment falls back as for any gap. Runtime process sets (annotations) carry no such rule and keep
+// the locked add.
 inline uint32_t next_seq(CommEntry& c) noexcept {
   if (c.api == LST_API_RT) return c.next_seq.fetch_add(1, std::memory_order_relaxed);
   const uint32_t v = c.next_seq.load(std::memory_order_relaxed);
