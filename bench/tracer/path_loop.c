@@ -3,11 +3,15 @@
  * counts the instructions inside each loop function alone (--toggle-collect).
  *   path_loop PATH N      PATH: allreduce | iallreduce_wait | iallreduce_test | send_recv | sendrecv |
  *                               isend_irecv_waitall | annotate | rt_collective | allreduce_8deep_fp |
- *                               floor
+ *                               floor | allreduce_cold | send_recv_cold | floor_cold
  *   allreduce_8deep_fp: MPI_Allreduce 8 frames deep in code built with frame pointers (call_chain.c),
  *   what LOCKSTEP_TRACE_STACK=8 walks.
  *   floor: PMPI_Allreduce with the least a record of a blocking call takes, done here without the
  *   tracer (floor_enter, floor_return): what the tracer's paths compare with on the same machine.
+ *   allreduce_cold, send_recv_cold, floor_cold: the same with other work between the calls, in both
+ *   loops (evict_l1): 48 KiB of code run and 48 KiB of data written, more than a level-1 cache holds,
+ *   as a program's own code or an interpreter does between its MPI calls; the tracer's code and data
+ *   come back from the level-2 cache on every call.
  *   path_loop PATH N ROUNDS   times ROUNDS alternating rounds of N iterations of each loop instead
  *   (thread CPU time, path_time.sh) and prints the added ns per iteration: the fastest traced round
  *   minus the fastest PMPI_ round, then the median of the rounds' differences. */
@@ -96,6 +100,44 @@ LOOP(pmpi_iallreduce_test, {
   PMPI_Iallreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_SELF, &r);
   while (!flag) PMPI_Test(&r, &flag, MPI_STATUS_IGNORE);
 })
+/* Other work between two calls: 48 KiB of straight-line code (12,288 four-byte no-ops) and a store
+ * into each line of 48 KiB of data, more than the level-1 instruction and data caches of the x86-64
+ * and AArch64 cores this runs on (32 KiB or 48 KiB each). Elsewhere only the data part. */
+static unsigned char g_evict[48 * 1024] __attribute__((aligned(64)));
+__attribute__((noinline)) static void evict_l1(void) {
+  for (unsigned k = 0; k < sizeof g_evict; k += 64) g_evict[k]++;
+#if defined(__x86_64__)
+  __asm__ volatile(".rept 12288\n\tnopl 0(%%rax)\n\t.endr" : : : "memory");
+#elif defined(__aarch64__)
+  __asm__ volatile(".rept 12288\n\tnop\n\t.endr" : : : "memory");
+#endif
+}
+LOOP(traced_allreduce_cold, {
+  evict_l1();
+  MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_SELF);
+})
+LOOP(pmpi_allreduce_cold, {
+  evict_l1();
+  PMPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_SELF);
+})
+LOOP(traced_send_recv_cold, {
+  evict_l1();
+  MPI_Send(&x, 1, MPI_INT, 0, 7, MPI_COMM_SELF);
+  evict_l1();
+  MPI_Recv(&y, 1, MPI_INT, 0, 7, MPI_COMM_SELF, MPI_STATUS_IGNORE);
+})
+LOOP(pmpi_send_recv_cold, {
+  evict_l1();
+  PMPI_Send(&x, 1, MPI_INT, 0, 7, MPI_COMM_SELF);
+  evict_l1();
+  PMPI_Recv(&y, 1, MPI_INT, 0, 7, MPI_COMM_SELF, MPI_STATUS_IGNORE);
+})
+LOOP(traced_floor_cold, {
+  evict_l1();
+  const struct floor_pending p = floor_enter((uintptr_t)&x, (uintptr_t)&y, 1);
+  PMPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_SELF);
+  floor_return(p);
+})
 LOOP(traced_send_recv, {
   MPI_Send(&x, 1, MPI_INT, 0, 7, MPI_COMM_SELF);
   MPI_Recv(&y, 1, MPI_INT, 0, 7, MPI_COMM_SELF, MPI_STATUS_IGNORE);
@@ -153,6 +195,9 @@ static const struct path kPaths[] = {
     {"rt_collective", traced_rt_collective, pmpi_rt_collective},
     {"allreduce_8deep_fp", traced_allreduce_8deep_fp, pmpi_allreduce_8deep_fp},
     {"floor", traced_floor, pmpi_allreduce},
+    {"allreduce_cold", traced_allreduce_cold, pmpi_allreduce_cold},
+    {"send_recv_cold", traced_send_recv_cold, pmpi_send_recv_cold},
+    {"floor_cold", traced_floor_cold, pmpi_allreduce_cold},
 };
 
 static double cpu_ns(void) {
