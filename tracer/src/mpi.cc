@@ -26,9 +26,9 @@ namespace lockstep::trace::mpi {
 
 Predefined g_predefined;
 __attribute__((tls_model("initial-exec"))) thread_local bool t_in_mpi_abort = false;
-std::atomic<int> g_mpi_state{0};
+LOCKSTEP_HOT_DATA std::atomic<int> g_mpi_state{0};
 RequestTable g_requests;
-bool g_trace_p2p = false;  // read with the rest of MPI's state, in resolve_mpi
+LOCKSTEP_HOT_DATA bool g_trace_p2p = false;  // read with the rest of MPI's state, in resolve_mpi
 
 namespace {
 
@@ -245,8 +245,6 @@ HandleIndex g_type_index, g_op_index;
 
 }  // namespace
 
-constinit __attribute__((tls_model("initial-exec"))) thread_local LastType t_last_type{};
-
 namespace {
 // A predefined type whose size the table leaves to MPI: the trace type of that size in its family
 // (a Fortran INTEGER of 8 bytes is an int64), LST_DT_DERIVED for a size the family lacks. Pairs keep
@@ -287,7 +285,7 @@ void set_dtype_slow(CollectiveArgs& a, MPI_Datatype t) noexcept {
     if (dtype != LST_DT_DERIVED) {
       a.dtype = dtype;
       a.dtype_size = size;
-      if (size != 0) t_last_type = {t, dtype, size};
+      if (size != 0) t_hot.last_type = {t, size, dtype};
       return;
     }
   }
@@ -299,21 +297,13 @@ void set_dtype_slow(CollectiveArgs& a, MPI_Datatype t) noexcept {
   a.flags |= LST_F_DERIVED;
 }
 
-namespace {
-// The same for the predefined reduction op this thread passed last.
-struct LastOp {
-  MPI_Op handle;
-  uint8_t redop;
-};
-__attribute__((tls_model("initial-exec"))) thread_local LastOp t_last_op;
-}  // namespace
-
+// The predefined reduction op this thread passed last: t_hot.last_op (session.h).
 uint8_t redop_of(MPI_Op op) noexcept {
-  LastOp& last = t_last_op;
-  if (__builtin_expect(last.handle == op && op != nullptr, 1)) return last.redop;
+  LastHandle& last = t_hot.last_op;
+  if (__builtin_expect(last.handle == op && op != nullptr, 1)) return last.code;
   if (op == nullptr) return LST_RED_USER;
   if (const int i = g_op_index.find(op); i >= 0) {
-    last = {op, kOps[i].redop};
+    last = {op, 0, kOps[i].redop};
     return kOps[i].redop;
   }
   return op == MPI_OP_NULL ? LST_RED_NONE : LST_RED_USER;

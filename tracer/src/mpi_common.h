@@ -89,20 +89,12 @@ inline bool tracing() noexcept { return WrapApi::tracing(); }
 extern bool g_trace_p2p;
 
 // The application's argument values, datatypes and communicators in trace terms.
-// The predefined datatype this thread passed last (a loop passes the same one): its trace type and
-// size without the index probe. Predefined handles are never freed, so the entry never goes stale.
-// constinit, like t_thread_state: read here without a TLS init test.
-struct LastType {
-  MPI_Datatype handle;
-  uint8_t dtype;
-  uint32_t size;
-};
-extern constinit __attribute__((tls_model("initial-exec"))) thread_local LastType t_last_type;
+// The predefined datatype this thread passed last: t_hot.last_type (session.h), without the index probe.
 void set_dtype_slow(CollectiveArgs& a, MPI_Datatype t) noexcept;
 inline void set_dtype(CollectiveArgs& a, MPI_Datatype t) noexcept {
-  const LastType& last = t_last_type;
+  const LastHandle& last = t_hot.last_type;
   if (__builtin_expect(last.handle == t && t != nullptr, 1)) {
-    a.dtype = last.dtype;
+    a.dtype = last.code;
     a.dtype_size = last.size;
     return;
   }

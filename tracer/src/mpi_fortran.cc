@@ -21,7 +21,7 @@
 
 namespace lockstep::trace::mpi {
 
-constinit FortranBindings g_fortran{};
+LOCKSTEP_HOT_DATA constinit FortranBindings g_fortran{};
 
 namespace {
 

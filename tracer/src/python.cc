@@ -13,6 +13,7 @@
 #include "python.h"
 #include "lockstep/env.h"
 #include "python_frame.h"
+#include "session.h"
 
 #include "lockstep/format/fnv.h"
 
@@ -26,14 +27,14 @@
 
 namespace lockstep::trace {
 
-std::atomic<int> g_python_state{0};
+LOCKSTEP_HOT_DATA std::atomic<int> g_python_state{0};
 
 namespace {
 
 // The fast path: off (this interpreter's layout is not the one built in, or the readings differed),
 // on trial (both readings are taken, under the GIL, and compared), or on.
 enum Fast : int { kFastOff, kFastTrial, kFastOn };
-std::atomic<int> g_fast{kFastOff};
+LOCKSTEP_HOT_DATA std::atomic<int> g_fast{kFastOff};
 constexpr int kMaxPyFrames = 64;  // LOCKSTEP_TRACE_STACK's limit
 constexpr int kTrialCalls = 8;    // agreeing readings before the fast path is trusted
 int g_trial_agreed = 0;           // guarded by the GIL

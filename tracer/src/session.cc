@@ -59,7 +59,7 @@ struct Config {
   char job_id[64] = {};
   char cmdline[1024] = {};
 };
-Config g_config;
+LOCKSTEP_HOT_DATA Config g_config;
 
 int32_t env_int(const char* name, int32_t fallback) {
   const char* v = std::getenv(name);
@@ -144,7 +144,7 @@ alignas(format::Writer) unsigned char g_writer_storage[sizeof(format::Writer)];
 format::Writer* g_writer = nullptr;
 // Bumped each time this process opens a writer (after fork, the child's own): per-thread caches of
 // what the writer already knows (modules noted) are valid for one generation.
-std::atomic<uint32_t> g_writer_gen{0};
+LOCKSTEP_HOT_DATA std::atomic<uint32_t> g_writer_gen{0};
 
 void write_process_start(format::Writer* w) noexcept;
 
@@ -161,19 +161,11 @@ void write_process_start(format::Writer* w) noexcept;
 // only when both ends were read on the anchor's CPU. Elsewhere, or with
 // LOCKSTEP_TRACE_CLOCK=monotonic, every timestamp is a clock_gettime() call.
 constexpr uint64_t kReanchorNs = 10'000'000;  // error between anchors: a few ns after the first interval
-std::atomic<uint64_t> g_ns_per_tick_q32{0};   // 0: the TSC is not used
-std::atomic<uint64_t> g_reanchor_ticks{0};
-std::atomic<bool> g_tsc_per_cpu{false};  // TscUse::kPerCpu
-ptrdiff_t g_rseq_offset = 0;             // the thread's restartable-sequences area, from its thread pointer
-
-struct ThreadClock {
-  uint64_t tsc0 = 0;   // 0: no anchor yet
-  uint64_t ns0 = 0;    // CLOCK_MONOTONIC at tsc0
-  uint64_t floor = 0;  // the last estimate before this anchor: timestamps never go back on a thread
-  uint64_t last = 0;   // per-CPU anchors: the last timestamp given (the floor when the CPU changes)
-  uint32_t cpu = 0;    // per-CPU anchors: the CPU tsc0 was read on
-};
-__attribute__((tls_model("initial-exec"))) thread_local ThreadClock t_clock;
+LOCKSTEP_HOT_DATA std::atomic<uint64_t> g_ns_per_tick_q32{0};  // 0: the TSC is not used
+LOCKSTEP_HOT_DATA std::atomic<uint64_t> g_reanchor_ticks{0};
+LOCKSTEP_HOT_DATA std::atomic<bool> g_tsc_per_cpu{false};  // TscUse::kPerCpu
+// The thread's restartable-sequences area, from its thread pointer.
+LOCKSTEP_HOT_DATA ptrdiff_t g_rseq_offset = 0;
 
 inline uint64_t ticks() noexcept {
 #if defined(__x86_64__)
@@ -275,7 +267,7 @@ struct Stamp {
 __attribute__((always_inline)) inline Stamp stamp() noexcept {
   const uint64_t q = g_ns_per_tick_q32.load(std::memory_order_relaxed);
   if (__builtin_expect(q == 0, 0)) return {now_ns(), 0};
-  ThreadClock& c = t_clock;
+  ThreadClock& c = t_hot.clock;
   if (g_tsc_per_cpu.load(std::memory_order_relaxed)) {
     // The CPU before and after the reading: equal, the reading is that CPU's.
     const uint32_t cpu = current_cpu();
@@ -303,7 +295,7 @@ __attribute__((always_inline)) inline Stamp stamp() noexcept {
 // TSC difference could otherwise date the return after the thread's next timestamp.
 inline uint32_t saturated_us(uint64_t t0_ns, uint64_t ns) noexcept {
   const uint64_t end = t0_ns + ns;
-  if (end > t_clock.floor) t_clock.floor = end;
+  if (end > t_hot.clock.floor) t_hot.clock.floor = end;
   const uint64_t us = ns / 1000;
   return us > UINT32_MAX ? UINT32_MAX : static_cast<uint32_t>(us);
 }
@@ -318,7 +310,7 @@ __attribute__((always_inline)) inline uint32_t elapsed_us(uint64_t t0_ns, uint64
   if (g_tsc_per_cpu.load(std::memory_order_relaxed)) {
     // A TSC difference only on one CPU: the anchor's, taken no later than the entry's reading (the
     // thread changing CPU in between anchors again, and every later anchor is taken after ticks0).
-    const ThreadClock& c = t_clock;
+    const ThreadClock& c = t_hot.clock;
     const uint32_t cpu = current_cpu();
     const uint64_t t = ticks();
     if (__builtin_expect(cpu != c.cpu || current_cpu() != cpu || ticks0 < c.tsc0 || c.tsc0 == 0, 0))
@@ -395,12 +387,10 @@ inline void note(format::Writer* w, uint64_t addr) noexcept {
   if (w->note_module(addr)) n.addr[n.addr[a] == 0 ? a : b] = addr;
 }
 
-// Set while this thread is inside the tracer itself: a signal that lands there must not re-enter the
-// writer (it may hold the growth lock), it only marks the end state.
-__attribute__((tls_model("initial-exec"))) thread_local int t_in_tracer = 0;
+// ThreadState::in_tracer while this thread is inside the tracer itself.
 struct InTracer {
-  InTracer() noexcept { ++t_in_tracer; }
-  ~InTracer() { --t_in_tracer; }
+  InTracer() noexcept { ++t_hot.state.in_tracer; }
+  ~InTracer() { --t_hot.state.in_tracer; }
 };
 
 void clear_slot(lst_record* r) noexcept {
@@ -622,9 +612,9 @@ __attribute__((constructor)) void on_load() {
 
 // ---- session.h ---------------------------------------------------------------------------------
 
-std::atomic<format::Writer*> g_live_writer{nullptr};
-std::atomic<bool> g_tracing_off{false};
-constinit __attribute__((tls_model("initial-exec"))) thread_local ThreadState t_thread_state{};
+LOCKSTEP_HOT_DATA std::atomic<format::Writer*> g_live_writer{nullptr};
+LOCKSTEP_HOT_DATA std::atomic<bool> g_tracing_off{false};
+constinit __attribute__((tls_model("initial-exec"))) thread_local HotThread t_hot{};
 
 format::Writer* writer_slow() noexcept {
   int st = g_state.load(std::memory_order_acquire);
@@ -664,7 +654,7 @@ void record_fatal_signal(int sig, const siginfo_t* info) noexcept {
   if (format::Writer* w = open_writer_or_null()) {
     if (!g_ended.exchange(true)) {
       w->set_end_state(LST_END_SIGNAL);
-      if (t_in_tracer == 0) {
+      if (t_hot.state.in_tracer == 0) {
         uint64_t id = 0;
         if (lst_record* r = w->reserve(&id)) {
           clear_slot(r);
@@ -682,12 +672,11 @@ void record_fatal_signal(int sig, const siginfo_t* info) noexcept {
 
 uint64_t hash_bytes(uint64_t h, const void* data, size_t len) noexcept { return format::fnv1a(data, len, h); }
 
-std::atomic<uint32_t> g_comm_gen{0};
-constinit __attribute__((tls_model("initial-exec"))) thread_local LastComm t_last_comm{};
+LOCKSTEP_HOT_DATA std::atomic<uint32_t> g_comm_gen{0};
 
 CommEntry* comm_find_slow(uint8_t api, uintptr_t handle) noexcept {
   const uint64_t key = comm_key(api, handle);
-  LastComm& last = t_last_comm;
+  LastComm& last = t_hot.last_comm;
   const uint32_t gen = g_comm_gen.load(std::memory_order_acquire);
   if (last.key == key && last.gen == gen) return last.entry;
   if (!g_comm_ready.load(std::memory_order_acquire)) return nullptr;

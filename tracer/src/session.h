@@ -12,6 +12,12 @@
 
 namespace lockstep::trace {
 
+// The globals that every intercepted call reads (the writer, MPI's and Python's state, the clock's
+// calibration, the Fortran bindings' range, the settings) are defined with this: the linker puts the
+// section's pieces from every file side by side, so a call made between other work fetches three
+// cache lines of them again rather than nine (docs/tracer.md, "Hot data together"). Writable data only.
+#define LOCKSTEP_HOT_DATA __attribute__((section("lockstep_hot")))
+
 // The process's writer, opened on first use from LOCKSTEP_TRACE_DIR; nullptr when tracing is off or
 // the directory is not writable (one warning is printed, then the tracer is a no-op). Inline: every
 // intercepted call asks, and the answer is one load once the trace is open.
@@ -36,17 +42,16 @@ uint32_t writer_generation() noexcept;
 // Set while this thread is inside an intercepted call, so that calls the library makes internally
 // (NCCL implemented over MPI in tests, MPI collectives built from other MPI calls) are not recorded
 // as the application's. Also carries the runtime's control-plane depth (LST_F_CONTROL).
-// constinit: zero-initialised, never dynamically, so other files reach it directly, without the test for
-// a TLS init function that an extern thread_local otherwise costs on every use; initial-exec: the library
-// is loaded at start-up (LD_PRELOAD), never with dlopen late.
 struct ThreadState {
   int depth;
   int control;
   int nccl_group_depth;
+  // Inside the tracer itself: a signal that lands there must not re-enter the writer (it may hold the
+  // growth lock), it only marks the end state.
+  int in_tracer;
   uint64_t inside;  // id + 1 of the record whose real call this thread is in (0: none)
 };
-extern constinit __attribute__((tls_model("initial-exec"))) thread_local ThreadState t_thread_state;
-inline ThreadState& thread_state() noexcept { return t_thread_state; }
+inline ThreadState& thread_state() noexcept;  // below, in the thread's hot block
 
 class CallGuard {  // RAII: outermost() is true for the application's own call
  public:
@@ -80,13 +85,44 @@ struct LastComm {
   CommEntry* entry;
 };
 extern std::atomic<uint32_t> g_comm_gen;
-extern constinit __attribute__((tls_model("initial-exec"))) thread_local LastComm t_last_comm;
+
+// A record's clock on this thread (session.cc, stamp()): the TSC anchor it extrapolates from.
+struct ThreadClock {
+  uint64_t tsc0;   // 0: no anchor yet
+  uint64_t ns0;    // CLOCK_MONOTONIC at tsc0
+  uint64_t floor;  // the last estimate before this anchor: timestamps never go back on a thread
+  uint64_t last;   // per-CPU anchors: the last timestamp given (the floor when the CPU changes)
+  uint32_t cpu;    // per-CPU anchors: the CPU tsc0 was read on
+};
+// The predefined handle (an MPI datatype or reduction op) this thread passed last, and what it maps to
+// (mpi.cc): a loop passes the same one. Predefined handles are never freed, so an entry never goes stale.
+struct LastHandle {
+  const void* handle;
+  uint32_t size;  // a datatype's size
+  uint8_t code;   // its lst_dtype, or an op's lst_redop
+};
+// Everything of its own thread's state that an intercepted call reads, in one block: two cache lines,
+// and one GOT entry for the address of all of it, where six separate variables took six GOT entries and
+// up to five lines, which a call made between other work fetched again (docs/tracer.md, "Hot data
+// together").
+// constinit: zero-initialised, never dynamically, so other files reach it directly, without the test for
+// a TLS init function that an extern thread_local otherwise costs on every use; initial-exec: the library
+// is loaded at start-up (LD_PRELOAD), never with dlopen late.
+struct alignas(64) HotThread {
+  ThreadState state;
+  LastComm last_comm;
+  LastHandle last_type, last_op;
+  ThreadClock clock;
+};
+extern constinit __attribute__((tls_model("initial-exec"))) thread_local HotThread t_hot;
+inline ThreadState& thread_state() noexcept { return t_hot.state; }
+
 inline uint64_t comm_key(uint8_t api, uintptr_t handle) noexcept {
   return (static_cast<uint64_t>(handle) ^ (static_cast<uint64_t>(api) << 58)) | 1ull << 63;
 }
 CommEntry* comm_find_slow(uint8_t api, uintptr_t handle) noexcept;
 inline CommEntry* comm_find(uint8_t api, uintptr_t handle) noexcept {
-  const LastComm& last = t_last_comm;
+  const LastComm& last = t_hot.last_comm;
   if (__builtin_expect(
           last.key == comm_key(api, handle) && last.gen == g_comm_gen.load(std::memory_order_acquire), 1))
     return last.entry;

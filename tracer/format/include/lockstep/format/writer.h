@@ -160,7 +160,6 @@ class Writer {
   lst_header* header_ = nullptr;
   uint8_t* base_ = nullptr;  // start of the reserved address range the file is mapped into
   int fd_ = -1;
-  char path_[4096] = {};
   void* impl_ = nullptr;  // growth lock, module ranges, intern table (writer.cc)
   // What the inline reserve needs of impl_: records null where it does not apply (closed, or a ring
   // whose size is not a power of two); ring_mask 0 for a growing file, whose capacity and growth mark
@@ -199,6 +198,8 @@ class Writer {
     *id = n;
     return r;
   }
+  // Last: the fields a record's reservation reads (header_, hot_) share one cache line.
+  char path_[4096] = {};
   lst_record* at_any(uint64_t id);
   lst_record* reserve_any(uint64_t* id);                    // the whole reservation, out of line
   lst_record* reserve_slow(uint64_t id, uint64_t* id_out);  // after the id is taken: growth, drops
