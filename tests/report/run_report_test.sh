@@ -19,8 +19,10 @@ if [ "$step" = traces ]; then
   rm -rf "$work" && mkdir -p "$work"
   case $case in
     cycle3|deadlock|p2p)
+      # --timeout 8: the deadlock must stand 1 s before the stop to count as one, and on a loaded 2-core
+      # machine mpirun took up to 5 s to start the ranks (the checker then said the job was still running).
       # shellcheck disable=SC2086
-      "$lockstep" run -o "$traces" --report --timeout 5 --grace 1 -- \
+      "$lockstep" run -o "$traces" --report --timeout 8 --grace 1 -- \
         "${MPIRUN:-mpirun}" ${MPIRUN_FLAGS:-} -np 4 "$1" > "$work/run.log" 2>&1
       cat "$work/run.log"
       # `run --report` wrote the page next to the traces.
