@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <climits>
@@ -19,6 +20,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <system_error>
 #include <vector>
 
@@ -156,41 +158,61 @@ bool is_openmpi_launcher(const std::string& cmd0) {
 
 // ---- watching ---------------------------------------------------------------------------------
 
-// A process (other than this one) that has a trace file of `dir` mapped for writing: a traced process
-// still running on this host, and the name of its file.
+// A process (other than this one) that has a trace file of `dir` open: a traced process still running
+// on this host, and the name of its file.
 struct Writer {
   pid_t pid;
   std::string file;
 };
 
-// Every such process, from /proc/PID/maps, where the tracer's shared writable mapping of its file shows
-// with the file's path (its current name: a rename shows).
+// The pid a trace file's name gives: "rank-R.HOST.PID.lstrace", or ".NAME.creating" while the tracer
+// creates it; 0 for any other name.
+pid_t pid_of_trace_name(std::string name) {
+  constexpr std::string_view kCreating = ".creating", kSuffix = ".lstrace";
+  if (name.size() > kCreating.size() + 1 && name[0] == '.' && name.ends_with(kCreating))
+    name = name.substr(1, name.size() - 1 - kCreating.size());
+  if (!name.starts_with("rank-") || !name.ends_with(kSuffix)) return 0;
+  name.resize(name.size() - kSuffix.size());
+  const size_t dot = name.rfind('.');
+  if (dot == std::string::npos || dot + 1 == name.size() ||
+      name.find_first_not_of("0123456789", dot + 1) != std::string::npos || name.size() - dot > 11)
+    return 0;
+  const long pid = std::strtol(name.c_str() + dot + 1, nullptr, 10);
+  return pid > 0 && pid <= INT32_MAX ? pid_t(pid) : 0;
+}
+
+// Every such process. Only the processes that the trace files' names give are looked at, and only
+// through /proc/PID/fd, which the tracer's descriptor of its file shows under the file's current name
+// (a rename shows): never another process of the host, and never a process's memory map, whose read
+// waits for that process's address-space lock. A pid another host's file names, or one reused since
+// its file was written, has no descriptor of a file here and does not count.
 std::vector<Writer> trace_writer_files(const fs::path& dir) {
   std::error_code ec;
   const std::string prefix = fs::canonical(dir, ec).string() + "/";
   std::vector<Writer> out;
   if (ec) return out;
+  std::vector<pid_t> pids;
+  for (const fs::directory_entry& e : fs::directory_iterator(dir, ec))
+    if (pid_t pid = pid_of_trace_name(e.path().filename().string())) pids.push_back(pid);
+  std::sort(pids.begin(), pids.end());
+  pids.erase(std::unique(pids.begin(), pids.end()), pids.end());
   const pid_t self = getpid();
-  for (const fs::directory_entry& e : fs::directory_iterator("/proc", ec)) {
-    const std::string name = e.path().filename().string();
-    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
-    const pid_t pid = pid_t(std::strtol(name.c_str(), nullptr, 10));
+  for (pid_t pid : pids) {
     if (pid == self) continue;
-    std::FILE* f = std::fopen((e.path() / "maps").c_str(), "r");
-    if (!f) continue;  // gone meanwhile, or not ours to read
-    char line[PATH_MAX + 256];
+    const std::string fds = "/proc/" + std::to_string(pid) + "/fd";
     std::string file;
-    while (file.empty() && std::fgets(line, sizeof line, f)) {
-      // "start-end perms offset dev inode path": a shared writable mapping ("rw-s") of a trace file here.
-      const char* perms = std::strchr(line, ' ');
-      const char* path = std::strchr(line, '/');
-      if (perms && path && perms[1] == 'r' && perms[2] == 'w' && perms[4] == 's' &&
-          std::strncmp(path, prefix.c_str(), prefix.size()) == 0 && std::strstr(path, ".lstrace")) {
-        file.assign(path + prefix.size(), std::strcspn(path + prefix.size(), "\n"));
-        if (file.empty()) file = "?";
+    std::error_code fd_ec;  // gone meanwhile, or not ours to read
+    for (const fs::directory_entry& fd : fs::directory_iterator(fds, fd_ec)) {
+      char target[PATH_MAX];
+      const ssize_t n = readlink(fd.path().c_str(), target, sizeof target - 1);
+      if (n <= 0) continue;
+      const std::string_view t(target, size_t(n));
+      if (t.starts_with(prefix) && t.find('/', prefix.size()) == std::string_view::npos &&
+          pid_of_trace_name(std::string(t.substr(prefix.size()))) == pid) {
+        file = t.substr(prefix.size());
+        break;
       }
     }
-    std::fclose(f);
     if (!file.empty()) out.push_back({pid, std::move(file)});
   }
   return out;

@@ -50,4 +50,20 @@ wait_for "$tmp/pid2" || fail "the second child never started"
 alive "$tmp/pid2" && { kill -9 "$(cat "$tmp/pid2")"; fail "the stopped job's leftover process is still running"; }
 grep -q "1 traced process(es) outlived the stopped launcher (pid $(cat "$tmp/pid2")): SIGKILL" "$tmp/run2.log" ||
   fail "run did not say which process it killed"
+# A trace file whose name gives the pid of a live process that does not write it (a pid reused since,
+# or a file copied in): that process is not one of the job's and is not waited for.
+sleep 30 &
+stranger=$!
+mkdir -p "$tmp/t3"
+cat > "$tmp/launch3.sh" <<SH
+#!/bin/sh
+: > "$tmp/t3/rank-0.elsewhere.$stranger.lstrace"
+SH
+chmod +x "$tmp/launch3.sh"
+"$lockstep" run -o "$tmp/t3" --grace 10 -- "$tmp/launch3.sh" > "$tmp/run3.log" 2>&1
+rc=$?
+kill "$stranger" 2> /dev/null
+cat "$tmp/run3.log"
+[ "$rc" = 0 ] || fail "run of a launcher that left a stranger's file exited $rc"
+grep -q "still running" "$tmp/run3.log" && fail "run took a process that does not write its trace for one of the job's"
 echo "PASS"
