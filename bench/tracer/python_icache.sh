@@ -20,9 +20,14 @@ here=$(cd "$(dirname "$0")" && pwd)
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 export OMPI_MCA_btl=self LOCKSTEP_TRACE_RING=${LOCKSTEP_TRACE_RING:-65536}  # valgrind and growing files: see path_instructions.sh
+# Deterministic only with the interpreter's string hashing fixed and no address randomization
+# (python_instructions.sh).
+export PYTHONHASHSEED=0
+norandom=()
+setarch -R true 2>/dev/null && norandom=(setarch -R)
 for lib in "${libs[@]}"; do
   rm -rf "$dir/t" "$dir/cg"
-  LD_PRELOAD=$lib LOCKSTEP_TRACE_DIR=$dir/t valgrind --tool=callgrind --cache-sim=yes \
+  LD_PRELOAD=$lib LOCKSTEP_TRACE_DIR=$dir/t "${norandom[@]}" valgrind --tool=callgrind --cache-sim=yes \
     --callgrind-out-file="$dir/cg" /usr/bin/python3 "$here/python_same_process.py" "$calls" "$rounds" \
     >/dev/null 2>"$dir/err" || { cat "$dir/err" >&2; exit 1; }
   # Self cost of every function whose code is the tracer's (its sources, inlined or not).

@@ -6,8 +6,14 @@
 # iteration, each its own call site); figures are per intercepted call. Deterministic, unlike times on a
 # loaded machine. Also the level-1 instruction-cache misses of callgrind's simulated cache (32 KiB, 8-way)
 # that tracing adds: what the profile-guided build is about (python_icache.sh, docs/tracer.md).
+# The same run gives the same counts only with the interpreter's string hashing fixed and the address
+# space not randomized (both change the interpreter's own paths between the calls, and with them the
+# misses: 15.5-21.0 per send or receive over three runs of one library without them), so both are set.
 #   bench/tracer/python_instructions.sh BUILD_DIR [LIB] [CALLS]
 set -euo pipefail
+export PYTHONHASHSEED=0
+norandom=()
+setarch -R true 2>/dev/null && norandom=(setarch -R)
 build=${1:?build dir}
 lib=$(realpath "${2:-$build/lib/liblockstep_trace.so}")
 n=${3:-5000}
@@ -25,7 +31,7 @@ count() {  # count allreduce|p2p traced|untraced
     body="MPI.COMM_SELF.Send(a, dest=0, tag=7); MPI.COMM_SELF.Recv(b, source=0, tag=7)"
   fi
   rm -rf "$dir/t" "$dir"/cg.*
-  env "${env[@]}" valgrind --tool=callgrind --cache-sim=yes --collect-atstart=no "${toggles[@]}" \
+  "${norandom[@]}" env "${env[@]}" valgrind --tool=callgrind --cache-sim=yes --collect-atstart=no "${toggles[@]}" \
     --callgrind-out-file="$dir/cg.%p" /usr/bin/python3 -c "
 import array
 from mpi4py import MPI

@@ -16,9 +16,18 @@ find "$from" "$to" -name '*.gcda' -delete
 while read -r var; do unset "$var"; done < <(env | sed -n 's/^\(LOCKSTEP_[A-Z0-9_]*\)=.*/\1/p')
 unset GCOV_PREFIX GCOV_PREFIX_STRIP
 export OMPI_MCA_btl=self LOCKSTEP_TRACE_DIR=$work/trace
+# Each process on one CPU: a thread that moves to another CPU between a call's entry and its return
+# takes the clock's other branch (session.cc, elapsed_us), and whether the scheduler moved it during
+# the training decided whether GCC split that branch off as cold, so two builds of the same sources got
+# two layouts of the record path. Pinned, the branch never runs in the training and every build lays
+# it out the same way. Without taskset, or where it may not pin, the processes run unpinned.
+pin=()
+cpu=$(taskset -pc $$ 2>/dev/null | sed -n 's/.*: *\([0-9]*\).*/\1/p')
+[[ -n $cpu ]] && taskset -c "$cpu" true 2>/dev/null && pin=(taskset -c "$cpu")
+setarch -R true 2>/dev/null && pin+=(setarch -R)
 run() {  # run RING COMMAND...: one traced process, at most 30 s
   rm -rf "$work/trace"
-  LOCKSTEP_TRACE_RING=$1 LD_PRELOAD=$lib timeout 30 "${@:2}" >/dev/null 2>"$work/err" && return
+  LOCKSTEP_TRACE_RING=$1 LD_PRELOAD=$lib timeout 30 "${pin[@]}" "${@:2}" >/dev/null 2>"$work/err" && return
   echo "lockstep: the tracer's training run failed (${*:2}); building it without profile feedback:" >&2
   head -5 "$work/err" >&2
   return 1
