@@ -16,11 +16,12 @@ find "$from" "$to" -name '*.gcda' -delete
 while read -r var; do unset "$var"; done < <(env | sed -n 's/^\(LOCKSTEP_[A-Z0-9_]*\)=.*/\1/p')
 unset GCOV_PREFIX GCOV_PREFIX_STRIP
 export OMPI_MCA_btl=self LOCKSTEP_TRACE_DIR=$work/trace
-# Each process on one CPU: a thread that moves to another CPU between a call's entry and its return
-# takes the clock's other branch (session.cc, elapsed_us), and whether the scheduler moved it during
-# the training decided whether GCC split that branch off as cold, so two builds of the same sources got
-# two layouts of the record path. Pinned, the branch never runs in the training and every build lays
-# it out the same way. Without taskset, or where it may not pin, the processes run unpinned.
+# Each process on one CPU, with the address space not randomized: a thread that moves to another CPU
+# between a call's entry and its return takes the clock's other branch (session.cc, elapsed_us), and
+# the tables that probe by address take other paths with other addresses; whether they did during the
+# training decided whether GCC split cold parts off, so two builds of the same sources got two layouts
+# of the record path. Now rebuilds in one directory get one (docs/tracer.md, "One layout per build
+# directory"). Without taskset or setarch, or where they may not act, the processes run as they are.
 pin=()
 cpu=$(taskset -pc $$ 2>/dev/null | sed -n 's/.*: *\([0-9]*\).*/\1/p')
 [[ -n $cpu ]] && taskset -c "$cpu" true 2>/dev/null && pin=(taskset -c "$cpu")
