@@ -20,8 +20,9 @@ export OMPI_MCA_btl=self LOCKSTEP_TRACE_DIR=$work/trace
 # between a call's entry and its return takes the clock's other branch (session.cc, elapsed_us), and
 # the tables that probe by address take other paths with other addresses; whether they did during the
 # training decided whether GCC split cold parts off, so two builds of the same sources got two layouts
-# of the record path. Now rebuilds in one directory get one (docs/tracer.md, "One layout per build
-# directory"). Without taskset or setarch, or where they may not act, the processes run as they are.
+# of the record path (with the scripts' names below, every build gets one: docs/tracer.md, "One
+# layout for every build"). Without taskset or setarch, or where they may not act, the processes run
+# as they are.
 pin=()
 cpu=$(taskset -pc $$ 2>/dev/null | sed -n 's/.*: *\([0-9]*\).*/\1/p')
 [[ -n $cpu ]] && taskset -c "$cpu" true 2>/dev/null && pin=(taskset -c "$cpu")
@@ -40,9 +41,15 @@ ok=1
 python_ok=0
 [[ -n $python && -n $script && -n $mpi4py_script ]] && "$python" -c 'import mpi4py.MPI' >/dev/null 2>&1 &&
   python_ok=1
+# A Python function's call sites get their addresses from a hash of its file's name (python.cc,
+# code_base), and the record path's counts follow those addresses (one branch of session.cc ran 60,050
+# or 200,050 times by the checkout's path): each script is compiled under its base name, not its path,
+# so that a build in another directory trains on the same addresses.
+named=(-c 'import sys; p = sys.argv[1]; sys.argv = sys.argv[1:]
+exec(compile(open(p).read(), p.rsplit("/", 1)[-1], "exec"), {"__name__": "__main__"})')
 for ring in 65536 0; do
-  [[ $python_ok == 0 ]] || run "$ring" "$python" "$script" 3000 10 || ok=0
-  [[ $python_ok == 0 ]] || run "$ring" "$python" "$mpi4py_script" 20000 || ok=0
+  [[ $python_ok == 0 ]] || run "$ring" "$python" "${named[@]}" "$script" 3000 10 || ok=0
+  [[ $python_ok == 0 ]] || run "$ring" "$python" "${named[@]}" "$mpi4py_script" 20000 || ok=0
   for path in allreduce iallreduce_wait send_recv isend_irecv_waitall; do
     run "$ring" "$loop" "$path" 20000 3 || ok=0
   done
