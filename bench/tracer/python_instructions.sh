@@ -8,7 +8,7 @@
 # that tracing adds: what the profile-guided build is about (python_icache.sh, docs/tracer.md).
 # The same run gives the same counts only with the interpreter's string hashing fixed and the address
 # space not randomized (both change the interpreter's own paths between the calls, and with them the
-# misses: 15.5-21.0 per send or receive over three runs of one library without them), so both are set.
+# misses: 15.5 and 21.0 per send or receive in two runs of one library without them), so both are set.
 #   bench/tracer/python_instructions.sh BUILD_DIR [LIB] [CALLS]
 set -euo pipefail
 export PYTHONHASHSEED=0
