@@ -62,8 +62,8 @@ __attribute__((always_inline)) inline int send_and_receive(const CollectiveArgs&
 // poll that finds nothing, returned when a poll with the same arguments finds a message, or when the
 // thread makes another point-to-point call. A loop that never succeeds leaves one ENTERED record —
 // the rank is waiting for that peer — instead of one record per poll.
+// Whether one is open is t_hot.polling, in the line every call reads anyway.
 struct Poll {
-  bool open = false;
   MPI_Comm comm = nullptr;
   int source = 0, tag = 0;
   Pending pending;
@@ -72,15 +72,15 @@ __attribute__((tls_model("initial-exec"))) thread_local Poll t_poll;
 
 void close_poll(bool found) noexcept {
   collective_return(t_poll.pending, found);
-  t_poll.open = false;
+  t_hot.polling = false;
 }
 
 inline void end_polling() noexcept {
-  if (__builtin_expect(t_poll.open, 0)) close_poll(true);
+  if (__builtin_expect(t_hot.polling, 0)) close_poll(true);
 }
 
 void polled(int source, int tag, MPI_Comm comm, bool found, uint64_t caller) noexcept {
-  const bool same = t_poll.open && t_poll.comm == comm && t_poll.source == source && t_poll.tag == tag;
+  const bool same = t_hot.polling && t_poll.comm == comm && t_poll.source == source && t_poll.tag == tag;
   if (same) {
     if (found) close_poll(true);
     return;
@@ -90,7 +90,7 @@ void polled(int source, int tag, MPI_Comm comm, bool found, uint64_t caller) noe
   CollectiveArgs a = p2p_args(LST_OP_PROBE, 0, nullptr, source, tag, comm);
   a.flags |= LST_F_NONBLOCKING;
   t_poll.pending = collective_enter(a, caller);
-  t_poll.open = t_poll.pending.rec != nullptr;
+  t_hot.polling = t_poll.pending.rec != nullptr;
   t_poll.comm = comm;
   t_poll.source = source;
   t_poll.tag = tag;

@@ -44,7 +44,8 @@ static const _Py_CODEUNIT* instr_of(const _PyInterpreterFrame* f) {
 #endif
 }
 
-static _PyRuntimeState* runtime_;
+/* Read on every call from Python: kept with the tracer's other hot data (session.h, LOCKSTEP_HOT_DATA). */
+__attribute__((section("lockstep_hot"))) static _PyRuntimeState* runtime_ = NULL;
 
 void lst_py_bind(void* runtime) { runtime_ = (_PyRuntimeState*)runtime; }
 

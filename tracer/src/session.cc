@@ -368,23 +368,20 @@ inline format::Writer* open_writer_or_null() noexcept {
 
 // Writer::note_module for a call site, skipped when this thread already passed the same address to the
 // same writer: a loop's call sites are few, and the module table scan is a tenth of a record's cost.
-// Two places per address (of 16), so that the few call sites of a loop rarely evict each other.
-struct Noted {
-  uint32_t gen;
-  uint64_t addr[16];
-};
-__attribute__((tls_model("initial-exec"))) thread_local Noted t_noted;
+// Two places per address (of kNotedSites, one line of the thread's hot block), so that the few call
+// sites of a loop rarely evict each other.
 inline void note(format::Writer* w, uint64_t addr) noexcept {
-  Noted& n = t_noted;
+  HotThread& t = t_hot;
+  static_assert(kNotedSites == 8, "two 3-bit places per address");
   const uint32_t gen = g_writer_gen.load(std::memory_order_relaxed);
   const uint64_t h = addr * 0x9e3779b97f4a7c15ull;
-  const size_t a = h >> 60, b = (h >> 56) & 15;
-  if (__builtin_expect(n.gen == gen && (n.addr[a] == addr || n.addr[b] == addr), 1)) return;
-  if (n.gen != gen) {
-    n.gen = gen;
-    for (uint64_t& x : n.addr) x = 0;
+  const size_t a = h >> 61, b = (h >> 58) & 7;
+  if (__builtin_expect(t.noted_gen == gen && (t.noted[a] == addr || t.noted[b] == addr), 1)) return;
+  if (t.noted_gen != gen) {
+    t.noted_gen = gen;
+    for (uint64_t& x : t.noted) x = 0;
   }
-  if (w->note_module(addr)) n.addr[n.addr[a] == 0 ? a : b] = addr;
+  if (w->note_module(addr)) t.noted[t.noted[a] == 0 ? a : b] = addr;
 }
 
 // ThreadState::in_tracer while this thread is inside the tracer itself.

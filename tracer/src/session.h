@@ -101,19 +101,26 @@ struct LastHandle {
   uint32_t size;  // a datatype's size
   uint8_t code;   // its lst_dtype, or an op's lst_redop
 };
-// Everything of its own thread's state that an intercepted call reads, in one block: two cache lines,
-// and one GOT entry for the address of all of it, where six separate variables took six GOT entries and
-// up to five lines, which a call made between other work fetched again (docs/tracer.md, "Hot data
+// Everything of its own thread's state that an intercepted call reads, in one block: three cache lines,
+// and one GOT entry for the address of all of it, where eight separate variables took eight GOT entries
+// and up to seven lines, which a call made between other work fetched again (docs/tracer.md, "Hot data
 // together").
 // constinit: zero-initialised, never dynamically, so other files reach it directly, without the test for
 // a TLS init function that an extern thread_local otherwise costs on every use; initial-exec: the library
 // is loaded at start-up (LD_PRELOAD), never with dlopen late.
+// The call sites this thread passed to Writer::note_module lately (session.cc, note()), in one line of
+// their own.
+constexpr unsigned kNotedSites = 8;
 struct alignas(64) HotThread {
   ThreadState state;
   LastComm last_comm;
   LastHandle last_type, last_op;
   ThreadClock clock;
+  uint32_t noted_gen;  // the writer generation of noted[] (g_writer_gen): another one empties it
+  bool polling;        // mpi_p2p.cc: a polling loop's PROBE record is open (every send and receive asks)
+  alignas(64) uint64_t noted[kNotedSites];
 };
+static_assert(sizeof(HotThread) == 192, "three cache lines: tests/tracer/hot_layout.py");
 extern constinit __attribute__((tls_model("initial-exec"))) thread_local HotThread t_hot;
 inline ThreadState& thread_state() noexcept { return t_hot.state; }
 
