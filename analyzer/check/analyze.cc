@@ -1944,7 +1944,10 @@ class Analyzer {
             if (b.p2p->peer >= 0 && size_t(b.p2p->peer) < c.members.size()) {
               const int32_t w = c.members[size_t(b.p2p->peer)];
               const Rank* m = job_.rank(w);
-              if (!m || !matched_by_peer(c, r, b, *m)) targets.push_back(w);
+              if (!m || !matched_by_peer(c, r, b, *m))
+                targets.push_back(w);
+              else
+                st.under_way_with = w;
             }
           } else {
             for (int32_t w : c.members) {

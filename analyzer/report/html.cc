@@ -364,6 +364,7 @@ std::string html(const check::Job& job, const check::Result& r, Timeline& tl, co
               {"pid", st.pid},         {"end", check::end_state_name(st.end)},
               {"blocked", st.blocked}, {"waits_for", st.waits_for}};
     if (st.end == check::EndState::kCrashed) s["signal"] = st.signal;
+    if (st.under_way_with != LST_NONE) s["under_way_with"] = st.under_way_with;
     if (!st.at_stop.empty()) s["at_stop"] = check::at_stop_text(st.at_stop, st.at_stop_cpu, st.at_stop_wchan);
     if (st.blocked) {
       s["operation"] = st.in.operation;

@@ -585,10 +585,21 @@ function hangSection() {
       });
   });
   if (H.look_here.length) {
+    // A rank whose send or receive the peer had already matched waits for a message under way, not for
+    // a rank: said, so that the pointer is not read as blame.
+    const underWay = H.ranks.filter(function(r) {
+      return H.look_here.indexOf(r.rank) >= 0 && r.under_way_with !== undefined;
+    });
     s.appendChild(
         el('p', {id: 'look-here', 'data-ranks': H.look_here.join(',')},
            'look at rank' + (H.look_here.length > 1 ? 's ' : ' ') + rankList(H.look_here) +
-               ': the others wait for it and it waits for nothing'));
+               ': the others wait for it, and by the records it waits for no other rank' +
+               underWay
+                   .map(function(r) {
+                     return '; rank ' + r.rank + ' is in ' + r.operation + ', whose matching call rank ' +
+                         r.under_way_with + ' made: the message was under way';
+                   })
+                   .join('')));
   }
   const nodes = [];
   const seen = {};

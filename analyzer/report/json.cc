@@ -97,7 +97,7 @@ nlohmann::json static_json(const StaticReason& s) {
 
 std::string json(const check::Result& r, const Context& ctx) {
   Json j;
-  j["schema_version"] = "1.2";
+  j["schema_version"] = "1.3";
   j["tool"] = {{"name", "lockstep"}, {"version", ctx.version}};
   j["directory"] = ctx.dir;
   j["verdict"] = r.in_lockstep() ? "in_lockstep" : "findings";
@@ -129,6 +129,7 @@ std::string json(const check::Result& r, const Context& ctx) {
               {"blocked", st.blocked},
               {"waits_for", st.waits_for}};
     if (st.end == check::EndState::kCrashed) s["signal"] = st.signal;
+    if (st.under_way_with != LST_NONE) s["under_way_with"] = st.under_way_with;
     if (!st.at_stop.empty()) {
       s["at_stop"] = {{"state", st.at_stop}};
       if (st.at_stop_cpu >= 0) s["at_stop"]["cpu"] = st.at_stop_cpu;

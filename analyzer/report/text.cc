@@ -178,16 +178,27 @@ std::string hang_text(const check::Result& r) {
         if (!st.at_stop.empty())
           why += "; at the stop: " + check::at_stop_text(st.at_stop, st.at_stop_cpu, st.at_stop_wchan);
       }
-    bool has = false;
-    for (auto& st : r.states) has |= st.rank == w;
-    bool waits = false;
-    for (auto& st : r.states) waits |= st.rank == w && !st.waits_for.empty();
-    if (waits)  // a rank in a wait-for cycle that the evidence says diverged
+    const check::RankState* st = nullptr;
+    for (auto& x : r.states)
+      if (x.rank == w) st = &x;
+    if (st && !st->waits_for.empty())  // a rank in a wait-for cycle that the evidence says diverged
       s += fmt::format(
           "  look at rank {}: it left the order the others follow (see the deadlock_cycle finding)\n", w);
+    else if (st && st->blocked && st->under_way_with != LST_NONE)
+      // Its partner call is recorded: a transfer under way when the trace ended, not a rank to blame
+      // by the records (the verdict's notes say whether the job was stopped while it ran).
+      s += fmt::format(
+          "  look at rank {}: others wait for it; it is in {} {} rank {}, who made the matching call: the "
+          "message was under way ({})\n",
+          w, st->in.operation, st->in.op == LST_OP_SEND ? "to" : "from", st->under_way_with, why);
+    else if (st && st->blocked)
+      s += fmt::format(
+          "  look at rank {}: others wait for it; it is in {}, waiting for no other rank by the "
+          "records ({})\n",
+          w, st->in.operation, why);
     else
-      s += fmt::format("  look at rank {}: others wait for it and it waits for nothing ({})\n", w,
-                       has ? why : "no trace file");
+      s += fmt::format("  look at rank {}: others wait for it, and it is in no traced call ({})\n", w,
+                       st ? why : "no trace file");
   }
   return s;
 }

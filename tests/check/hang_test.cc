@@ -299,6 +299,46 @@ TEST(Hang, SendsWhoseReceivesArePostedAreNoDeadlock) {
   EXPECT_NE(find(run(d, {EndState::kKilled, EndState::kKilled}, stopped), Kind::kDeadlockCycle), nullptr);
 }
 
+// A ring stopped at --timeout while a message was on its way: rank 0 sent to rank 1 and waits for
+// rank 2, rank 2 waits for rank 1, and rank 1 waits in the receive rank 0's send pairs with. Rank 1 is
+// where the others' waits end, and the text says what it waits in — the message under way — instead of
+// "waits for nothing", which read as blame; a rank in no traced call still reads as such.
+TEST(Hang, TheRankTheOthersWaitForSaysItsMessageWasUnderWay) {
+  const std::string stopped = "lockstep run stopped the job at --timeout after 3.0 s";
+  auto b = ranks(3);
+  for (auto& x : b) x.calls(kWorld, allreduce(), 1);
+  b[0].p2p(kWorld, LST_OP_SEND, 1, 0).p2p(kWorld, LST_OP_RECV, 2, 0, LST_STATE_ENTERED);
+  b[1].p2p(kWorld, LST_OP_RECV, 0, 0, LST_STATE_ENTERED);
+  b[2].p2p(kWorld, LST_OP_RECV, 1, 0, LST_STATE_ENTERED);
+  Result r = run(b, {EndState::kKilled, EndState::kKilled, EndState::kKilled}, stopped);
+  EXPECT_EQ(r.look_here, V{1}) << dump(r);
+  ASSERT_EQ(r.states.size(), 3u);
+  EXPECT_EQ(r.states[1].under_way_with, 0);
+  EXPECT_TRUE(r.states[1].waits_for.empty());
+  EXPECT_EQ(r.states[0].under_way_with, LST_NONE);
+  EXPECT_EQ(r.states[0].waits_for, V{2});
+  const std::string text = report::text(r, report::Context{"traces", "test"});
+  EXPECT_NE(text.find("look at rank 1: others wait for it; it is in MPI_Recv from rank 0, who made the "
+                      "matching call: the message was under way"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("waits for nothing"), std::string::npos) << text;
+  const std::string json = report::json(r, report::Context{"traces", "test"});
+  EXPECT_NE(json.find("\"under_way_with\": 0"), std::string::npos) << json;
+
+  // Rank 1 computing instead (its last call returned): in no traced call.
+  auto c = ranks(3);
+  for (auto& x : c) x.calls(kWorld, allreduce(), 1);
+  c[0].p2p(kWorld, LST_OP_RECV, 1, 0, LST_STATE_ENTERED);
+  c[2].p2p(kWorld, LST_OP_RECV, 1, 0, LST_STATE_ENTERED);
+  Result q = run(c, {EndState::kKilled, EndState::kKilled, EndState::kKilled}, stopped);
+  EXPECT_EQ(q.look_here, V{1}) << dump(q);
+  const std::string qtext = report::text(q, report::Context{"traces", "test"});
+  EXPECT_NE(qtext.find("look at rank 1: others wait for it, and it is in no traced call (killed"),
+            std::string::npos)
+      << qtext;
+}
+
 TEST(Hang, StoppedAtTimeoutIsAHangEvenWithNothingPending) {
   auto b = ranks(2);
   for (auto& x : b) x.calls(kWorld, allreduce(), 3);  // both computing (or in an untraced call) when stopped

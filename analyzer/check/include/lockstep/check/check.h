@@ -119,6 +119,9 @@ struct RankState {
   RankDetail in;         // that collective
   CommRef comm;
   std::vector<int32_t> waits_for;  // world ranks
+  // A send or receive whose partner call this world rank had already made (recorded): the message was
+  // under way, so the rank waits for the transfer, not for that peer. LST_NONE otherwise.
+  int32_t under_way_with = LST_NONE;
   // What `lockstep run --timeout` read of the process in /proc as it stopped the job (Rank::at_stop);
   // empty when it did not.
   std::string at_stop, at_stop_wchan;
