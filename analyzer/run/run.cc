@@ -19,6 +19,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -165,20 +166,10 @@ struct Writer {
   std::string file;
 };
 
-// The pid a trace file's name gives: "rank-R.HOST.PID.lstrace", or ".NAME.creating" while the tracer
-// creates it; 0 for any other name.
-pid_t pid_of_trace_name(std::string name) {
-  constexpr std::string_view kCreating = ".creating", kSuffix = ".lstrace";
-  if (name.size() > kCreating.size() + 1 && name[0] == '.' && name.ends_with(kCreating))
-    name = name.substr(1, name.size() - 1 - kCreating.size());
-  if (!name.starts_with("rank-") || !name.ends_with(kSuffix)) return 0;
-  name.resize(name.size() - kSuffix.size());
-  const size_t dot = name.rfind('.');
-  if (dot == std::string::npos || dot + 1 == name.size() ||
-      name.find_first_not_of("0123456789", dot + 1) != std::string::npos || name.size() - dot > 11)
-    return 0;
-  const long pid = std::strtol(name.c_str() + dot + 1, nullptr, 10);
-  return pid > 0 && pid <= INT32_MAX ? pid_t(pid) : 0;
+// The pid a trace file's name gives (format::parse_trace_file_name), 0 for any other name.
+pid_t pid_of_trace_name(std::string_view name) {
+  const std::optional<format::TraceFileName> t = format::parse_trace_file_name(name);
+  return t ? pid_t(t->pid) : 0;
 }
 
 // Every such process. Only the processes that the trace files' names give are looked at, and only
@@ -208,7 +199,7 @@ std::vector<Writer> trace_writer_files(const fs::path& dir) {
       if (n <= 0) continue;
       const std::string_view t(target, size_t(n));
       if (t.starts_with(prefix) && t.find('/', prefix.size()) == std::string_view::npos &&
-          pid_of_trace_name(std::string(t.substr(prefix.size()))) == pid) {
+          pid_of_trace_name(t.substr(prefix.size())) == pid) {
         file = t.substr(prefix.size());
         break;
       }

@@ -59,6 +59,48 @@ std::string sample_file(const std::string& dir, uint64_t ring = 0) {
   return p;
 }
 
+// The parts of a name that must parse (a failure of the test where it does not).
+TraceFileName parsed(const std::string& name) {
+  const std::optional<TraceFileName> t = parse_trace_file_name(name);
+  EXPECT_TRUE(t.has_value()) << name;
+  return t.value_or(TraceFileName{});
+}
+
+// The names the writer gives parse back to its rank, host and pid (lockstep run finds the writers of a
+// job from them, the reader sorts by them); no other name parses.
+TEST(FileName, TheWritersNamesParseAndNoOthers) {
+  TempDir d;
+  for (int32_t rank : {-1, 7}) {
+    Writer w;
+    WriterConfig c = small_config(d.path());
+    c.rank_hint = rank;
+    ASSERT_EQ(open_error(w, c), "");
+    const std::string name = std::string(w.path()).substr(d.path().size() + 1);
+    const TraceFileName t = parsed(name);
+    EXPECT_EQ(t.rank, rank) << name;
+    EXPECT_EQ(t.pid, int32_t(getpid())) << name;
+    EXPECT_FALSE(t.host.empty());
+    EXPECT_FALSE(t.creating);
+    const TraceFileName creating = parsed("." + name + ".creating");
+    EXPECT_TRUE(creating.creating);
+    EXPECT_EQ(creating.rank, rank);
+    EXPECT_EQ(creating.pid, t.pid);
+    EXPECT_EQ(creating.host, t.host);
+    w.close();
+  }
+  const TraceFileName dotted = parsed("rank-3.node1.cluster.42.lstrace");
+  EXPECT_EQ(dotted.host, "node1.cluster");
+  EXPECT_EQ(dotted.rank, 3);
+  EXPECT_EQ(dotted.pid, 42);
+  for (const char* bad :
+       {"rank-3.host.42.lstrace.tmp", "rank-3.42.lstrace", "rank-x.host.42.lstrace",
+        "rank-3.host.4x2.lstrace", "rank-3.host.0.lstrace", "rank-3.host.99999999999.lstrace",
+        "rank-3.host.2147483648.lstrace", "rank-.host.42.lstrace", "rank-3..42.lstrace",
+        "rank-3.host..lstrace", "trace.lstrace", ".creating", "rank-3.host.42.lstrace.creating",
+        ".rank-3.host.42.creating", "", "rank-3.host.-4.lstrace"})
+    EXPECT_FALSE(parse_trace_file_name(bad).has_value()) << bad;
+}
+
 TEST(RoundTrip, EveryKindAndField) {
   TempDir d;
   const std::string p = sample_file(d.path());

@@ -439,6 +439,40 @@ std::string TraceFile::tracer_version() const {
   return fixed(header_->tracer_version, sizeof header_->tracer_version);
 }
 
+namespace {
+// A decimal number of 1 to 10 digits that fits an int32_t, else -1.
+int64_t decimal(std::string_view s) {
+  if (s.empty() || s.size() > 10 || s.find_first_not_of("0123456789") != std::string_view::npos) return -1;
+  int64_t v = 0;
+  for (char c : s) v = v * 10 + (c - '0');
+  return v <= INT32_MAX ? v : -1;
+}
+}  // namespace
+
+std::optional<TraceFileName> parse_trace_file_name(std::string_view name) {
+  constexpr std::string_view kPrefix = "rank-", kSuffix = ".lstrace", kCreating = ".creating";
+  TraceFileName out;
+  if (name.size() > 1 + kCreating.size() && name.front() == '.' && name.ends_with(kCreating)) {
+    name = name.substr(1, name.size() - 1 - kCreating.size());
+    out.creating = true;
+  }
+  if (!name.starts_with(kPrefix) || !name.ends_with(kSuffix)) return std::nullopt;
+  const std::string_view stem = name.substr(kPrefix.size(), name.size() - kPrefix.size() - kSuffix.size());
+  const size_t first = stem.find('.'), last = stem.rfind('.');
+  if (first == std::string_view::npos || last <= first + 1) return std::nullopt;  // no host
+  const std::string_view rank = stem.substr(0, first);
+  if (rank != "u") {
+    const int64_t r = decimal(rank);
+    if (r < 0) return std::nullopt;
+    out.rank = int32_t(r);
+  }
+  const int64_t pid = decimal(stem.substr(last + 1));
+  if (pid <= 0) return std::nullopt;
+  out.pid = int32_t(pid);
+  out.host = std::string(stem.substr(first + 1, last - first - 1));
+  return out;
+}
+
 std::vector<std::string> find_traces(const std::string& dir, std::vector<std::string>* skipped) {
   DIR* d = opendir(dir.c_str());
   if (!d) throw FormatError(dir, 0, std::string("cannot read directory: ") + strerror(errno));
@@ -461,19 +495,12 @@ std::vector<std::string> find_traces(const std::string& dir, std::vector<std::st
       if (skipped) skipped->push_back(full + ": " + file_type(st.st_mode) + ", not a regular file: skipped");
       continue;
     }
-    // rank-<r|u>.<host>.<pid>.lstrace; anything else sorts after by name.
+    // The writer's names by rank ("u" after every number), host and pid; anything else after, by name.
     Entry en{LONG_MAX, name, LONG_MAX, full};
-    std::string stem = name.substr(0, name.size() - ext.size());
-    if (stem.rfind("rank-", 0) == 0) {
-      size_t dot1 = stem.find('.'), dot2 = stem.rfind('.');
-      if (dot1 != std::string::npos && dot2 > dot1) {
-        std::string r = stem.substr(5, dot1 - 5);
-        char* endp = nullptr;
-        long rv = strtol(r.c_str(), &endp, 10);
-        if (!r.empty() && *endp == '\0') en.rank = rv;
-        en.host = stem.substr(dot1 + 1, dot2 - dot1 - 1);
-        en.pid = strtol(stem.c_str() + dot2 + 1, nullptr, 10);
-      }
+    if (const std::optional<TraceFileName> t = parse_trace_file_name(name)) {
+      if (t->rank >= 0) en.rank = t->rank;
+      en.host = t->host;
+      en.pid = t->pid;
     }
     found.push_back(std::move(en));
   }

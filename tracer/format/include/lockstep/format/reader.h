@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -93,6 +94,17 @@ class TraceFile {
   std::vector<Module> modules_;
   void check_string_id(uint32_t id, uint64_t at, const char* what, uint64_t record_id) const;
 };
+
+// A trace file's name as the writer gives it: rank-<rank|u>.<host>.<pid>.lstrace, or
+// .rank-<rank|u>.<host>.<pid>.lstrace.creating while the file is being created. The host may hold dots.
+struct TraceFileName {
+  int32_t rank = -1;  // -1: "u", no rank known when the file was named
+  std::string host;
+  int32_t pid = 0;  // > 0
+  bool creating = false;
+};
+// The parts of a file name (no directory), or nullopt for a name the writer does not give.
+std::optional<TraceFileName> parse_trace_file_name(std::string_view name);
 
 // The trace files in a directory (*.lstrace regular files, never following symlinks), ordered by world
 // rank (rank-less files last), then host and pid. Each *.lstrace entry that is not a regular file (a
