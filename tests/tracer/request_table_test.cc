@@ -243,4 +243,58 @@ TEST(RequestTable, AStartRacingTheEraseOfItsHandlesLastUseIsKept) {
   EXPECT_EQ(t->size(), 0u);
 }
 
+// take(): find and erase in one, with a plain store, for a completion that holds the live handle
+// (MPI_Wait, MPI_Waitall). In the front and in the overflow, it gives the id and leaves nothing behind;
+// a handle put back with insert() (the call left it pending) is found again.
+TEST(RequestTable, TakeGivesTheIdAndForgetsTheHandleInBothLevels) {
+  auto t = make();
+  auto h = same_bucket(RequestTable::kWays + 3);  // the last three spill into the overflow
+  for (size_t i = 0; i < h.size(); ++i) ASSERT_TRUE(t->insert(h[i], 100 + i));
+  EXPECT_EQ(t->overflow_pending(), 3);
+  for (size_t i = 0; i < h.size(); ++i) {
+    uint64_t id = 0;
+    ASSERT_TRUE(t->take(h[i], &id)) << i;
+    EXPECT_EQ(id, 100 + i);
+    EXPECT_FALSE(t->find(h[i], &id)) << i;
+    EXPECT_FALSE(t->take(h[i], &id)) << i;
+  }
+  EXPECT_EQ(t->size(), 0u);
+  EXPECT_EQ(t->overflow_pending(), 0);
+  ASSERT_TRUE(t->insert(h[0], 7));
+  uint64_t id = 0;
+  ASSERT_TRUE(t->take(h[0], &id));
+  ASSERT_TRUE(t->insert(h[0], id));  // put back: the call left the request pending
+  EXPECT_TRUE(t->find(h[0], &id));
+  EXPECT_EQ(id, 7u);
+}
+
+// Threads that each start and complete their own requests in one bucket, completing by take() while
+// the others start and complete theirs by take(), find() and erase(), claiming the ways the plain stores
+// free: every request is taken with its own id, none is lost or taken twice.
+TEST(RequestTable, TakesBesideOtherThreadsStartsInOneBucket) {
+  auto t = make();
+  constexpr int kThreads = 4, kPerThread = 50000, kLive = 3;
+  auto h = same_bucket(kThreads * kLive);
+  std::atomic<int> failures{0};
+  std::vector<std::thread> pool;
+  for (int k = 0; k < kThreads; ++k)
+    pool.emplace_back([&, k] {
+      for (int i = 0; i < kPerThread; ++i) {
+        const uintptr_t handle = h[size_t(k) * kLive + size_t(i % kLive)];
+        const uint64_t id = uint64_t(k + 1) << 32 | uint64_t(i + 1);
+        if (!t->insert(handle, id)) failures.fetch_add(1);
+        uint64_t got = 0;
+        if (k % 2 == 0) {
+          if (!t->take(handle, &got) || got != id) failures.fetch_add(1);
+        } else if (!t->find(handle, &got) || got != id || !t->erase(handle, got)) {
+          failures.fetch_add(1);
+        }
+      }
+    });
+  for (auto& th : pool) th.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(t->size(), 0u);
+  EXPECT_EQ(t->overflow_pending(), 0);
+}
+
 }  // namespace

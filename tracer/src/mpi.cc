@@ -614,6 +614,29 @@ void track(Tracked& t, int count, const MPI_Request* reqs) noexcept {
   }
 }
 
+// The same for MPI_Waitall, which completes every request unless it fails: each entry is taken out
+// before the call (RequestTable::take), and put back after it where the request is still pending.
+void take_all(Tracked& t, int count, const MPI_Request* reqs) noexcept {
+  if (!g_requests.used() || !reqs) return;
+  for (int i = 0; i < count; ++i) {
+    MPI_Request r = reqs[i];
+    uint64_t id;
+    if (r != MPI_REQUEST_NULL && r != nullptr && g_requests.take(key_of(r), &id)) t.add(i, id, r);
+  }
+}
+uint32_t settle_taken_all(const Tracked& t, const MPI_Request* reqs) noexcept {
+  uint32_t done = 0;
+  for (int k = 0; k < t.n; ++k) {
+    if (__builtin_expect(reqs[t.index(k)] != MPI_REQUEST_NULL, 0)) {
+      g_requests.insert(key_of(t.handle(k)), t.id(k));
+      continue;
+    }
+    complete_request(t.id(k));
+    ++done;
+  }
+  return done;
+}
+
 // Marks the tracked collectives whose request the call completed (set to MPI_REQUEST_NULL; nonblocking
 // collectives are never persistent). Returns how many.
 uint32_t settle(const Tracked& t, const MPI_Request* reqs) noexcept {
@@ -643,6 +666,24 @@ inline uint32_t settle_one(const MPI_Request* req, MPI_Request handle, uint64_t 
   return 1;
 }
 
+// MPI_Wait: the entry is taken out before the call (RequestTable::take: the handle is live until the
+// call frees it, so no locked instruction), and put back in the rare case the call returns with the
+// request still pending (an error).
+inline bool taken_one(const MPI_Request* req, MPI_Request* handle, uint64_t* id) noexcept {
+  if (!g_requests.used() || !req) return false;
+  const MPI_Request r = *req;
+  *handle = r;
+  return r != MPI_REQUEST_NULL && r != nullptr && g_requests.take(key_of(r), id);
+}
+inline uint32_t settle_taken(const MPI_Request* req, MPI_Request handle, uint64_t id) noexcept {
+  if (__builtin_expect(*req != MPI_REQUEST_NULL, 0)) {
+    g_requests.insert(key_of(handle), id);
+    return 0;
+  }
+  complete_request(id);
+  return 1;
+}
+
 }  // namespace
 
 // A communicator the tracer did not see being created (made before the library was loaded, or
@@ -663,11 +704,16 @@ __attribute__((noinline)) CommEntry* adopt_comm(MPI_Comm c) noexcept {
 // Test* calls only when they complete one (polling loops would otherwise flood the trace).
 
 namespace {
-template <typename Call>
+// `all`: MPI_Waitall, whose entries are taken before the call (take_all); Waitany and Waitsome leave
+// some pending, so theirs are looked up and erased after it.
+template <bool all, typename Call>
 __attribute__((always_inline)) inline int traced_wait(uint8_t op, int count, MPI_Request* reqs,
                                                       uint64_t caller, Call&& call) {
   Tracked t;
-  track(t, count, reqs);
+  if (all)
+    take_all(t, count, reqs);
+  else
+    track(t, count, reqs);
   if (t.n == 0) return call();
   Pending p = wait_enter(op, t.first(), static_cast<uint32_t>(count), caller);
   int rc;
@@ -676,7 +722,7 @@ __attribute__((always_inline)) inline int traced_wait(uint8_t op, int count, MPI
     rc = call();
   }
   const uint32_t us = wait_elapsed_us(p);  // before settle's locked instructions
-  wait_returned(p, settle(t, reqs), rc, us);
+  wait_returned(p, all ? settle_taken_all(t, reqs) : settle(t, reqs), rc, us);
   return rc;
 }
 
@@ -703,33 +749,33 @@ WRAP_EXPORT int MPI_Wait(MPI_Request* req, MPI_Status* status) {
   PASSTHROUGH(MPI_Wait, req, status);
   MPI_Request handle;
   uint64_t id;
-  if (!tracked_one(req, &handle, &id)) return FORWARD(req, status);
+  if (!taken_one(req, &handle, &id)) return FORWARD(req, status);
   Pending p = wait_enter(LST_WAIT_WAIT, id, 1, caller);
   int rc;
   {
     InsideCall in(p);
     rc = FORWARD(req, status);
   }
-  const uint32_t us = wait_elapsed_us(p);  // before settle_one's locked instructions
-  wait_returned(p, settle_one(req, handle, id), rc, us);
+  const uint32_t us = wait_elapsed_us(p);
+  wait_returned(p, settle_taken(req, handle, id), rc, us);
   return rc;
 }
 
 WRAP_EXPORT int MPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[]) {
   PASSTHROUGH(MPI_Waitall, count, reqs, statuses);
-  return traced_wait(LST_WAIT_WAITALL, count, reqs, caller, CALL_REAL(count, reqs, statuses));
+  return traced_wait<true>(LST_WAIT_WAITALL, count, reqs, caller, CALL_REAL(count, reqs, statuses));
 }
 
 WRAP_EXPORT int MPI_Waitany(int count, MPI_Request reqs[], int* index, MPI_Status* status) {
   PASSTHROUGH(MPI_Waitany, count, reqs, index, status);
-  return traced_wait(LST_WAIT_WAITANY, count, reqs, caller, CALL_REAL(count, reqs, index, status));
+  return traced_wait<false>(LST_WAIT_WAITANY, count, reqs, caller, CALL_REAL(count, reqs, index, status));
 }
 
 WRAP_EXPORT int MPI_Waitsome(int incount, MPI_Request reqs[], int* outcount, int indices[],
                              MPI_Status statuses[]) {
   PASSTHROUGH(MPI_Waitsome, incount, reqs, outcount, indices, statuses);
-  return traced_wait(LST_WAIT_WAITSOME, incount, reqs, caller,
-                     CALL_REAL(incount, reqs, outcount, indices, statuses));
+  return traced_wait<false>(LST_WAIT_WAITSOME, incount, reqs, caller,
+                            CALL_REAL(incount, reqs, outcount, indices, statuses));
 }
 
 WRAP_EXPORT int MPI_Test(MPI_Request* req, int* flag, MPI_Status* status) {

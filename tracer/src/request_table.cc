@@ -93,10 +93,32 @@ bool RequestTable::Overflow::find(uintptr_t k, uint64_t* id) noexcept {
   }
 }
 
+bool RequestTable::Overflow::take(uintptr_t k, uint64_t* id) noexcept {
+  const size_t h = mix(k);
+  Shard& s = shards_[h % kShards];
+  Lock lock(s);
+  size_t i = (h / kShards) % kShardSlots;
+  for (size_t n = 0; n < kShardSlots; ++n, i = (i + 1) % kShardSlots) {
+    const uintptr_t key = s.keys[i].load(std::memory_order_relaxed);
+    if (key == 0) return false;
+    if (key == k) {
+      *id = s.ids[i].load(std::memory_order_relaxed);
+      return erase_locked(s, k, *id);
+    }
+  }
+  return false;
+}
+
 bool RequestTable::Overflow::erase(uintptr_t k, uint64_t id) noexcept {
   const size_t h = mix(k);
   Shard& s = shards_[h % kShards];
   Lock lock(s);
+  return erase_locked(s, k, id);
+}
+
+// erase() with the shard's lock held.
+bool RequestTable::Overflow::erase_locked(Shard& s, uintptr_t k, uint64_t id) noexcept {
+  const size_t h = mix(k);
   auto key = [&](size_t j) { return s.keys[j].load(std::memory_order_relaxed); };
   size_t i = (h / kShards) % kShardSlots;
   size_t n = 0;

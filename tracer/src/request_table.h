@@ -78,6 +78,28 @@ class RequestTable {
     return __builtin_expect(overflow_.pending() > 0, 0) && overflow_.find(request, id);
   }
 
+  // find() and erase() in one, for a caller that holds the live handle of a request it is about to
+  // complete for certain (MPI_Wait, MPI_Waitall: taken before the call, put back with insert() where
+  // the call left the request pending). MPI cannot hand a live handle to another start, so nothing else
+  // writes its way meanwhile and the way is freed with a plain store, not erase()'s locked exchange.
+  // (Open MPI gives one shared handle to sends that completed at once; their starts on other threads may
+  // update its way at any time, and the table keeps one id per handle either way.)
+  bool take(uintptr_t request, uint64_t* id) noexcept {
+    Bucket& b = bucket(request);
+    for (;;) {
+#pragma GCC unroll 4
+      for (size_t i = 0; i < kWays; ++i)
+        if (b.keys[i].load(std::memory_order_acquire) == request) {
+          *id = b.ids[i].load(std::memory_order_relaxed);
+          b.keys[i].store(0, std::memory_order_release);
+          return true;
+        }
+      if (__builtin_expect(!taken_in(b, request), 1)) break;
+      std::this_thread::yield();  // a start of the shared handle, changing its id
+    }
+    return __builtin_expect(overflow_.pending() > 0, 0) && overflow_.take(request, id);
+  }
+
   // Forgets a handle that maps to `id` (what find() gave before the request was completed or freed);
   // returns whether it was there. MPI can hand the handle out again, to a start on another thread, as
   // soon as the completing call has freed it, and that start then overwrites the id in place: the way
@@ -147,6 +169,7 @@ class RequestTable {
     bool insert(uintptr_t request, uint64_t id) noexcept;
     bool find(uintptr_t request, uint64_t* id) noexcept;
     bool erase(uintptr_t request, uint64_t id) noexcept;  // id kAnyId: whatever it maps to
+    bool take(uintptr_t request, uint64_t* id) noexcept;  // find and erase under one lock
     int64_t pending() const noexcept { return pending_.load(std::memory_order_relaxed); }
 
    private:
@@ -157,6 +180,7 @@ class RequestTable {
       std::atomic<uint64_t> ids[kShardSlots] = {};
     };
     class Lock;
+    bool erase_locked(Shard& s, uintptr_t request, uint64_t id) noexcept;
     Shard shards_[kShards];
     std::atomic<int64_t> pending_{0};
   };
