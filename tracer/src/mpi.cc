@@ -811,13 +811,16 @@ WRAP_EXPORT int MPI_Testsome(int incount, MPI_Request reqs[], int* outcount, int
                      CALL_REAL(incount, reqs, outcount, indices, statuses));
 }
 
+// The request's record stays RETURNED: freed, not completed by a traced call. Its entry is taken out
+// before the call, as MPI_Wait's (the handle is live until the call frees it), and put back if the call
+// fails.
 WRAP_EXPORT int MPI_Request_free(MPI_Request* req) {
   PASSTHROUGH(MPI_Request_free, req);
   MPI_Request handle;
   uint64_t id;
-  const bool tracked = tracked_one(req, &handle, &id);
+  const bool tracked = taken_one(req, &handle, &id);
   int rc = FORWARD(req);
-  if (rc == MPI_SUCCESS && tracked) g_requests.erase(key_of(handle), id);
+  if (__builtin_expect(rc != MPI_SUCCESS, 0) && tracked) g_requests.insert(key_of(handle), id);
   return rc;
 }
 
