@@ -586,7 +586,7 @@ function hangSection() {
   });
   if (H.look_here.length) {
     // A rank whose send or receive the peer had already matched waits for a message under way, not for
-    // a rank: said, so that the pointer is not read as blame.
+    // a rank: said, so that the pointer is not read as that rank's fault.
     const underWay = H.ranks.filter(function(r) {
       return H.look_here.indexOf(r.rank) >= 0 && r.under_way_with !== undefined;
     });

@@ -185,8 +185,8 @@ std::string hang_text(const check::Result& r) {
       s += fmt::format(
           "  look at rank {}: it left the order the others follow (see the deadlock_cycle finding)\n", w);
     else if (st && st->blocked && st->under_way_with != LST_NONE)
-      // Its partner call is recorded: a transfer under way when the trace ended, not a rank to blame
-      // by the records (the verdict's notes say whether the job was stopped while it ran).
+      // Its partner call is recorded: a transfer under way when the trace ended. In a job stopped while
+      // it ran that is no fault (the hang finding's notes say so); in a stuck one it points below MPI.
       s += fmt::format(
           "  look at rank {}: others wait for it; it is in {} {} rank {}, who made the matching call: the "
           "message was under way ({})\n",
