@@ -171,16 +171,15 @@ std::string hang_text(const check::Result& r) {
     s += "\n";
   }
   for (int32_t w : r.look_here) {
-    std::string why = "unknown";
-    for (auto& st : r.states)
-      if (st.rank == w) {
-        why = check::end_state_name(st.end);
-        if (!st.at_stop.empty())
-          why += "; at the stop: " + check::at_stop_text(st.at_stop, st.at_stop_cpu, st.at_stop_wchan);
-      }
     const check::RankState* st = nullptr;
     for (auto& x : r.states)
       if (x.rank == w) st = &x;
+    std::string why = "unknown";
+    if (st) {
+      why = check::end_state_name(st->end);
+      if (!st->at_stop.empty())
+        why += "; at the stop: " + check::at_stop_text(st->at_stop, st->at_stop_cpu, st->at_stop_wchan);
+    }
     if (st && !st->waits_for.empty())  // a rank in a wait-for cycle that the evidence says diverged
       s += fmt::format(
           "  look at rank {}: it left the order the others follow (see the deadlock_cycle finding)\n", w);

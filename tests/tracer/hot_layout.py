@@ -56,18 +56,13 @@ def main(lib):
     if len(lines) > 3:
         print(f"FAIL: the hot globals span {len(lines)} cache lines, want at most 3")
         status = 1
-    if t_hot is None:
-        print(f"FAIL: no thread block t_hot in {lib}")
-        status = 1
-    elif t_hot[1] > 192 or t_hot[0] % 64:
-        print(f"FAIL: t_hot is {t_hot[1]} bytes at TLS offset {t_hot[0]}: want at most 192, 64-byte aligned")
-        status = 1
-    if t_recent is None:
-        print(f"FAIL: no thread block t_recent in {lib}")
-        status = 1
-    elif t_recent[1] > 64 or t_recent[0] % 64:
-        print(f"FAIL: t_recent is {t_recent[1]} bytes at TLS offset {t_recent[0]}: want one 64-byte line")
-        status = 1
+    for name, block, most in (("t_hot", t_hot, 192), ("t_recent", t_recent, 64)):
+        if block is None:
+            print(f"FAIL: no thread block {name} in {lib}")
+            status = 1
+        elif block[1] > most or block[0] % 64:
+            print(f"FAIL: {name} is {block[1]} bytes at TLS offset {block[0]}: want at most {most}, 64-byte aligned")
+            status = 1
     if status == 0:
         print(f"ok: {len(found)} hot globals in {len(lines)} cache lines of lockstep_hot; t_hot {t_hot[1]} bytes, "
               f"t_recent {t_recent[1]}")

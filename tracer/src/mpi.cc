@@ -605,25 +605,22 @@ struct Tracked {
   uint64_t first() const noexcept { return n ? id(0) : 0; }
 };
 
+// `take`: each entry is taken out as it is found (RequestTable::take), for MPI_Waitall, which completes
+// every request unless it fails; settle_taken_all puts back those the call left pending.
+template <bool take = false>
 void track(Tracked& t, int count, const MPI_Request* reqs) noexcept {
   if (!g_requests.used() || !reqs) return;
   for (int i = 0; i < count; ++i) {
     MPI_Request r = reqs[i];
     uint64_t id;
-    if (r != MPI_REQUEST_NULL && r != nullptr && g_requests.find(key_of(r), &id)) t.add(i, id, r);
+    if (r != MPI_REQUEST_NULL && r != nullptr &&
+        (take ? g_requests.take(key_of(r), &id) : g_requests.find(key_of(r), &id)))
+      t.add(i, id, r);
   }
 }
 
-// The same for MPI_Waitall, which completes every request unless it fails: each entry is taken out
-// before the call (RequestTable::take), and put back after it where the request is still pending.
-void take_all(Tracked& t, int count, const MPI_Request* reqs) noexcept {
-  if (!g_requests.used() || !reqs) return;
-  for (int i = 0; i < count; ++i) {
-    MPI_Request r = reqs[i];
-    uint64_t id;
-    if (r != MPI_REQUEST_NULL && r != nullptr && g_requests.take(key_of(r), &id)) t.add(i, id, r);
-  }
-}
+// After MPI_Waitall, whose entries track() took: completes the requests the call freed and puts back the
+// entries of those it left pending. Returns how many it completed.
 uint32_t settle_taken_all(const Tracked& t, const MPI_Request* reqs) noexcept {
   uint32_t done = 0;
   for (int k = 0; k < t.n; ++k) {
@@ -653,11 +650,14 @@ uint32_t settle(const Tracked& t, const MPI_Request* reqs) noexcept {
 
 // MPI_Wait and MPI_Test: one request, so no list to build. The record id of a recorded request, or
 // false (the call is then not recorded).
+// `take`: the entry is taken out (MPI_Wait, MPI_Request_free; settle_taken below).
+template <bool take = false>
 inline bool tracked_one(const MPI_Request* req, MPI_Request* handle, uint64_t* id) noexcept {
   if (!g_requests.used() || !req) return false;
   const MPI_Request r = *req;
   *handle = r;
-  return r != MPI_REQUEST_NULL && r != nullptr && g_requests.find(key_of(r), id);
+  return r != MPI_REQUEST_NULL && r != nullptr &&
+         (take ? g_requests.take(key_of(r), id) : g_requests.find(key_of(r), id));
 }
 inline uint32_t settle_one(const MPI_Request* req, MPI_Request handle, uint64_t id) noexcept {
   if (*req != MPI_REQUEST_NULL) return 0;
@@ -666,15 +666,9 @@ inline uint32_t settle_one(const MPI_Request* req, MPI_Request handle, uint64_t 
   return 1;
 }
 
-// MPI_Wait: the entry is taken out before the call (RequestTable::take: the handle is live until the
-// call frees it, so no locked instruction), and put back in the rare case the call returns with the
-// request still pending (an error).
-inline bool taken_one(const MPI_Request* req, MPI_Request* handle, uint64_t* id) noexcept {
-  if (!g_requests.used() || !req) return false;
-  const MPI_Request r = *req;
-  *handle = r;
-  return r != MPI_REQUEST_NULL && r != nullptr && g_requests.take(key_of(r), id);
-}
+// MPI_Wait: the entry was taken out before the call (tracked_one with `take`: the handle is live until
+// the call frees it, so no locked instruction), and is put back in the rare case the call returns with
+// the request still pending (an error).
 inline uint32_t settle_taken(const MPI_Request* req, MPI_Request handle, uint64_t id) noexcept {
   if (__builtin_expect(*req != MPI_REQUEST_NULL, 0)) {
     g_requests.insert(key_of(handle), id);
@@ -704,16 +698,13 @@ __attribute__((noinline)) CommEntry* adopt_comm(MPI_Comm c) noexcept {
 // Test* calls only when they complete one (polling loops would otherwise flood the trace).
 
 namespace {
-// `all`: MPI_Waitall, whose entries are taken before the call (take_all); Waitany and Waitsome leave
+// `all`: MPI_Waitall, whose entries are taken before the call (track with `take`); Waitany and Waitsome leave
 // some pending, so theirs are looked up and erased after it.
 template <bool all, typename Call>
 __attribute__((always_inline)) inline int traced_wait(uint8_t op, int count, MPI_Request* reqs,
                                                       uint64_t caller, Call&& call) {
   Tracked t;
-  if (all)
-    take_all(t, count, reqs);
-  else
-    track(t, count, reqs);
+  track<all>(t, count, reqs);
   if (t.n == 0) return call();
   Pending p = wait_enter(op, t.first(), static_cast<uint32_t>(count), caller);
   int rc;
@@ -749,7 +740,7 @@ WRAP_EXPORT int MPI_Wait(MPI_Request* req, MPI_Status* status) {
   PASSTHROUGH(MPI_Wait, req, status);
   MPI_Request handle;
   uint64_t id;
-  if (!taken_one(req, &handle, &id)) return FORWARD(req, status);
+  if (!tracked_one<true>(req, &handle, &id)) return FORWARD(req, status);
   Pending p = wait_enter(LST_WAIT_WAIT, id, 1, caller);
   int rc;
   {
@@ -818,7 +809,7 @@ WRAP_EXPORT int MPI_Request_free(MPI_Request* req) {
   PASSTHROUGH(MPI_Request_free, req);
   MPI_Request handle;
   uint64_t id;
-  const bool tracked = taken_one(req, &handle, &id);
+  const bool tracked = tracked_one<true>(req, &handle, &id);
   int rc = FORWARD(req);
   if (__builtin_expect(rc != MPI_SUCCESS, 0) && tracked) g_requests.insert(key_of(handle), id);
   return rc;

@@ -94,30 +94,19 @@ bool RequestTable::Overflow::find(uintptr_t k, uint64_t* id) noexcept {
 }
 
 bool RequestTable::Overflow::take(uintptr_t k, uint64_t* id) noexcept {
-  const size_t h = mix(k);
-  Shard& s = shards_[h % kShards];
+  Shard& s = shards_[mix(k) % kShards];
   Lock lock(s);
-  size_t i = (h / kShards) % kShardSlots;
-  for (size_t n = 0; n < kShardSlots; ++n, i = (i + 1) % kShardSlots) {
-    const uintptr_t key = s.keys[i].load(std::memory_order_relaxed);
-    if (key == 0) return false;
-    if (key == k) {
-      *id = s.ids[i].load(std::memory_order_relaxed);
-      return erase_locked(s, k, *id);
-    }
-  }
-  return false;
+  return erase_locked(s, k, kAnyId, id);
 }
 
 bool RequestTable::Overflow::erase(uintptr_t k, uint64_t id) noexcept {
-  const size_t h = mix(k);
-  Shard& s = shards_[h % kShards];
+  Shard& s = shards_[mix(k) % kShards];
   Lock lock(s);
-  return erase_locked(s, k, id);
+  return erase_locked(s, k, id, nullptr);
 }
 
-// erase() with the shard's lock held.
-bool RequestTable::Overflow::erase_locked(Shard& s, uintptr_t k, uint64_t id) noexcept {
+// erase() with the shard's lock held; `got` (unless null) receives the id the handle mapped to.
+bool RequestTable::Overflow::erase_locked(Shard& s, uintptr_t k, uint64_t id, uint64_t* got) noexcept {
   const size_t h = mix(k);
   auto key = [&](size_t j) { return s.keys[j].load(std::memory_order_relaxed); };
   size_t i = (h / kShards) % kShardSlots;
@@ -128,6 +117,7 @@ bool RequestTable::Overflow::erase_locked(Shard& s, uintptr_t k, uint64_t id) no
   }
   if (n == kShardSlots) return false;
   if (id != kAnyId && s.ids[i].load(std::memory_order_relaxed) != id) return false;  // started again
+  if (got) *got = s.ids[i].load(std::memory_order_relaxed);
   pending_.fetch_sub(1, std::memory_order_relaxed);
   // Backward shift: move every later entry of the chain whose home is at or before the hole.
   size_t hole = i;

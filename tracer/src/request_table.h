@@ -62,21 +62,7 @@ class RequestTable {
     }
   }
 
-  bool find(uintptr_t request, uint64_t* id) noexcept {
-    Bucket& b = bucket(request);
-    for (;;) {
-#pragma GCC unroll 4
-      for (size_t i = 0; i < kWays; ++i)
-        if (b.keys[i].load(std::memory_order_acquire) == request) {
-          *id = b.ids[i].load(std::memory_order_relaxed);
-          return true;
-        }
-      // A way taken for a few instructions by a start or an erase of this handle: look again after it.
-      if (__builtin_expect(!taken_in(b, request), 1)) break;
-      std::this_thread::yield();
-    }
-    return __builtin_expect(overflow_.pending() > 0, 0) && overflow_.find(request, id);
-  }
+  bool find(uintptr_t request, uint64_t* id) noexcept { return lookup<false>(request, id); }
 
   // find() and erase() in one, for a caller that holds the live handle of a request it is about to
   // complete for certain (MPI_Wait, MPI_Waitall: taken before the call, put back with insert() where
@@ -84,21 +70,7 @@ class RequestTable {
   // writes its way meanwhile and the way is freed with a plain store, not erase()'s locked exchange.
   // (Open MPI gives one shared handle to sends that completed at once; their starts on other threads may
   // update its way at any time, and the table keeps one id per handle either way.)
-  bool take(uintptr_t request, uint64_t* id) noexcept {
-    Bucket& b = bucket(request);
-    for (;;) {
-#pragma GCC unroll 4
-      for (size_t i = 0; i < kWays; ++i)
-        if (b.keys[i].load(std::memory_order_acquire) == request) {
-          *id = b.ids[i].load(std::memory_order_relaxed);
-          b.keys[i].store(0, std::memory_order_release);
-          return true;
-        }
-      if (__builtin_expect(!taken_in(b, request), 1)) break;
-      std::this_thread::yield();  // a start of the shared handle, changing its id
-    }
-    return __builtin_expect(overflow_.pending() > 0, 0) && overflow_.take(request, id);
-  }
+  bool take(uintptr_t request, uint64_t* id) noexcept { return lookup<true>(request, id); }
 
   // Forgets a handle that maps to `id` (what find() gave before the request was completed or freed);
   // returns whether it was there. MPI can hand the handle out again, to a start on another thread, as
@@ -133,6 +105,25 @@ class RequestTable {
     return static_cast<size_t>((static_cast<uint64_t>(k) * 0x9e3779b97f4a7c15ull) >> 54) & (kBuckets - 1);
   }
   Bucket& bucket(uintptr_t k) noexcept { return front_[home(k)]; }
+  // find(), and with kTake take(): the way that holds the handle, freed with a plain store for take().
+  template <bool kTake>
+  bool lookup(uintptr_t request, uint64_t* id) noexcept {
+    Bucket& b = bucket(request);
+    for (;;) {
+#pragma GCC unroll 4
+      for (size_t i = 0; i < kWays; ++i)
+        if (b.keys[i].load(std::memory_order_acquire) == request) {
+          *id = b.ids[i].load(std::memory_order_relaxed);
+          if (kTake) b.keys[i].store(0, std::memory_order_release);
+          return true;
+        }
+      // A way taken for a few instructions by a start or an erase of this handle: look again after it.
+      if (__builtin_expect(!taken_in(b, request), 1)) break;
+      std::this_thread::yield();
+    }
+    if (__builtin_expect(overflow_.pending() <= 0, 1)) return false;
+    return kTake ? overflow_.take(request, id) : overflow_.find(request, id);
+  }
   static bool taken_in(Bucket& b, uintptr_t request) noexcept {
     for (auto& k : b.keys)
       if (k.load(std::memory_order_relaxed) == taken(request)) return true;
@@ -180,7 +171,7 @@ class RequestTable {
       std::atomic<uint64_t> ids[kShardSlots] = {};
     };
     class Lock;
-    bool erase_locked(Shard& s, uintptr_t request, uint64_t id) noexcept;
+    bool erase_locked(Shard& s, uintptr_t request, uint64_t id, uint64_t* got) noexcept;
     Shard shards_[kShards];
     std::atomic<int64_t> pending_{0};
   };
