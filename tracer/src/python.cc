@@ -54,9 +54,10 @@ struct PyApi {
   void* (*this_thread_state)();  // PyGILState_GetThisThreadState: null for a thread Python never saw
   int (*gil_ensure)();
   void (*gil_release)(int);
-  int (*finalizing)();        // Py_IsFinalizing (3.13) or _Py_IsFinalizing; may be absent
-  int (*frame_lasti)(void*);  // PyFrame_GetLasti (3.11+); without it every line is computed
-  void* (*thread_state)();    // PyThreadState_Get: the thread's current state, with the GIL held
+  int (*finalizing)();         // Py_IsFinalizing (3.13) or _Py_IsFinalizing; may be absent
+  int (*frame_lasti)(void*);   // PyFrame_GetLasti (3.11+); without it every line is computed
+  void* (*thread_state)();     // PyThreadState_Get: the thread's current state, with the GIL held
+  int (*at_exit)(void (*)());  // Py_AtExit: for lst_py_read_in_place; may be absent
 };
 PyApi g_api;
 
@@ -84,6 +85,7 @@ bool detect() noexcept {
        find(a.gil_ensure, "PyGILState_Ensure") && find(a.gil_release, "PyGILState_Release");
   if (ok && !find(a.finalizing, "Py_IsFinalizing")) find(a.finalizing, "_Py_IsFinalizing");
   if (ok) find(a.frame_lasti, "PyFrame_GetLasti");
+  if (ok) find(a.at_exit, "Py_AtExit");
   if (ok) g_api = a;
   // Py_Version (3.11+) is the running interpreter's PY_VERSION_HEX; the fast path needs its
   // major.minor to be the layout's, and the instruction offsets of PyFrame_GetLasti to compare with.
@@ -170,37 +172,17 @@ void cache_site(const void* code, int lasti, uint64_t site) noexcept {
 LOCKSTEP_HOT_DATA bool g_count_reads = false;
 std::atomic<uint64_t> g_read_direct{0}, g_read_api{0};
 
-// The last sites this thread's fast path found, by the frame's instruction pointer (lst_py_frame.instr):
-// a loop's calls are found here from the innermost frame's pointer alone, without reading its code
-// object or touching the shared table. Searched in full, so that the few sites a loop alternates
-// between (a send and its receive) never take each other's place; a new site replaces the oldest.
-// Entries come from g_lines, whose code objects stay alive: a pointer into one's bytecode names the
-// same (code, offset) for good.
-struct RecentSite {
-  const void* instr;
-  uint64_t site;
-};
-constexpr unsigned kRecent = 4;
-// One cache line, which the common call reads in full.
-alignas(64) constinit __attribute__((tls_model("initial-exec"))) thread_local RecentSite t_recent[kRecent]{};
-constinit __attribute__((tls_model("initial-exec"))) thread_local unsigned t_recent_next = 0;
-
-inline uint64_t recent_site(const void* instr) noexcept {
-  for (const RecentSite& r : t_recent)
-    if (r.instr == instr) return r.site;
-  return 0;
-}
-
-// A frame's site from the shared table, kept among the recent ones when it is found.
+// A frame's site from the shared table, kept among the thread's recent ones (python_frame.h) when it is
+// found.
 inline uint64_t shared_site(const lst_py_frame& f) noexcept {
   const uint64_t site = f.lasti >= 0 ? cached_site(f.code, f.lasti) : 0;
-  if (site && f.instr) t_recent[t_recent_next++ % kRecent] = {f.instr, site};
+  if (site && f.instr) lst_py_remember(f.instr, site);
   return site;
 }
 
 inline uint64_t site_of(const lst_py_frame& f) noexcept {
   if (f.instr)
-    if (const uint64_t site = recent_site(f.instr)) return site;
+    if (const uint64_t site = lst_py_recent(f.instr)) return site;
   return shared_site(f);
 }
 
@@ -231,8 +213,10 @@ void try_direct(const lst_py_frame* seen, int nseen) noexcept {
   for (int i = 0; same && i < k; ++i) same = f[i].code == seen[i].code && f[i].lasti == seen[i].lasti;
   if (!same)
     g_fast.store(kFastOff, std::memory_order_relaxed);
-  else if (++g_trial_agreed >= kTrialCalls)
+  else if (++g_trial_agreed >= kTrialCalls) {
+    lst_py_read_in_place(g_api.at_exit);  // the GIL is held, as it needs
     g_fast.store(kFastOn, std::memory_order_release);
+  }
 }
 
 // `kept`: the code object is in g_codes (alive for good), so its sites may be cached.
@@ -349,19 +333,12 @@ __attribute__((noinline)) int frame_from(format::Writer* w, lst_py_innermost at,
 
 }  // namespace
 
-// The common call on its own, with no stack frame to set up: one frame (no LOCKSTEP_TRACE_STACK), the
-// fast path on (which implies Python was found), and the innermost frame's instruction pointer among
-// this thread's recent sites. A null pointer (no frame, no thread state, finalizing) is in no entry.
+// The common call, one frame (no LOCKSTEP_TRACE_STACK) with the fast path on (which implies Python was
+// found), goes straight to lst_py_recent_site: a jump, with no stack frame here, and none there when the
+// innermost frame's instruction pointer is among the thread's recent sites.
 int python_frames_slow(format::Writer* w, uint64_t* out, int max) noexcept {
-  if (__builtin_expect(max == 1 && g_fast.load(std::memory_order_acquire) == kFastOn, 1)) {
-    const lst_py_innermost at = lst_py_own_instr();
-    if (const uint64_t site = recent_site(at.instr)) {
-      out[0] = site;
-      if (g_count_reads) g_read_direct.fetch_add(1, std::memory_order_relaxed);
-      return 1;
-    }
-    if (at.frame) return frame_from(w, at, out);
-  }
+  if (__builtin_expect(max == 1 && g_fast.load(std::memory_order_acquire) == kFastOn, 1))
+    return g_count_reads ? lst_py_site_missed(w, out) : lst_py_recent_site(w, out);
   return frames_rest(w, out, max);
 }
 
@@ -371,7 +348,25 @@ void python_counts(uint64_t* direct, uint64_t* api, const char** fast) noexcept 
   *direct = g_read_direct.load(std::memory_order_relaxed);
   *api = g_read_api.load(std::memory_order_relaxed);
   const int f = g_fast.load(std::memory_order_relaxed);
-  *fast = f == kFastOn ? "on" : f == kFastTrial ? "on trial" : "off";
+  const bool in_place = lst_py_reads_in_place() != 0;
+  *fast = f == kFastOn      ? (in_place ? "on, thread state read in place" : "on")
+          : f == kFastTrial ? "on trial"
+                            : "off";
 }
 
 }  // namespace lockstep::trace
+
+// The one-frame call lst_py_recent_site did not find among the thread's recent sites, or any call while
+// LOCKSTEP_TRACE_PYTHON_STATS counts them: its innermost frame read again, then frame_from.
+int lst_py_site_missed(void* writer, uint64_t* out) {
+  using namespace lockstep::trace;
+  auto* w = static_cast<lockstep::format::Writer*>(writer);
+  const lst_py_innermost at = lst_py_own_instr();
+  if (const uint64_t site = lst_py_recent(at.instr)) {
+    out[0] = site;
+    if (g_count_reads) g_read_direct.fetch_add(1, std::memory_order_relaxed);
+    return 1;
+  }
+  if (at.frame) return frame_from(w, at, out);
+  return frames_rest(w, out, 1);
+}

@@ -25,7 +25,8 @@ inline int python_frames(format::Writer* w, uint64_t* out, int max) noexcept {
 
 // LOCKSTEP_TRACE_PYTHON_STATS: count the reads from here on. The counts: calls whose frames were read
 // from the frame stack, calls read through the C API, and the fast path's state ("on", "on trial",
-// "off").
+// "off"; "on, thread state read in place" where the thread state is read from its key's slot in place,
+// python_frame.h).
 void python_stats(bool on) noexcept;
 void python_counts(uint64_t* direct, uint64_t* api, const char** fast) noexcept;
 

@@ -4,6 +4,8 @@
    against CPython's own frame API. */
 #pragma once
 
+#include <stdint.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -24,6 +26,16 @@ unsigned long lst_py_layout_version(void);
 /* The running interpreter's runtime state (its _PyRuntime symbol), before the calls below. */
 void lst_py_bind(void* runtime);
 
+/* From here on, read the thread states below from each thread's own slot of the interpreter's key, in
+   place, where this C library's layout allows it and a probe on the calling thread finds it; `at_exit`
+   is the interpreter's Py_AtExit, which must take the function that stops the reading when the
+   interpreter finalizes. With the GIL held (Py_AtExit changes the interpreter's state). 1 when on. */
+int lst_py_read_in_place(int (*at_exit)(void (*)(void)));
+
+/* 1 once lst_py_read_in_place turned the reading in place on (it stays 1 after the interpreter's
+   finalization stopped it); 0 while every thread state below takes a pthread_getspecific call. */
+int lst_py_reads_in_place(void);
+
 /* The calling thread's own thread state, as PyGILState_GetThisThreadState finds it, without a call
    into the interpreter; null for a thread Python never saw, or once the interpreter is finalizing. */
 const void* lst_py_own_thread_state(void);
@@ -37,6 +49,17 @@ struct lst_py_innermost {
   const void* frame; /* for lst_py_read_frames_from */
 };
 struct lst_py_innermost lst_py_own_instr(void);
+
+/* The common call from Python, one frame: where the calling thread's innermost instruction pointer is
+   among its recent sites (lst_py_remember), that site in out[0] and 1; otherwise, or without the
+   layout, what lst_py_site_missed(writer, out) returns (python.cc, which reads the frame in full). */
+int lst_py_recent_site(void* writer, uint64_t* out);
+int lst_py_site_missed(void* writer, uint64_t* out);
+
+/* The site kept for an instruction pointer among the calling thread's last four (0: none), and one
+   more kept, in place of the oldest. */
+uint64_t lst_py_recent(const void* instr);
+void lst_py_remember(const void* instr, uint64_t site);
 
 /* lst_py_read_own_frames from `frame` (lst_py_own_instr's, in the same call) outward: the calling
    thread's frames without looking its thread state up again. */
