@@ -68,9 +68,12 @@ static int python_round(int calls, int with_daemon) {
            with_daemon, calls);
   Py_Initialize();
   const int rc = PyRun_SimpleString(code);
-  if (with_daemon) { /* before the finalization, as it must be; without the GIL, which the tracer takes */
-    Py_BEGIN_ALLOW_THREADS wait_stage(1);  /* to read the daemon's first call site through the C API */
-    Py_END_ALLOW_THREADS
+  if (with_daemon) {
+    /* Before the finalization, as it must be; without the GIL, which the tracer takes to read the
+       daemon's first call site through the C API. */
+    PyThreadState* saved = PyEval_SaveThread();
+    wait_stage(1);
+    PyEval_RestoreThread(saved);
   }
   return Py_FinalizeEx() < 0 || rc != 0;
 }
@@ -86,14 +89,16 @@ int main(int argc, char** argv) {
   g_calls = argc > 1 ? atoi(argv[1]) : 20;
   int bad = python_round(g_calls, 1);
   for (int i = 0; i < g_calls; ++i) lst_test_allreduce(); /* between the interpreters: C call sites */
-  Py_Initialize();                                         /* the second interpreter, its key created */
+  Py_Initialize();                                        /* the second interpreter, its key created */
   set_stage(2);
-  Py_BEGIN_ALLOW_THREADS wait_stage(3); /* a tracer that took the daemon for a Python thread: no hang */
-  Py_END_ALLOW_THREADS
-  bad |= PyRun_SimpleString("import ctypes\n"
-                            "lib = ctypes.CDLL(None)\n"
-                            "for _ in range(5):\n"
-                            "    lib.lst_test_allreduce()  # line 4 of the second interpreter's code\n") != 0;
+  PyThreadState* saved = PyEval_SaveThread(); /* a tracer that took the daemon for a Python thread: */
+  wait_stage(3);                              /* no hang on the GIL */
+  PyEval_RestoreThread(saved);
+  bad |= PyRun_SimpleString(
+             "import ctypes\n"
+             "lib = ctypes.CDLL(None)\n"
+             "for _ in range(5):\n"
+             "    lib.lst_test_allreduce()  # line 4 of the second interpreter's code\n") != 0;
   bad |= Py_FinalizeEx() < 0;
   MPI_Comm_free(&g_own);
   MPI_Finalize();
