@@ -1,4 +1,4 @@
-# Sourced by the mpi4py test runners: skip (exit 77) where the interpreter has no mpi4py, and start from
+# Sourced by the Python test runners. mpi4py_job_setup: skip (exit 77) where the interpreter has no mpi4py, and start from
 # an empty work directory.
 #   mpi4py_job_setup PYTHON WORK
 mpi4py_job_setup() {
@@ -8,4 +8,11 @@ mpi4py_job_setup() {
   fi
   rm -rf "$2"
   mkdir -p "$2"
+}
+
+# Whether the tracer, built with the frame layout, must read the thread state in place here
+# (python_frame.c: x86-64 with glibc).
+#   in_place_expected
+in_place_expected() {
+  [[ $(uname -m) == x86_64 ]] && ldd --version 2>&1 | grep -qi "gnu libc\|glibc"
 }

@@ -11,6 +11,7 @@
 set -uo pipefail
 work=$1 lockstep=$2 tracer=$3 program=$4 direct=$5
 shift 5
+. "$(dirname "$0")/common.sh"
 rm -rf "$work" && mkdir -p "$work"
 fail() {
   echo "FAIL: $*"
@@ -23,7 +24,7 @@ rc=$?
 ((rc == 0)) || { cat "$work/run.out"; fail "the job exited $rc"; }
 stats=$(grep "Python call sites read" "$work/run.out")
 [[ $(grep -c . <<<"$stats") == 2 ]] || { cat "$work/run.out"; fail "not every rank said how it read call sites"; }
-if [[ $direct == 1 && $(uname -m) == x86_64 ]] && ldd --version 2>&1 | grep -qi "gnu libc\|glibc"; then
+if [[ $direct == 1 ]] && in_place_expected; then
   grep -qv "thread state read in place)$" <<<"$stats" && { echo "$stats"; fail "the thread state was not read in place"; }
 fi
 "$lockstep" show --format json "$work/traces" >"$work/show.json" || fail "show failed"

@@ -43,7 +43,7 @@ for depth in 3 1; do
       { stats auto; fail "the frame stack was not used for most call sites"; }
     # On x86-64 glibc the thread state is read from its key's slot in place (python_frame.c): the
     # offset probe must have found the slot there.
-    if [[ $(uname -m) == x86_64 ]] && ldd --version 2>&1 | grep -qi "gnu libc\|glibc"; then
+    if in_place_expected; then
       stats auto | grep -qv "thread state read in place)$" &&
         { stats auto; fail "the thread state was not read in place on x86-64 glibc"; }
     fi

@@ -202,16 +202,19 @@ static inline const PyThreadState* own_thread_state(void) {
 
 const void* lst_py_own_thread_state(void) { return own_thread_state(); }
 
-struct lst_py_innermost lst_py_own_instr(void) {
+static inline _PyInterpreterFrame* own_frame(void) {
   const PyThreadState* tstate = own_thread_state();
-  _PyInterpreterFrame* f = tstate ? current(tstate) : NULL;
+  return tstate ? current(tstate) : NULL;
+}
+
+struct lst_py_innermost lst_py_own_instr(void) {
+  _PyInterpreterFrame* f = own_frame();
   struct lst_py_innermost at = {f ? instr_of(f) : NULL, f};
   return at;
 }
 
 int lst_py_recent_site(void* writer, uint64_t* out) {
-  const PyThreadState* tstate = own_thread_state();
-  _PyInterpreterFrame* f = tstate ? current(tstate) : NULL;
+  _PyInterpreterFrame* f = own_frame();
   /* A null pointer (no frame, no thread state, finalizing) is in no entry that has a site. */
   const uint64_t site = f ? recent(instr_of(f)) : 0;
   if (__builtin_expect(site != 0, 1)) {
