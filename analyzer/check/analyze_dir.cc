@@ -40,6 +40,12 @@ SiteKeys make_site_keys(const std::shared_ptr<symbolize::Symbolizer>& sym) {
 
 }  // namespace
 
+LoadOptions loader_options(const DirOptions& options) {
+  LoadOptions lo = options;  // the loader's part, as given
+  if (options.symbolize) lo.site_keys = make_site_keys(std::make_shared<symbolize::Symbolizer>());
+  return lo;
+}
+
 Analysis analyze_dir(const std::vector<std::string>& inputs, const DirOptions& options) {
   Analysis a;
   LoadOptions lo = options;  // the loader's part, as given

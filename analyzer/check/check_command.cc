@@ -10,6 +10,7 @@
 #include "cli/output.h"
 #include "export/report_cli.h"
 #include "lockstep/check/analyze_dir.h"
+#include "lockstep/check/distributed.h"
 #include "lockstep/report/report.h"
 #include "lockstep/version.h"
 #include "run/stall_report.h"
@@ -27,6 +28,7 @@ struct CheckOptions {
   bool skip_bad = false;
   bool allow_callsite = false;
   bool materialize = false;
+  bool mpi = false;
   std::optional<join::LintRequest> lint;
 };
 
@@ -36,19 +38,38 @@ std::string joined(const std::vector<std::string>& v) {
   return s;
 }
 
-int run_check(const CheckOptions& o) {
-  if (o.format == "html") {
-    if (o.inputs.size() != 1) throw cli::BadInput("check: --format html takes one trace directory");
-    return exporter::write_html_report({o.inputs.front(), o.output, o.jobs, o.no_symbolize, o.lint});
-  }
-  std::optional<report::Format> fmt = report::parse_format(o.format);
-  if (!fmt) throw cli::BadInput("check: unknown --format " + o.format);
+DirOptions dir_options(const CheckOptions& o) {
   DirOptions d;
   d.jobs = o.jobs;
   d.validate = o.validate;
   d.symbolize = !o.no_symbolize;
   d.allow_callsite_differences = o.allow_callsite;
   d.materialize = o.materialize;
+  return d;
+}
+
+int run_check(const CheckOptions& o) {
+  // --mpi: every process but 0 loads its share and serves it; process 0 checks, as below. The session
+  // and the coordinator outlive whatever process 0 throws, so that the others are told to stop.
+  std::optional<mpi::Session> session;
+  std::optional<mpi::Coordinator> coordinator;
+  if (o.mpi) {
+    session.emplace();
+    if (session->rank() != 0) {
+      mpi::serve(o.inputs, loader_options(dir_options(o)));
+      return cli::kClean;
+    }
+    coordinator.emplace(*session);
+    if (o.format == "html") throw cli::BadInput("check: --format html does not go with --mpi");
+  }
+  if (o.format == "html") {
+    if (o.inputs.size() != 1) throw cli::BadInput("check: --format html takes one trace directory");
+    return exporter::write_html_report({o.inputs.front(), o.output, o.jobs, o.no_symbolize, o.lint});
+  }
+  std::optional<report::Format> fmt = report::parse_format(o.format);
+  if (!fmt) throw cli::BadInput("check: unknown --format " + o.format);
+  DirOptions d = dir_options(o);
+  if (coordinator) d.load_elsewhere = coordinator->loader();
   std::vector<std::string> skipped;
   if (o.skip_bad) d.skipped = &skipped;
   Analysis a;
@@ -128,6 +149,10 @@ LOCKSTEP_COMMAND(check, [](CLI::App& app) {
   // Internal: the path that keeps every call in memory from the start (tests compare its findings with
   // the streaming path's); hidden from --help.
   sub->add_flag("--materialize", o->materialize, "keep every call in memory from the start")->group("");
+  sub->add_flag(
+      "--mpi", o->mpi,
+      "check with every process of an MPI job: mpirun -np P lockstep check --mpi DIR... Each process "
+      "lists DIR on its own node and loads a share of the files; process 0 prints the result");
   auto lint = std::make_shared<lockstep::join::LintRequest>();
   CLI::Option* lint_opt = lockstep::join::add_lint_options(sub, *lint);
   sub->callback([o, lint, lint_opt, sub] {

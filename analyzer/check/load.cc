@@ -339,27 +339,20 @@ void set_aside_spawned(std::vector<Rank>& ranks, std::vector<std::string>& warni
 }
 }  // namespace
 
-Job load_paths(const std::vector<std::string>& inputs, const LoadOptions& options) {
-  std::vector<std::string> skipped;
-  std::vector<std::string> paths = trace_paths(inputs, skipped);
-  std::string dir;  // how the inputs are named in messages
-  for (auto& in : inputs) dir += (dir.empty() ? "" : ", ") + in;
-  if (paths.empty()) throw LoadError(fmt::format("{}: no trace files (*.lstrace)", dir));
-
+std::vector<LoadedFile> load_files(const std::vector<std::string>& paths, const LoadOptions& options) {
   const std::string host = options.this_host.empty() ? hostname() : options.this_host;
   const bool keep = options.keep_mapped && fits_in_memory(paths);
   size_t workers =
       options.jobs > 0 ? size_t(options.jobs) : std::max(1u, std::thread::hardware_concurrency());
-  workers = std::min(workers, paths.size());
-  std::vector<Rank> ranks(paths.size());
-  std::vector<std::string> errors(paths.size());
+  workers = std::max<size_t>(1, std::min(workers, paths.size()));
+  std::vector<LoadedFile> files(paths.size());
   std::atomic<size_t> next{0};
   auto work = [&] {
     for (size_t i; (i = next.fetch_add(1)) < paths.size();) {
       try {
-        ranks[i] = load_one(paths[i], options, host, keep);
+        files[i].rank = load_one(paths[i], options, host, keep);
       } catch (const std::exception& e) {
-        errors[i] = e.what();
+        files[i].error = e.what();
       }
     }
   };
@@ -367,29 +360,52 @@ Job load_paths(const std::vector<std::string>& inputs, const LoadOptions& option
   for (size_t t = 1; t < workers; ++t) pool.emplace_back(work);
   work();
   for (auto& t : pool) t.join();
-  std::vector<std::string> bad, bad_paths;
-  for (size_t i = 0; i < errors.size(); ++i) {
-    if (errors[i].empty()) continue;
-    if (!options.skipped) throw LoadError(errors[i]);
-    options.skipped->push_back(errors[i]);
-    bad.push_back(errors[i]);
+  // Serial: the symbolizer runs one external process per batch and keeps one cache for every rank.
+  for (auto& f : files)
+    if (f.error.empty()) f.warning = resolve(f.rank, options);
+  return files;
+}
+
+Listing list_inputs(const std::vector<std::string>& inputs) {
+  Listing l;
+  l.paths = trace_paths(inputs, l.skipped);
+  return l;
+}
+
+Job load_paths(const std::vector<std::string>& inputs, const LoadOptions& options) {
+  std::string dir;  // how the inputs are named in messages
+  for (auto& in : inputs) dir += (dir.empty() ? "" : ", ") + in;
+  Listing listing;
+  if (options.load_elsewhere) {
+    listing = options.load_elsewhere(inputs, options);
+    if (listing.paths.empty()) throw LoadError(fmt::format("{}: no trace files (*.lstrace)", dir));
+  } else {
+    listing = list_inputs(inputs);
+    if (listing.paths.empty()) throw LoadError(fmt::format("{}: no trace files (*.lstrace)", dir));
+    listing.files = load_files(listing.paths, options);
+  }
+  const std::vector<std::string>& paths = listing.paths;
+  const std::vector<std::string>& skipped = listing.skipped;
+  std::vector<Rank> ranks;
+  ranks.reserve(paths.size());
+  std::vector<std::string> bad, bad_paths, resolved;
+  for (size_t i = 0; i < paths.size(); ++i) {
+    LoadedFile& f = listing.files[i];
+    if (f.error.empty()) {
+      ranks.push_back(std::move(f.rank));
+      if (!f.warning.empty()) resolved.push_back(std::move(f.warning));
+      continue;
+    }
+    if (!options.skipped) throw LoadError(f.error);
+    options.skipped->push_back(f.error);
+    bad.push_back(f.error);
     bad_paths.push_back(paths[i]);
   }
-  if (!bad.empty()) {
-    std::vector<Rank> readable;
-    readable.reserve(ranks.size());
-    for (size_t i = 0; i < ranks.size(); ++i)
-      if (errors[i].empty()) readable.push_back(std::move(ranks[i]));
-    ranks.swap(readable);
-    if (ranks.empty())
-      throw LoadError(
-          fmt::format("{}: no readable trace file ({} skipped)", format::printable(dir), bad.size()));
-  }
-  // Serial: the symbolizer runs one external process per batch and keeps one cache for every rank.
+  if (ranks.empty())
+    throw LoadError(
+        fmt::format("{}: no readable trace file ({} skipped)", format::printable(dir), bad.size()));
   Job job;
-  for (auto& r : ranks)
-    if (std::string w = resolve(r, options); !w.empty()) job.warnings.push_back(std::move(w));
-
+  job.warnings = std::move(resolved);
   for (auto& sk : skipped) job.warnings.push_back(format::printable(sk));
   for (auto& b : bad) job.warnings.push_back("skipped (--skip-bad): " + b);
   set_aside_spawned(ranks, job.warnings);

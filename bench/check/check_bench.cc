@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -28,6 +29,7 @@
 #include <vector>
 
 #include "lockstep/check/check.h"
+#include "lockstep/check/distributed.h"
 #include "lockstep/check/load.h"
 #include "lockstep/format/reader.h"
 #include "trace_writer.h"
@@ -41,7 +43,10 @@ double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-int gen(const std::string& dir, int ranks, uint64_t n, int comms, uint64_t ring, uint32_t messages) {
+// skip_at >= 0: every odd rank leaves out call #skip_at, so that half the ranks differ from the majority
+// and the check reads their calls again to align them.
+int gen(const std::string& dir, int ranks, uint64_t n, int comms, uint64_t ring, uint32_t messages,
+        int64_t skip_at) {
   fs::create_directories(dir);
   std::atomic<int> next{0};
   auto work = [&] {
@@ -55,6 +60,7 @@ int gen(const std::string& dir, int ranks, uint64_t n, int comms, uint64_t ring,
       s.comms = comms;
       s.ring_records = ring;
       s.messages = messages;
+      if (r % 2) s.skip_at = skip_at;
       // Ring mode: ranks keep windows that start at different calls, as in a real job, so the check
       // trims every rank to the calls they all still have.
       if (ring) s.trailing_markers = uint32_t(r % 4) * 5;
@@ -284,20 +290,51 @@ int split(const std::string& dir, int jobs, int rounds) {
   return rc ? 1 : 0;
 }
 
+// What `check --mpi` sends process 0 per rank: each rank's model as the streaming ingest leaves it,
+// encoded (distributed.h), with its member lists written out, and as one process sends its ranks (each
+// distinct member list once), against the ranks' trace bytes.
+int model(const std::string& dir) {
+  lockstep::check::LoadOptions o;
+  o.jobs = 1;
+  const lockstep::check::Job job = lockstep::check::load_dir(dir, o);
+  uint64_t alone = 0, largest = 0, shared = 0, traces = 0;
+  lockstep::check::mpi::MemberLists lists;
+  for (const lockstep::check::Rank& r : job.ranks) {
+    const uint64_t n = lockstep::check::mpi::encode_rank(r).size();
+    alone += n;
+    largest = std::max(largest, n);
+    shared += lockstep::check::mpi::encode_rank(r, &lists).size();
+    struct stat st{};
+    if (::stat(r.file.c_str(), &st) == 0) traces += uint64_t(st.st_size);
+  }
+  for (const auto& l : lists.lists) shared += 8 + 4 * l->size();
+  const auto ranks = double(job.ranks.size());
+  fmt::print(
+      "{} ranks, traces {} bytes; model sent to process 0, member lists in each rank's: {} bytes, {:.0f} per "
+      "rank (largest {}), {:.6f} of the traces; sent by one process (each list once): {} bytes, {:.0f} per "
+      "rank, {:.6f} of the traces\n",
+      job.ranks.size(), traces, alone, double(alone) / ranks, largest, double(alone) / double(traces), shared,
+      double(shared) / ranks, double(shared) / double(traces));
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) try {
   std::vector<std::string> a(argv + 1, argv + argc);
   if (a.size() >= 4 && a[0] == "gen")
     return gen(a[1], std::stoi(a[2]), std::stoull(a[3]), a.size() > 4 ? std::stoi(a[4]) : 3,
-               a.size() > 5 ? std::stoull(a[5]) : 0, a.size() > 6 ? uint32_t(std::stoul(a[6])) : 0);
+               a.size() > 5 ? std::stoull(a[5]) : 0, a.size() > 6 ? uint32_t(std::stoul(a[6])) : 0,
+               a.size() > 7 ? std::stoll(a[7]) : -1);
   if (a.size() >= 2 && a[0] == "run") return run(a[1], a.size() > 2 ? std::stoi(a[2]) : 1);
+  if (a.size() >= 2 && a[0] == "model") return model(a[1]);
   if (a.size() >= 2 && a[0] == "split")
     return split(a[1], a.size() > 2 ? std::stoi(a[2]) : 2, a.size() > 3 ? std::stoi(a[3]) : 5);
   std::fprintf(stderr,
-               "usage: check_bench gen DIR RANKS COLLECTIVES [COMMS [RING [MESSAGES]]] | check_bench run DIR "
+               "usage: check_bench gen DIR RANKS COLLECTIVES [COMMS [RING [MESSAGES [SKIP_AT]]]] | "
+               "check_bench run DIR "
                "[THREADS] | "
-               "check_bench split DIR [JOBS [ROUNDS]]\n");
+               "check_bench split DIR [JOBS [ROUNDS]] | check_bench model DIR\n");
   return 2;
 } catch (const std::exception& e) {  // a number that does not parse, a directory that cannot be written
   std::fprintf(stderr, "check_bench: %s\n", e.what());

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "lockstep/check/check.h"
+#include "lockstep/check/distributed.h"
 #include "lockstep/check/load.h"
 #include "lockstep/report/report.h"
 #include "lockstep/report/timeline.h"
@@ -591,16 +592,42 @@ TEST(Load, StreamingAndMaterializingPathsFindTheSame) {
       gen::write_rank(s);
     }
     for (bool merge : {false, true}) {
-      std::string out[2];
+      // Streamed, materialized, and streamed with every rank's model encoded and decoded again as
+      // `check --mpi` sends it to process 0 (the decoded rank reading the same file).
+      std::string out[3];
       // What the report and the export draw: per communicator, each rank's number of calls, and each
       // lane's calls (kind, state, times).
-      std::string drawn[2];
-      for (int materialize = 0; materialize < 2; ++materialize) {
+      std::string drawn[3];
+      for (int materialize = 0; materialize < 3; ++materialize) {
         LoadOptions lo;
         lo.jobs = 2;
         lo.materialize = materialize == 1;
         lo.this_host = "another-host";  // never look the synthetic pids up in /proc
         if (merge) lo.site_keys = merged;
+        if (materialize == 2)
+          lo.load_elsewhere = [](const std::vector<std::string>& inputs, const LoadOptions& o) {
+            Listing l = list_inputs(inputs);
+            l.files = load_files(l.paths, o);
+            // Odd files with their member lists written out, even ones numbered into a table.
+            for (size_t i = 0; i < l.files.size(); ++i) {
+              LoadedFile& f = l.files[i];
+              mpi::MemberLists lists, again;
+              const bool table = i % 2 == 0;
+              const std::string bytes = mpi::encode_rank(f.rank, table ? &lists : nullptr);
+              auto source = f.rank.source;
+              f.rank = mpi::decode_rank(
+                  bytes,
+                  [&](uint64_t first, uint64_t end, uint32_t major) {
+                    EXPECT_EQ(first, source->first_id());
+                    EXPECT_EQ(end, source->end_id());
+                    EXPECT_EQ(major, source->format_major());
+                    return source;
+                  },
+                  table ? &lists.lists : nullptr);
+              EXPECT_EQ(mpi::encode_rank(f.rank, table ? &again : nullptr), bytes) << f.rank.file;
+            }
+            return l;
+          };
         Job job = load_dir(d.path(), lo);
         EXPECT_EQ(job.ranks.front().streamed, !lo.materialize);
         out[materialize] = report::json(analyze(job), report::Context{"traces", "test"});
@@ -620,6 +647,10 @@ TEST(Load, StreamingAndMaterializingPathsFindTheSame) {
       }
       EXPECT_EQ(out[0], out[1]) << c.name << (merge ? " (sites merged)" : "");
       EXPECT_EQ(drawn[0], drawn[1]) << c.name << (merge ? " (sites merged)" : "");
+      EXPECT_EQ(out[0], out[2]) << c.name << " (models encoded and decoded)"
+                                << (merge ? " (sites merged)" : "");
+      EXPECT_EQ(drawn[0], drawn[2]) << c.name << " (models encoded and decoded)"
+                                    << (merge ? " (sites merged)" : "");
       const bool clean = std::string(c.name).find("clean") != std::string::npos;
       EXPECT_EQ(out[0].find("\"kind\"") == std::string::npos, clean) << c.name;
     }

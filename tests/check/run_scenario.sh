@@ -19,8 +19,10 @@ echo "lockstep run exit: $run_rc"
 rc=$?
 echo "lockstep check exit: $rc"
 # The path that keeps every call in memory from the start must find exactly what the default streaming
-# path found: the same JSON, byte for byte, and the same exit code. A rank's end state of a job just
-# stopped is looked up in /proc and can change from "running" to "killed" between two checks, so a pair
+# path found: the same JSON, byte for byte, and the same exit code. So must `check --mpi` with three
+# processes, which share the four files out (process 0 analyzes the others' ranks from the models they
+# send, and reads their records from them where it looks into a rank). A rank's end state of a job just
+# stopped is looked up in /proc and can change from "running" to "killed" between two checks, so a set
 # that differs is checked again, back to back, before it counts as a difference.
 for attempt in 1 2 3; do
   # shellcheck disable=SC2086
@@ -29,10 +31,17 @@ for attempt in 1 2 3; do
   # shellcheck disable=SC2086
   "$lockstep" check ${CHECK_FLAGS:-} --materialize "$out/traces" --format json -o "$out.materialized.json"
   mrc=$?
-  if [ "$mrc" = "$src" ] && cmp -s "$out.streamed.json" "$out.materialized.json"; then break; fi
+  # shellcheck disable=SC2086
+  "${MPIRUN:-mpirun}" ${MPIRUN_FLAGS:-} -np 3 "$lockstep" check --mpi ${CHECK_FLAGS:-} "$out/traces" --format json \
+    -o "$out.mpi.json" >"$out.mpi.log" 2>&1
+  prc=$?
+  if [ "$mrc" = "$src" ] && [ "$prc" = "$src" ] && cmp -s "$out.streamed.json" "$out.materialized.json" &&
+    cmp -s "$out.streamed.json" "$out.mpi.json"; then break; fi
   if [ "$attempt" = 3 ]; then
-    echo "FAIL: streaming and materializing checks differ (exit $src vs $mrc):"
+    echo "FAIL: the checks differ (exit: streaming $src, materializing $mrc, --mpi $prc):"
     diff "$out.streamed.json" "$out.materialized.json" | head -40
+    diff "$out.streamed.json" "$out.mpi.json" | head -40
+    tail -20 "$out.mpi.log"
     exit 1
   fi
   sleep 1

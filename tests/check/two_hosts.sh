@@ -30,6 +30,39 @@ assert one[0] == 4 and one[1], one
 assert one == two == glob, (one, two, glob)
 print("same findings from one directory, two directories and a glob:", one)
 PY
+# `check --mpi` where each process sees other files: mpirun's MPMD form gives each process its own
+# directory, as node-local directories would on two nodes. Processes 0 and 2 see host-a (its two files are
+# shared between them), process 1 host-b. Then three processes on one shared directory: the same JSON,
+# byte for byte, as the check in one process.
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+mpi=("${MPIRUN:-mpirun}")
+read -r -a flags <<<"${MPIRUN_FLAGS:---oversubscribe}"
+each=(check --mpi --no-symbolize)
+"${mpi[@]}" "${flags[@]}" -np 1 "$lockstep" "${each[@]}" --format json -o "$out/mpi-local.json" "$out/host-a" : \
+  -np 1 "$lockstep" "${each[@]}" "$out/host-b" : -np 1 "$lockstep" "${each[@]}" "$out/host-a" >"$out/mpi-local.log" 2>&1
+[ $? = 1 ] || { cat "$out/mpi-local.log"; fail "--mpi, node-local directories: expected exit 1"; }
+"${mpi[@]}" "${flags[@]}" -np 3 "$lockstep" "${each[@]}" --format json -o "$out/mpi-shared.json" "$out/all" \
+  >"$out/mpi-shared.log" 2>&1
+[ $? = 1 ] || { cat "$out/mpi-shared.log"; fail "--mpi, one shared directory: expected exit 1"; }
+cmp "$out/one.json" "$out/mpi-shared.json" || fail "--mpi on one shared directory: not the JSON of one process"
+python3 - "$out" <<'PY' || exit 1
+import json, sys
+out = sys.argv[1]
+def key(p):
+    r = json.load(open(f"{out}/{p}.json"))
+    return r["summary"], r["findings"], r["hang"] if "hang" in r else None
+two, local = key("two"), key("mpi-local")
+assert two == local, "--mpi from node-local directories differs from the check of both in one process"
+print("--mpi: the same summary, findings and hang report from node-local directories as in one process")
+PY
+# A process whose directory does not exist: exit 2, the process and its host named, no hang.
+msg=$(timeout 60 "${mpi[@]}" "${flags[@]}" -np 1 "$lockstep" "${each[@]}" "$out/host-a" : \
+  -np 1 "$lockstep" "${each[@]}" "$out/no-such-dir" 2>&1)
+rc=$?
+[ $rc = 2 ] || fail "--mpi with a missing directory on process 1: expected exit 2, got $rc: $msg"
+grep -q "process 1 on $(hostname): .*no-such-dir: No such file or directory" <<<"$msg" ||
+  fail "--mpi: the error does not name the process and its directory: $msg"
+
 "$lockstep" diff --no-symbolize "$out/all" "$out/host-a,$out/host-b" >"$out/diff.txt"
 [ $? = 0 ] || { cat "$out/diff.txt"; fail "diff of the same run split over two hosts: expected exit 0"; }
 

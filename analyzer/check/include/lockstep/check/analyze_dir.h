@@ -25,6 +25,10 @@ struct Analysis {
   Symbolizer symbolize;  // names further call sites the same way (empty without symbolization)
 };
 
+// The loader's options analyze_dir() would use (call sites keyed through a symbolizer of their own with
+// `symbolize`): for a process that only loads (`check --mpi`'s processes other than 0).
+LoadOptions loader_options(const DirOptions& options);
+
 // `inputs` together hold one job (load_paths). Throws LoadError for anything that is not one readable
 // job; never for what the traces say.
 Analysis analyze_dir(const std::vector<std::string>& inputs, const DirOptions& options = {});

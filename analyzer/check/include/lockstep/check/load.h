@@ -2,6 +2,7 @@
 // parallel across files. Anything that is not one readable job is a LoadError naming the file(s).
 #pragma once
 
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -13,6 +14,26 @@ namespace lockstep::check {
 struct LoadError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+
+// One trace file as loaded: its rank, call sites keyed, or why it could not be loaded (`error`);
+// `warning` when the symbolizer failed on it (its sites are then keyed by module and offset).
+struct LoadedFile {
+  Rank rank;
+  std::string error, warning;
+};
+
+// The trace files the inputs name (sorted, each once), the entries left out of the directories
+// (symbolic links, special files), and, once loaded, each file in the order of `paths`.
+struct Listing {
+  std::vector<std::string> paths, skipped;
+  std::vector<LoadedFile> files;
+};
+
+struct LoadOptions;
+// Lists and loads the inputs somewhere else than in this process alone (`check --mpi`: every process of
+// an MPI job lists the inputs on its own node and loads a share). Returns the whole listing, loaded.
+using LoadElsewhere =
+    std::function<Listing(const std::vector<std::string>& inputs, const LoadOptions& options)>;
 
 struct LoadOptions {
   int jobs = 0;  // worker threads; 0: one per core, at most one per file
@@ -34,7 +55,14 @@ struct LoadOptions {
   // second pass then finds them mapped. Peak resident memory then counts the traces (pages of the page
   // cache, not copies). Only where the files take at most half of the memory available; else ignored.
   bool keep_mapped = false;
+  // Unset: the files are listed and loaded here (list_inputs, load_files).
+  LoadElsewhere load_elsewhere;
 };
+
+// The inputs' trace files (LoadError for an input that names none). `files` stays empty.
+Listing list_inputs(const std::vector<std::string>& inputs);
+// Loads each file into its own rank, options.jobs at a time, and keys its call sites (options.site_keys).
+std::vector<LoadedFile> load_files(const std::vector<std::string>& paths, const LoadOptions& options);
 
 Job load_dir(const std::string& dir, const LoadOptions& options = {});
 // Several inputs that together hold one job (node-local directories of one run, say): each is a

@@ -193,6 +193,11 @@ class MessageTally {
     ++*n;
     ++total_;
   }
+  // n calls of a key at once (a tally another process counted).
+  void add(const MessageKey& k, uint64_t n) {
+    counts_[k] += n;
+    total_ += n;
+  }
   void clear() {
     counts_.clear();
     for (auto& c : cache_) c = {};

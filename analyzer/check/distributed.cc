@@ -1,0 +1,340 @@
+// `lockstep check --mpi` (distributed.h): the listing exchange, the rank models sent to process 0, and
+// the records of other processes' ranks read on demand. Every message goes between process 0 and one
+// other process, from process 0's main thread: a request (op, file, two numbers, bytes) and its reply.
+#include "lockstep/check/distributed.h"
+
+#include <fmt/format.h>
+// MPI's C interface alone: the C++ bindings some MPI headers add need a library this does not link.
+#define OMPI_SKIP_MPICXX 1
+#define MPICH_SKIP_MPICXX 1
+#include <mpi.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <stdexcept>
+#include <type_traits>
+#include <unordered_map>
+
+#include "lockstep/format/escape.h"
+#include "wire.h"
+
+namespace lockstep::check::mpi {
+namespace {
+
+using wire::In;
+using wire::Out;
+
+enum Tag : int { kTagListing = 7301, kTagRequest = 7302, kTagReply = 7303 };
+enum Op : uint32_t { kAssign = 1, kRecords = 2, kString = 3, kMembers = 4, kStop = 5 };
+constexpr uint64_t kBlock = 4096;           // records per request for another process's rank
+constexpr size_t kPiece = size_t(1) << 30;  // bytes per MPI message (counts are ints)
+
+// One message of any length: its size, then pieces of at most kPiece bytes.
+void send_bytes(const std::string& b, int to, int tag) {
+  uint64_t n = b.size();
+  MPI_Send(&n, 1, MPI_UINT64_T, to, tag, MPI_COMM_WORLD);
+  for (size_t at = 0; at < b.size(); at += kPiece)
+    MPI_Send(b.data() + at, int(std::min(kPiece, b.size() - at)), MPI_BYTE, to, tag, MPI_COMM_WORLD);
+}
+std::string recv_bytes(int from, int tag) {
+  uint64_t n = 0;
+  MPI_Recv(&n, 1, MPI_UINT64_T, from, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  std::string b(n, '\0');
+  for (size_t at = 0; at < b.size(); at += kPiece)
+    MPI_Recv(b.data() + at, int(std::min(kPiece, b.size() - at)), MPI_BYTE, from, tag, MPI_COMM_WORLD,
+             MPI_STATUS_IGNORE);
+  return b;
+}
+
+std::string request(uint32_t op, uint32_t file, uint64_t a, uint64_t b, std::string_view payload = {}) {
+  Out o;
+  o.pod(op);
+  o.pod(file);
+  o.pod(a);
+  o.pod(b);
+  o.str(payload);
+  return std::move(o.bytes());
+}
+
+std::string host_name() {
+  char buf[256] = {};
+  return ::gethostname(buf, sizeof buf - 1) == 0 ? std::string(buf) : std::string("?");
+}
+
+// Another process's rank, as process 0 reads it: records a block at a time, kept for the rest of the
+// check (the analysis holds pointers to several records at once), strings kept, member lists asked for.
+class RemoteSource : public RecordSource {
+ public:
+  RemoteSource(Coordinator* c, int process, uint32_t file, uint64_t first, uint64_t end, uint32_t major)
+      : c_(c), process_(process), file_(file), first_(first), end_(end), major_(major) {}
+  uint64_t first_id() const override { return first_; }
+  uint64_t end_id() const override { return end_; }
+  uint32_t format_major() const override { return major_; }
+  const lst_record* record(uint64_t id) const override {
+    if (id < first_ || id >= end_) return nullptr;
+    std::lock_guard<std::mutex> lock(mu_);
+    const uint64_t k = id / kBlock;
+    auto it = blocks_.find(k);
+    if (it == blocks_.end()) {
+      const uint64_t lo = std::max(first_, k * kBlock), hi = std::min(end_, (k + 1) * kBlock);
+      const std::string b = c_->ask(process_, kRecords, file_, lo, hi - lo);
+      if (b.size() != (hi - lo) * (1 + sizeof(lst_record)))
+        throw std::runtime_error(
+            fmt::format("process {}: {} bytes for {} records", process_, b.size(), hi - lo));
+      Block blk;
+      blk.lo = lo;
+      blk.there.assign(b.begin(), b.begin() + std::ptrdiff_t(hi - lo));
+      blk.records.reset(new lst_record[hi - lo]);
+      std::memcpy(blk.records.get(), b.data() + (hi - lo), (hi - lo) * sizeof(lst_record));
+      it = blocks_.emplace(k, std::move(blk)).first;
+    }
+    const Block& blk = it->second;
+    return blk.there[id - blk.lo] ? &blk.records[id - blk.lo] : nullptr;
+  }
+  std::string_view string(uint32_t id) const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = strings_.find(id);
+    if (it == strings_.end()) it = strings_.emplace(id, c_->ask(process_, kString, file_, id, 0)).first;
+    return it->second;
+  }
+  std::vector<int32_t> members(uint32_t id) const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    const std::string b = c_->ask(process_, kMembers, file_, id, 0);
+    std::vector<int32_t> v(b.size() / sizeof(int32_t));
+    std::memcpy(v.data(), b.data(), v.size() * sizeof(int32_t));
+    return v;
+  }
+
+ private:
+  struct Block {
+    uint64_t lo = 0;
+    std::string there;  // per record: 1 published, 0 not (record() gives nullptr)
+    std::unique_ptr<lst_record[]> records;
+  };
+  Coordinator* c_;
+  int process_;
+  uint32_t file_;
+  uint64_t first_, end_;
+  uint32_t major_;
+  mutable std::mutex mu_;
+  mutable std::unordered_map<uint64_t, Block> blocks_;
+  mutable std::unordered_map<uint32_t, std::string> strings_;
+};
+
+// The reply of a process to process 0's kAssign: per file, its error, or its rank and warning.
+// The member lists the ranks share go first, each once (a world-sized list is in every rank's model).
+std::string loaded_reply(const std::vector<LoadedFile>& files) {
+  MemberLists lists;
+  Out ranks;
+  for (const LoadedFile& f : files) {
+    ranks.str(f.error);
+    if (!f.error.empty()) continue;
+    ranks.str(f.warning);
+    ranks.str(encode_rank(f.rank, &lists));
+  }
+  Out o;
+  o.pod(uint64_t(lists.lists.size()));
+  for (const auto& l : lists.lists) o.vec(*l);
+  o.pod(uint64_t(files.size()));
+  o.bytes() += ranks.bytes();
+  return std::move(o.bytes());
+}
+
+std::string listing_message(const std::vector<std::string>& inputs) {
+  Out o;
+  o.str(host_name());
+  try {
+    Listing l = list_inputs(inputs);
+    o.str("");
+    o.strings(l.paths);
+    o.strings(l.skipped);
+  } catch (const std::exception& e) {
+    o.str(e.what());
+  }
+  return std::move(o.bytes());
+}
+
+}  // namespace
+
+Session::Session() {
+  int ready = 0;
+  MPI_Initialized(&ready);
+  if (!ready) {
+    int provided = 0;
+    MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
+  }
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+  MPI_Comm_size(MPI_COMM_WORLD, &size_);
+}
+
+Session::~Session() {
+  int done = 0;
+  MPI_Finalized(&done);
+  if (!done) MPI_Finalize();
+}
+
+void serve(const std::vector<std::string>& inputs, const LoadOptions& options) {
+  int me = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &me);
+  try {
+    send_bytes(listing_message(inputs), 0, kTagListing);
+    std::vector<std::shared_ptr<const RecordSource>> sources;
+    for (;;) {
+      const std::string req = recv_bytes(0, kTagRequest);
+      In in(req);
+      const auto op = in.pod<uint32_t>(), file = in.pod<uint32_t>();
+      const auto a = in.pod<uint64_t>(), b = in.pod<uint64_t>();
+      const std::string payload = in.str();
+      if (op == kStop) return;
+      if (op == kAssign) {
+        In p(payload);
+        const std::vector<std::string> paths = p.strings();
+        std::vector<LoadedFile> files = load_files(paths, options);
+        for (auto& f : files) sources.push_back(f.error.empty() ? f.rank.source : nullptr);
+        send_bytes(loaded_reply(files), 0, kTagReply);
+        continue;
+      }
+      if (file >= sources.size() || !sources[file])
+        throw std::runtime_error(
+            fmt::format("process 0 asked for file {}, which this process did not load", file));
+      const RecordSource& src = *sources[file];
+      std::string reply;
+      if (op == kRecords) {
+        if (b > kBlock) throw std::runtime_error("process 0 asked for more records than a block");
+        reply.assign(size_t(b) * (1 + sizeof(lst_record)), '\0');
+        for (uint64_t i = 0; i < b; ++i)
+          if (const lst_record* rec = src.record(a + i)) {
+            reply[size_t(i)] = 1;
+            std::memcpy(reply.data() + b + i * sizeof(lst_record), rec, sizeof(lst_record));
+          }
+      } else if (op == kString) {
+        reply = std::string(src.string(uint32_t(a)));
+      } else if (op == kMembers) {
+        const std::vector<int32_t> m = src.members(uint32_t(a));
+        reply.assign(reinterpret_cast<const char*>(m.data()), m.size() * sizeof(int32_t));
+      } else {
+        throw std::runtime_error(fmt::format("unknown request {} from process 0", op));
+      }
+      send_bytes(reply, 0, kTagReply);
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "lockstep check --mpi: process %d: %s\n", me, e.what());
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+}
+
+Coordinator::Coordinator(const Session& session) : size_(session.size()), awaiting_(size_t(session.size())) {}
+
+Coordinator::~Coordinator() { finish(); }
+
+void Coordinator::take_listings() {
+  if (listed_) return;
+  listed_ = true;
+  listings_.resize(size_t(size_));
+  for (int p = 1; p < size_; ++p) listings_[size_t(p)] = recv_bytes(p, kTagListing);
+}
+
+void Coordinator::finish() {
+  if (finished_) return;
+  // A process blocked sending its listing or a reply must be heard before it can hear the end.
+  take_listings();
+  for (int p = 1; p < size_; ++p)
+    if (awaiting_[size_t(p)]) (void)recv_bytes(p, kTagReply);
+  finished_ = true;
+  for (int p = 1; p < size_; ++p) send_bytes(request(kStop, 0, 0, 0), p, kTagRequest);
+}
+
+void Coordinator::send_request(int process, const std::string& req) {
+  send_bytes(req, process, kTagRequest);
+  awaiting_[size_t(process)] = true;
+}
+
+std::string Coordinator::reply(int process) {
+  std::string b = recv_bytes(process, kTagReply);
+  awaiting_[size_t(process)] = false;
+  return b;
+}
+
+std::string Coordinator::ask(int process, uint32_t op, uint32_t file, uint64_t a, uint64_t b) {
+  if (finished_) throw std::runtime_error("records of another process asked for after the check ended");
+  send_request(process, request(op, file, a, b));
+  return reply(process);
+}
+
+LoadElsewhere Coordinator::loader() {
+  return [this](const std::vector<std::string>& inputs, const LoadOptions& options) {
+    return load(inputs, options);
+  };
+}
+
+Listing Coordinator::load(const std::vector<std::string>& inputs, const LoadOptions& options) {
+  take_listings();
+  listings_[0] = listing_message(inputs);
+  // Which processes see each file: the same path on two nodes is one file (a shared file system);
+  // node-local directories hold different files, named by rank and host.
+  std::map<std::string, std::vector<int>> seen;
+  std::map<std::string, bool> skipped;
+  std::string errors;
+  for (int p = 0; p < size_; ++p) {
+    In in(listings_[size_t(p)]);
+    const std::string host = in.str(), error = in.str();
+    if (!error.empty()) {
+      errors += fmt::format("{}process {} on {}: {}", errors.empty() ? "" : "; ", p, host, error);
+      continue;
+    }
+    for (std::string& path : in.strings()) seen[path].push_back(p);
+    for (std::string& s : in.strings()) skipped[s] = true;
+  }
+  if (!errors.empty()) throw LoadError(errors);
+  Listing l;
+  std::vector<std::vector<std::string>> share(static_cast<size_t>(size_));
+  std::vector<std::pair<int, uint32_t>> where;  // per path: process and index in its share
+  for (auto& [path, procs] : seen) {
+    const int p = *std::min_element(procs.begin(), procs.end(), [&](int x, int y) {
+      return share[size_t(x)].size() < share[size_t(y)].size();
+    });
+    where.emplace_back(p, uint32_t(share[size_t(p)].size()));
+    share[size_t(p)].push_back(path);
+    l.paths.push_back(path);
+  }
+  for (auto& [s, _] : skipped) l.skipped.push_back(s);
+  for (int p = 1; p < size_; ++p) {
+    Out paths;
+    paths.strings(share[size_t(p)]);
+    send_request(p, request(kAssign, 0, 0, 0, paths.bytes()));
+  }
+  std::vector<std::vector<LoadedFile>> loaded(static_cast<size_t>(size_));
+  loaded[0] = load_files(share[0], options);
+  for (int p = 1; p < size_; ++p) {
+    const std::string loaded_p = reply(p);
+    In in(loaded_p);
+    std::vector<std::shared_ptr<const std::vector<int32_t>>> lists(in.pod<uint64_t>());
+    for (auto& list : lists) list = intern_members(in.vec<int32_t>());
+    std::vector<LoadedFile>& files = loaded[size_t(p)];
+    files.resize(in.pod<uint64_t>());
+    if (files.size() != share[size_t(p)].size())
+      throw std::runtime_error(
+          fmt::format("process {} loaded {} files of {}", p, files.size(), share[size_t(p)].size()));
+    for (uint32_t i = 0; i < files.size(); ++i) {
+      LoadedFile& f = files[i];
+      f.error = in.str();
+      if (!f.error.empty()) continue;
+      f.warning = in.str();
+      f.rank = decode_rank(
+          in.str(),
+          [&](uint64_t first, uint64_t end, uint32_t major) {
+            return std::make_shared<RemoteSource>(this, p, i, first, end, major);
+          },
+          &lists);
+    }
+  }
+  for (auto& [p, i] : where) l.files.push_back(std::move(loaded[size_t(p)][i]));
+  return l;
+}
+
+}  // namespace lockstep::check::mpi

@@ -1,0 +1,93 @@
+// The byte encoding `check --mpi`'s processes send each other (distributed.cc, rank_codec.cc): plain
+// values as their bytes, strings and vectors of plain values behind their length. A message cut short
+// is a std::runtime_error, never a read past its end.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <cstdint>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+namespace lockstep::check::mpi::wire {
+
+class Out {
+ public:
+  template <class T>
+  void pod(const T& v) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    b_.append(reinterpret_cast<const char*>(&v), sizeof v);
+  }
+  void str(std::string_view s) {
+    pod(uint64_t(s.size()));
+    b_.append(s.data(), s.size());
+  }
+  template <class T>
+  void vec(const std::vector<T>& v) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    pod(uint64_t(v.size()));
+    b_.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
+  }
+  void strings(const std::vector<std::string>& v) {
+    pod(uint64_t(v.size()));
+    for (auto& s : v) str(s);
+  }
+  std::string& bytes() { return b_; }
+
+ private:
+  std::string b_;
+};
+
+class In {
+ public:
+  explicit In(std::string_view b) : p_(b.data()), end_(b.data() + b.size()) {}
+  template <class T>
+  T pod() {
+    static_assert(std::is_trivially_copyable_v<T>);
+    T v;
+    std::memcpy(&v, take(sizeof v), sizeof v);
+    return v;
+  }
+  template <class T>
+  void pod(T& v) {
+    v = pod<T>();
+  }
+  std::string str() {
+    const uint64_t n = pod<uint64_t>();
+    return std::string(take(n), n);
+  }
+  template <class T>
+  std::vector<T> vec() {
+    const uint64_t n = pod<uint64_t>();
+    if (n > uint64_t(end_ - p_) / sizeof(T)) short_of(n * sizeof(T));
+    std::vector<T> v(n);
+    std::memcpy(v.data(), take(n * sizeof(T)), n * sizeof(T));
+    return v;
+  }
+  std::vector<std::string> strings() {
+    std::vector<std::string> v(pod<uint64_t>());
+    for (auto& s : v) s = str();
+    return v;
+  }
+  bool done() const { return p_ == end_; }
+
+ private:
+  const char* take(uint64_t n) {
+    if (n > uint64_t(end_ - p_)) short_of(n);
+    const char* at = p_;
+    p_ += n;
+    return at;
+  }
+  [[noreturn]] void short_of(uint64_t n) const {
+    throw std::runtime_error(
+        fmt::format("a message from another process ends early ({} bytes wanted, {} left)", n, end_ - p_));
+  }
+  const char* p_;
+  const char* end_;
+};
+
+}  // namespace lockstep::check::mpi::wire
