@@ -30,8 +30,11 @@ using wire::In;
 using wire::Out;
 
 enum Tag : int { kTagListing = 7301, kTagRequest = 7302, kTagReply = 7303 };
-enum Op : uint32_t { kAssign = 1, kRecords = 2, kString = 3, kMembers = 4, kStop = 5 };
-constexpr uint64_t kBlock = 4096;           // records per request for another process's rank
+enum Op : uint32_t { kAssign = 1, kRecords = 2, kString = 3, kMembers = 4, kStop = 5, kCalls = 6 };
+// Another process's records come in blocks of kBlock (16 KiB): one block for a record looked up on its
+// own (a finding's call), kRun blocks at once for a walk (a record in the block after the last fetched).
+constexpr uint64_t kBlock = 256;
+constexpr uint64_t kRun = 16;
 constexpr size_t kPiece = size_t(1) << 30;  // bytes per MPI message (counts are ints)
 
 // One message of any length: its size, then pieces of at most kPiece bytes.
@@ -81,17 +84,26 @@ class RemoteSource : public RecordSource {
     const uint64_t k = id / kBlock;
     auto it = blocks_.find(k);
     if (it == blocks_.end()) {
-      const uint64_t lo = std::max(first_, k * kBlock), hi = std::min(end_, (k + 1) * kBlock);
+      uint64_t n = 1;  // blocks to fetch: a walk's next kRun, up to the next one already here
+      if (k == last_ + 1)
+        while (n < kRun && !blocks_.count(k + n) && (k + n) * kBlock < end_) ++n;
+      const uint64_t lo = std::max(first_, k * kBlock), hi = std::min(end_, (k + n) * kBlock);
       const std::string b = c_->ask(process_, kRecords, file_, lo, hi - lo);
       if (b.size() != (hi - lo) * (1 + sizeof(lst_record)))
         throw std::runtime_error(
             fmt::format("process {}: {} bytes for {} records", process_, b.size(), hi - lo));
-      Block blk;
-      blk.lo = lo;
-      blk.there.assign(b.begin(), b.begin() + std::ptrdiff_t(hi - lo));
-      blk.records.reset(new lst_record[hi - lo]);
-      std::memcpy(blk.records.get(), b.data() + (hi - lo), (hi - lo) * sizeof(lst_record));
-      it = blocks_.emplace(k, std::move(blk)).first;
+      for (uint64_t j = k; j < k + n; ++j) {
+        const uint64_t a = std::max(lo, j * kBlock), z = std::min(hi, (j + 1) * kBlock);
+        Block blk;
+        blk.lo = a;
+        blk.there.assign(b.data() + (a - lo), z - a);
+        blk.records.reset(new lst_record[z - a]);
+        std::memcpy(blk.records.get(), b.data() + (hi - lo) + (a - lo) * sizeof(lst_record),
+                    (z - a) * sizeof(lst_record));
+        blocks_.emplace(j, std::move(blk));
+      }
+      last_ = k + n - 1;
+      it = blocks_.find(k);
     }
     const Block& blk = it->second;
     return blk.there[id - blk.lo] ? &blk.records[id - blk.lo] : nullptr;
@@ -101,6 +113,21 @@ class RemoteSource : public RecordSource {
     auto it = strings_.find(id);
     if (it == strings_.end()) it = strings_.emplace(id, c_->ask(process_, kString, file_, id, 0)).first;
     return it->second;
+  }
+  // The owner builds the vectors from its records and sends 12 bytes per call: the rank goes to it as
+  // process 0 holds it now (trimmed windows, cut ends), so that both materialize the same calls.
+  bool fill_calls(const Rank& rank) const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    const std::string b = c_->ask(process_, kCalls, file_, 0, 0, encode_rank(rank));
+    In in(b);
+    for (const Sequence& s : rank.seqs) {
+      s.sig = in.vec<uint64_t>();
+      s.ref = in.vec<RecordRef>();
+      if (s.sig.size() != s.count || s.ref.size() != s.count)
+        throw std::runtime_error(
+            fmt::format("process {}: {} calls for a sequence of {}", process_, s.sig.size(), s.count));
+    }
+    return true;
   }
   std::vector<int32_t> members(uint32_t id) const override {
     std::lock_guard<std::mutex> lock(mu_);
@@ -123,6 +150,7 @@ class RemoteSource : public RecordSource {
   uint32_t major_;
   mutable std::mutex mu_;
   mutable std::unordered_map<uint64_t, Block> blocks_;
+  mutable uint64_t last_ = UINT64_MAX - 1;  // the last block fetched
   mutable std::unordered_map<uint32_t, std::string> strings_;
 };
 
@@ -205,13 +233,23 @@ void serve(const std::vector<std::string>& inputs, const LoadOptions& options) {
       const RecordSource& src = *sources[file];
       std::string reply;
       if (op == kRecords) {
-        if (b > kBlock) throw std::runtime_error("process 0 asked for more records than a block");
+        if (b > kBlock * kRun) throw std::runtime_error("process 0 asked for more records than a walk's run");
         reply.assign(size_t(b) * (1 + sizeof(lst_record)), '\0');
         for (uint64_t i = 0; i < b; ++i)
           if (const lst_record* rec = src.record(a + i)) {
             reply[size_t(i)] = 1;
             std::memcpy(reply.data() + b + i * sizeof(lst_record), rec, sizeof(lst_record));
           }
+      } else if (op == kCalls) {
+        // The rank as process 0 holds it, reading this process's file.
+        const Rank rank = decode_rank(payload, [&](uint64_t, uint64_t, uint32_t) { return sources[file]; });
+        rank.materialize();
+        Out o;
+        for (const Sequence& s : rank.seqs) {
+          o.vec(s.sig);
+          o.vec(s.ref);
+        }
+        reply = std::move(o.bytes());
       } else if (op == kString) {
         reply = std::string(src.string(uint32_t(a)));
       } else if (op == kMembers) {
@@ -260,9 +298,10 @@ std::string Coordinator::reply(int process) {
   return b;
 }
 
-std::string Coordinator::ask(int process, uint32_t op, uint32_t file, uint64_t a, uint64_t b) {
+std::string Coordinator::ask(int process, uint32_t op, uint32_t file, uint64_t a, uint64_t b,
+                             std::string_view payload) {
   if (finished_) throw std::runtime_error("records of another process asked for after the check ended");
-  send_request(process, request(op, file, a, b));
+  send_request(process, request(op, file, a, b, payload));
   return reply(process);
 }
 

@@ -394,6 +394,10 @@ void resolve_stream(Rank& rank, const SiteKeys& keys) {
 
 void Rank::materialize() const {
   if (!streamed || materialized) return;
+  if (source && source->fill_calls(*this)) {
+    materialized = true;
+    return;
+  }
   SiteLookup site(*this);
   for (auto& s : seqs) {
     s.sig.clear();

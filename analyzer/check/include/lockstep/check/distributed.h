@@ -52,7 +52,8 @@ class Coordinator {
 
   // A request to another process about the file it loaded as its `file`th (distributed.cc), and the
   // reply. Throws std::runtime_error once finished.
-  std::string ask(int process, uint32_t op, uint32_t file, uint64_t a, uint64_t b);
+  std::string ask(int process, uint32_t op, uint32_t file, uint64_t a, uint64_t b,
+                  std::string_view payload = {});
 
  private:
   Listing load(const std::vector<std::string>& inputs, const LoadOptions& options);

@@ -38,6 +38,10 @@ class RecordSource {
     capacity = 0;
     return nullptr;
   }
+  // Fills `rank`'s per-call vectors (each sequence's sig and ref, as Rank::materialize() would from
+  // the records) where whoever holds the records builds them (`check --mpi`: the process that loaded
+  // the file); false: the records are read here.
+  virtual bool fill_calls(const struct Rank& rank) const { return false; }
   // The trace format's major version: 2.x records carry a check (lockstep/format/record_check.h).
   virtual uint32_t format_major() const { return 1; }
   // The slots read with pread rather than through the mapping (walk::for_each_slot): a descriptor of
