@@ -272,6 +272,10 @@ std::vector<std::string> trace_paths(const std::vector<std::string>& inputs,
   }
   std::sort(paths.begin(), paths.end());
   paths.erase(std::unique(paths.begin(), paths.end()), paths.end());
+  // In the order of their paths, not the directory's: the same on every machine (`check --mpi` merges
+  // the lists of several processes).
+  std::sort(skipped.begin(), skipped.end());
+  skipped.erase(std::unique(skipped.begin(), skipped.end()), skipped.end());
   return paths;
 }
 }  // namespace

@@ -55,6 +55,16 @@ two, local = key("two"), key("mpi-local")
 assert two == local, "--mpi from node-local directories differs from the check of both in one process"
 print("--mpi: the same summary, findings and hang report from node-local directories as in one process")
 PY
+# Special files, each named in a warning by every process that lists them: the warnings of --mpi are
+# those of one process, in the same order.
+mkdir -p "$out/special" && cp "$out"/all/*.lstrace "$out/special/"
+ln -s /etc/hostname "$out/special/zz.lstrace" && ln -s /etc/hostname "$out/special/aa.lstrace" &&
+  mkfifo "$out/special/mm.lstrace" || fail "special files"
+"$lockstep" check --no-symbolize --format json -o "$out/special-one.json" "$out/special"
+"${mpi[@]}" "${flags[@]}" -np 3 "$lockstep" "${each[@]}" --format json -o "$out/special-mpi.json" "$out/special" \
+  >"$out/special-mpi.log" 2>&1
+cmp "$out/special-one.json" "$out/special-mpi.json" || fail "--mpi: the special files' warnings differ"
+grep -c 'not a regular file' "$out/special-mpi.json" | grep -qx 3 || fail "--mpi: not every special file named"
 # A process whose directory does not exist: exit 2, the process and its host named, no hang.
 msg=$(timeout 60 "${mpi[@]}" "${flags[@]}" -np 1 "$lockstep" "${each[@]}" "$out/host-a" : \
   -np 1 "$lockstep" "${each[@]}" "$out/no-such-dir" 2>&1)
