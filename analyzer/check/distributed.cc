@@ -316,21 +316,29 @@ Listing Coordinator::load(const std::vector<std::string>& inputs, const LoadOpti
   listings_[0] = listing_message(inputs);
   // Which processes see each file: the same path on two nodes is one file (a shared file system);
   // node-local directories hold different files, named by rank and host.
+  // A process that finds no trace file (a node where the job ran no rank, a directory not there) adds
+  // none and is named in a warning: the ranks it would have held are missing processes in the verdict.
+  // Only when no process finds one is it bad input.
   std::map<std::string, std::vector<int>> seen;
   std::map<std::string, bool> skipped;
-  std::string errors;
+  std::vector<std::string> errors;
   for (int p = 0; p < size_; ++p) {
     In in(listings_[size_t(p)]);
     const std::string host = in.str(), error = in.str();
     if (!error.empty()) {
-      errors += fmt::format("{}process {} on {}: {}", errors.empty() ? "" : "; ", p, host, error);
+      errors.push_back(fmt::format("process {} on {}: {}", p, host, error));
       continue;
     }
     for (std::string& path : in.strings()) seen[path].push_back(p);
     for (std::string& s : in.strings()) skipped[s] = true;
   }
-  if (!errors.empty()) throw LoadError(errors);
+  if (seen.empty()) {
+    std::string all;
+    for (auto& e : errors) all += (all.empty() ? "" : "; ") + e;
+    throw LoadError(all.empty() ? "no process found a trace file (*.lstrace)" : all);
+  }
   Listing l;
+  for (auto& e : errors) l.skipped.push_back(e + ": no trace file from there");
   std::vector<std::vector<std::string>> share(static_cast<size_t>(size_));
   std::vector<std::pair<int, uint32_t>> where;  // per path: process and index in its share
   for (auto& [path, procs] : seen) {

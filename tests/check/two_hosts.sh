@@ -65,13 +65,27 @@ ln -s /etc/hostname "$out/special/zz.lstrace" && ln -s /etc/hostname "$out/speci
   >"$out/special-mpi.log" 2>&1
 cmp "$out/special-one.json" "$out/special-mpi.json" || fail "--mpi: the special files' warnings differ"
 grep -c 'not a regular file' "$out/special-mpi.json" | grep -qx 3 || fail "--mpi: not every special file named"
-# A process whose directory does not exist: exit 2, the process and its host named, no hang.
-msg=$(timeout 60 "${mpi[@]}" "${flags[@]}" -np 1 "$lockstep" "${each[@]}" "$out/host-a" : \
-  -np 1 "$lockstep" "${each[@]}" "$out/no-such-dir" 2>&1)
+# A process whose directory does not exist (a node where the job ran no rank, or a wrong path): the files
+# the others found are checked, the ranks it would have held are missing processes (exit 1), and a
+# warning names the process, its host and the reason. No process finding a file is exit 2, naming each.
+"${mpi[@]}" "${flags[@]}" -np 1 "$lockstep" "${each[@]}" --format json -o "$out/mpi-missing.json" "$out/host-a" : \
+  -np 1 "$lockstep" "${each[@]}" "$out/no-such-dir" >"$out/mpi-missing.log" 2>&1
 rc=$?
-[ $rc = 2 ] || fail "--mpi with a missing directory on process 1: expected exit 2, got $rc: $msg"
-grep -q "process 1 on $(hostname): .*no-such-dir: No such file or directory" <<<"$msg" ||
-  fail "--mpi: the error does not name the process and its directory: $msg"
+[ $rc = 1 ] || { cat "$out/mpi-missing.log"; fail "--mpi with a missing directory on process 1: expected exit 1, got $rc"; }
+python3 - "$out/mpi-missing.json" "$(hostname)" <<'PY' || exit 1
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["summary"]["ranks"] == 2, r["summary"]
+assert r["missing_processes"] == [2, 3], r["missing_processes"]
+want = f"process 1 on {sys.argv[2]}: "
+assert any(w.startswith(want) and "no-such-dir: No such file or directory" in w for w in r["warnings"]), r["warnings"]
+print("--mpi: a process with no directory adds no file and is named in a warning")
+PY
+msg=$(timeout 60 "${mpi[@]}" "${flags[@]}" -np 2 "$lockstep" "${each[@]}" "$out/no-such-dir" 2>&1)
+rc=$?
+[ $rc = 2 ] || fail "--mpi with no directory anywhere: expected exit 2, got $rc: $msg"
+grep -q "process 0 on $(hostname): .*no-such-dir: No such file or directory; process 1 on " <<<"$msg" ||
+  fail "--mpi: the error does not name each process and its directory: $msg"
 
 "$lockstep" diff --no-symbolize "$out/all" "$out/host-a,$out/host-b" >"$out/diff.txt"
 [ $? = 0 ] || { cat "$out/diff.txt"; fail "diff of the same run split over two hosts: expected exit 0"; }
