@@ -45,6 +45,10 @@ each=(check --mpi --no-symbolize)
   >"$out/mpi-shared.log" 2>&1
 [ $? = 1 ] || { cat "$out/mpi-shared.log"; fail "--mpi, one shared directory: expected exit 1"; }
 cmp "$out/one.json" "$out/mpi-shared.json" || fail "--mpi on one shared directory: not the JSON of one process"
+# Without mpirun (MPI's singleton start): one process does it all.
+"$lockstep" "${each[@]}" --format json -o "$out/mpi-alone.json" "$out/all" >"$out/mpi-alone.log" 2>&1
+[ $? = 1 ] || { cat "$out/mpi-alone.log"; fail "--mpi without mpirun: expected exit 1"; }
+cmp "$out/one.json" "$out/mpi-alone.json" || fail "--mpi without mpirun: not the JSON of one process"
 python3 - "$out" <<'PY' || exit 1
 import json, sys
 out = sys.argv[1]
