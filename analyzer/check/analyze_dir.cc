@@ -38,24 +38,26 @@ SiteKeys make_site_keys(const std::shared_ptr<symbolize::Symbolizer>& sym) {
   };
 }
 
+// The loader's part of the options, as given, with the call sites keyed through `sym` where given.
+LoadOptions with_site_keys(const DirOptions& options, const std::shared_ptr<symbolize::Symbolizer>& sym) {
+  LoadOptions lo = options;
+  if (sym) lo.site_keys = make_site_keys(sym);
+  return lo;
+}
 }  // namespace
 
 LoadOptions loader_options(const DirOptions& options) {
-  LoadOptions lo = options;  // the loader's part, as given
-  if (options.symbolize) lo.site_keys = make_site_keys(std::make_shared<symbolize::Symbolizer>());
-  return lo;
+  return with_site_keys(options, options.symbolize ? std::make_shared<symbolize::Symbolizer>() : nullptr);
 }
 
 Analysis analyze_dir(const std::vector<std::string>& inputs, const DirOptions& options) {
   Analysis a;
-  LoadOptions lo = options;  // the loader's part, as given
   std::shared_ptr<symbolize::Symbolizer> sym;
   if (options.symbolize) {
     sym = std::make_shared<symbolize::Symbolizer>();
-    lo.site_keys = make_site_keys(sym);
     a.symbolize = make_symbolizer(sym);
   }
-  a.job = load_paths(inputs, lo);
+  a.job = load_paths(inputs, with_site_keys(options, sym));
   if (sym && sym->tool().empty())
     a.job.warnings.push_back(
         "no symbolizer found (llvm-symbolizer, addr2line or $LOCKSTEP_SYMBOLIZER): call sites are "

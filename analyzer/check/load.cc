@@ -379,15 +379,9 @@ Listing list_inputs(const std::vector<std::string>& inputs) {
 Job load_paths(const std::vector<std::string>& inputs, const LoadOptions& options) {
   std::string dir;  // how the inputs are named in messages
   for (auto& in : inputs) dir += (dir.empty() ? "" : ", ") + in;
-  Listing listing;
-  if (options.load_elsewhere) {
-    listing = options.load_elsewhere(inputs, options);
-    if (listing.paths.empty()) throw LoadError(fmt::format("{}: no trace files (*.lstrace)", dir));
-  } else {
-    listing = list_inputs(inputs);
-    if (listing.paths.empty()) throw LoadError(fmt::format("{}: no trace files (*.lstrace)", dir));
-    listing.files = load_files(listing.paths, options);
-  }
+  Listing listing = options.load_elsewhere ? options.load_elsewhere(inputs, options) : list_inputs(inputs);
+  if (listing.paths.empty()) throw LoadError(fmt::format("{}: no trace files (*.lstrace)", dir));
+  if (!options.load_elsewhere) listing.files = load_files(listing.paths, options);
   const std::vector<std::string>& paths = listing.paths;
   const std::vector<std::string>& skipped = listing.skipped;
   std::vector<Rank> ranks;

@@ -15,8 +15,30 @@
 
 namespace lockstep::check::mpi::wire {
 
+template <class T>
+struct IsVector : std::false_type {};
+template <class T>
+struct IsVector<std::vector<T>> : std::true_type {};
+
+// Out and In also offer the same two calls, so that one function can list a structure's fields for
+// both directions (rank_codec.cc): field(x) for a plain value, a string or a vector of plain values,
+// and each(v, fn) for a vector of structures, fn(element) listing each element's fields.
 class Out {
  public:
+  template <class T>
+  void field(const T& v) {
+    if constexpr (std::is_same_v<T, std::string>)
+      str(v);
+    else if constexpr (IsVector<T>::value)
+      vec(v);
+    else
+      pod(v);
+  }
+  template <class T, class Fn>
+  void each(const std::vector<T>& v, Fn&& fn) {
+    pod(uint64_t(v.size()));
+    for (const T& x : v) fn(x);
+  }
   template <class T>
   void pod(const T& v) {
     static_assert(std::is_trivially_copyable_v<T>);
@@ -45,6 +67,22 @@ class Out {
 class In {
  public:
   explicit In(std::string_view b) : p_(b.data()), end_(b.data() + b.size()) {}
+  template <class T>
+  void field(T& v) {
+    if constexpr (std::is_same_v<T, std::string>)
+      v = str();
+    else if constexpr (IsVector<T>::value)
+      v = vec<typename T::value_type>();
+    else
+      pod(v);
+  }
+  template <class T, class Fn>
+  void each(std::vector<T>& v, Fn&& fn) {
+    const uint64_t n = pod<uint64_t>();
+    if (n > uint64_t(end_ - p_)) short_of(n);  // every element takes a byte at least
+    v.resize(n);
+    for (T& x : v) fn(x);
+  }
   template <class T>
   T pod() {
     static_assert(std::is_trivially_copyable_v<T>);
