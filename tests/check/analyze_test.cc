@@ -171,7 +171,7 @@ INSTANTIATE_TEST_SUITE_P(
                                    Severity::kError},
                       MismatchCase{"root", Call{.op = LST_OP_BCAST, .redop = 0, .root = 1},
                                    Kind::kRootMismatch, Severity::kError}),
-    [](const auto& info) { return std::string(info.param.name); });
+    [](const auto& p) { return std::string(p.param.name); });
 
 TEST(Analyze, NameMismatchOnRuntimeRecords) {
   auto b = ranks(4);
