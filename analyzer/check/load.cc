@@ -10,7 +10,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <cstddef>
 #include <cstdio>
@@ -20,10 +19,10 @@
 #include <map>
 #include <set>
 #include <string_view>
-#include <thread>
 
 #include "lockstep/format/escape.h"
 #include "lockstep/format/reader.h"
+#include "parallel.h"
 #include "record_sig.h"
 
 namespace lockstep::check {
@@ -346,24 +345,14 @@ void set_aside_spawned(std::vector<Rank>& ranks, std::vector<std::string>& warni
 std::vector<LoadedFile> load_files(const std::vector<std::string>& paths, const LoadOptions& options) {
   const std::string host = options.this_host.empty() ? hostname() : options.this_host;
   const bool keep = options.keep_mapped && fits_in_memory(paths);
-  size_t workers =
-      options.jobs > 0 ? size_t(options.jobs) : std::max(1u, std::thread::hardware_concurrency());
-  workers = std::max<size_t>(1, std::min(workers, paths.size()));
   std::vector<LoadedFile> files(paths.size());
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t i; (i = next.fetch_add(1)) < paths.size();) {
-      try {
-        files[i].rank = load_one(paths[i], options, host, keep);
-      } catch (const std::exception& e) {
-        files[i].error = e.what();
-      }
+  for_each_parallel(paths.size(), options.jobs, [&](size_t i) {
+    try {
+      files[i].rank = load_one(paths[i], options, host, keep);
+    } catch (const std::exception& e) {
+      files[i].error = e.what();
     }
-  };
-  std::vector<std::thread> pool;
-  for (size_t t = 1; t < workers; ++t) pool.emplace_back(work);
-  work();
-  for (auto& t : pool) t.join();
+  });
   // Serial: the symbolizer runs one external process per batch and keeps one cache for every rank.
   for (auto& f : files)
     if (f.error.empty()) f.warning = resolve(f.rank, options);
