@@ -471,8 +471,11 @@ class Analyzer {
     for (auto& g : groups) g.support = g.ranks.size();
     // Views differ: from here on the calls themselves are compared, so the ranks that hold each view
     // are read again (a streamed rank holds only its sequences' lengths and hashes until then).
-    if (groups.size() > 1)
-      for (auto& g : groups) g.ranks.front()->materialize();
+    if (groups.size() > 1) {
+      std::vector<const Rank*> holders;
+      for (auto& g : groups) holders.push_back(g.ranks.front());
+      materialize_all(holders, true, opt_.jobs);
+    }
     if (groups.size() > 1) {
       // Ranks that have not finished and are a prefix of a longer view are behind, not different.
       for (auto& h : groups) {
@@ -534,17 +537,39 @@ class Analyzer {
     invalid_arguments(c, ref);
     for (size_t gi = 0; gi < groups.size(); ++gi) {
       if (gi == best) continue;
-      for (const Rank* r : groups[gi].ranks) {
+      each_read_ahead(groups[gi].ranks, [&](const Rank* r) {
         compare(c, ref, *r, tie, majority);
         // Findings keep copies, never the vectors: a streamed rank that is no view's holder goes back
         // to its lengths and hashes, so that many differing ranks are not all held at once.
         if (r != groups[gi].ranks.front()) r->release();
-      }
+      });
     }
     for (auto& g : groups) g.ranks.front()->release();
   }
 
   std::set<uint64_t> control_comms_;
+
+  // fn(rank) for each of `ranks` in turn, fn reading the rank's calls and releasing it. The ranks are
+  // read a batch at a time before their turn: those whose calls lie with another process (`check
+  // --mpi`) with every owner reading at once, the others on Options::jobs threads (with one thread,
+  // each by fn itself). A batch holds up to kBatchCalls calls (12 bytes each), so that many differing
+  // ranks are still not all held at once.
+  template <class Fn>
+  void each_read_ahead(const std::vector<const Rank*>& ranks, Fn&& fn) const {
+    constexpr uint64_t kBatchCalls = uint64_t(1) << 22;
+    for (size_t at = 0; at < ranks.size();) {
+      std::vector<const Rank*> batch;
+      uint64_t calls = 0;
+      for (; at + batch.size() < ranks.size() && (batch.empty() || calls < kBatchCalls);) {
+        const Rank* r = ranks[at + batch.size()];
+        batch.push_back(r);
+        for (const Sequence& q : r->seqs) calls += q.count;
+      }
+      materialize_all(batch, opt_.jobs != 1, opt_.jobs);
+      for (const Rank* r : batch) fn(r);
+      at += batch.size();
+    }
+  }
 
   // An argument MPI rejects whatever the other ranks pass (MPI_ERR_ROOT, MPI_ERR_COMM, MPI_ERR_TYPE): a
   // root that is no rank of the communicator, a null communicator or datatype. Not a mismatch when
@@ -611,12 +636,15 @@ class Analyzer {
       std::string died_text;
       bool headline_died = false;
       std::set<std::string> errors;
-      for (const Rank* r : c.ranks) {
+      // Each rank is read for its call #i and given back before the next: a large communicator is
+      // never held in memory all at once. The views' holders stay (the comparisons read them).
+      std::set<const Rank*> holders;
+      for (const Rank* r : c.ranks)
+        if (r->materialized) holders.insert(r);
+      each_read_ahead(c.ranks, [&](const Rank* r) {
         f.ranks.push_back(r->world_rank);
         const Sequence* s = r->sequence(c.ref.id);
-        // Each rank is read for its call #i and given back before the next: a large communicator is
-        // never held in memory all at once. The views' holders stay (the comparisons read them).
-        const bool held = r->materialized;
+        const bool held = holders.count(r) > 0;
         r->materialize();
         RankDetail d = detail_at(*r, s, int64_t(i));
         const RecordRef own_ref = s && i < s->ref.size() ? s->ref[i] : 0;
@@ -645,7 +673,7 @@ class Analyzer {
           }
         }
         if (c.ranks.size() <= 16) f.detail.push_back(d);
-      }
+      });
       std::string op = format::op_name(*rec);
       const bool every = f.culprits.size() == c.ranks.size();
       std::string who = every ? "every rank" : ranks_phrase(f.culprits);

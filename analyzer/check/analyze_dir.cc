@@ -66,6 +66,7 @@ Analysis analyze_dir(const std::vector<std::string>& inputs, const DirOptions& o
     Options ao;
     ao.symbolize = a.symbolize;
     ao.allow_callsite_differences = options.allow_callsite_differences;
+    ao.jobs = options.jobs;
     a.result = analyze(a.job, ao);
   }
   return a;

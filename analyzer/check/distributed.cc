@@ -15,12 +15,14 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <type_traits>
 #include <unordered_map>
 
 #include "lockstep/format/escape.h"
+#include "parallel.h"
 #include "wire.h"
 
 namespace lockstep::check::mpi {
@@ -114,21 +116,14 @@ class RemoteSource : public RecordSource {
     if (it == strings_.end()) it = strings_.emplace(id, c_->ask(process_, kString, file_, id, 0)).first;
     return it->second;
   }
-  // The owner builds the vectors from its records and sends 12 bytes per call: the rank goes to it as
-  // process 0 holds it now (trimmed windows, cut ends), so that both materialize the same calls.
+  // The owner builds the vectors from its records (Coordinator::fill).
   bool fill_calls(const Rank& rank) const override {
-    std::lock_guard<std::mutex> lock(mu_);
-    const std::string b = c_->ask(process_, kCalls, file_, 0, 0, encode_rank(rank));
-    In in(b);
-    for (const Sequence& s : rank.seqs) {
-      s.sig = in.vec<uint64_t>();
-      s.ref = in.vec<RecordRef>();
-      if (s.sig.size() != s.count || s.ref.size() != s.count)
-        throw std::runtime_error(
-            fmt::format("process {}: {} calls for a sequence of {}", process_, s.sig.size(), s.count));
-    }
+    c_->fill({&rank}, {});
     return true;
   }
+  CallFiller* call_filler() const override { return c_; }
+  int process() const { return process_; }
+  uint32_t file() const { return file_; }
   std::vector<int32_t> members(uint32_t id) const override {
     std::lock_guard<std::mutex> lock(mu_);
     const std::string b = c_->ask(process_, kMembers, file_, id, 0);
@@ -173,6 +168,65 @@ std::string loaded_reply(const std::vector<LoadedFile>& files) {
   return std::move(o.bytes());
 }
 
+// A request for calls: per rank, its file and each sequence's window as process 0 holds it now
+// (communicator, calls trimmed off the start, calls kept), so that both sides materialize the same calls.
+void calls_request(Out& o, const RemoteSource& src, const Rank& r) {
+  o.pod(src.file());
+  o.pod(uint64_t(r.seqs.size()));
+  for (const Sequence& s : r.seqs) {
+    o.pod(s.comm);
+    o.pod(s.skip);
+    o.pod(s.count);
+  }
+}
+
+// The owner's side: each rank asked for, its windows set as process 0 has them, materialized (`jobs`
+// threads at a time, 0: one per core) and encoded (encode_calls), then let go again.
+std::string calls_reply(const std::vector<std::unique_ptr<Rank>>& loaded, uint64_t n,
+                        const std::string& payload, int jobs) {
+  In in(payload);
+  std::vector<Rank*> ranks;
+  for (uint64_t i = 0; i < n; ++i) {
+    const auto file = in.pod<uint32_t>();
+    if (file >= loaded.size() || !loaded[file])
+      throw std::runtime_error(
+          fmt::format("process 0 asked for file {}, which this process did not load", file));
+    Rank& r = *loaded[file];
+    const auto seqs = in.pod<uint64_t>();
+    if (seqs != r.seqs.size())
+      throw std::runtime_error(fmt::format("process 0 holds {} sequences of {} where this process has {}",
+                                           seqs, r.file, r.seqs.size()));
+    for (uint64_t k = 0; k < seqs; ++k) {
+      const auto comm = in.pod<uint64_t>();
+      auto it = r.seq_index.find(comm);
+      if (it == r.seq_index.end())
+        throw std::runtime_error(fmt::format("process 0 asked for a communicator {} has not", r.file));
+      Sequence& s = r.seqs[it->second];
+      in.pod(s.skip);
+      in.pod(s.count);
+    }
+    ranks.push_back(&r);
+  }
+  std::vector<std::string> out(ranks.size());
+  std::vector<std::string> errors(ranks.size());
+  for_each_parallel(ranks.size(), jobs, [&](size_t i) {
+    try {
+      ranks[i]->release();
+      ranks[i]->materialize();
+      out[i] = encode_calls(*ranks[i]);
+    } catch (const std::exception& e) {
+      errors[i] = e.what();
+    }
+    ranks[i]->release();
+  });
+  Out o;
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    if (!errors[i].empty()) throw std::runtime_error(fmt::format("{}: {}", ranks[i]->file, errors[i]));
+    o.str(out[i]);
+  }
+  return std::move(o.bytes());
+}
+
 std::string listing_message(const std::vector<std::string>& inputs) {
   Out o;
   o.str(host_name());
@@ -212,6 +266,7 @@ void serve(const std::vector<std::string>& inputs, const LoadOptions& options) {
   try {
     send_bytes(listing_message(inputs), 0, kTagListing);
     std::vector<std::shared_ptr<const RecordSource>> sources;
+    std::vector<std::unique_ptr<Rank>> ranks;  // as loaded here, for process 0's kCalls
     for (;;) {
       const std::string req = recv_bytes(0, kTagRequest);
       In in(req);
@@ -223,8 +278,15 @@ void serve(const std::vector<std::string>& inputs, const LoadOptions& options) {
         In p(payload);
         const std::vector<std::string> paths = p.strings();
         std::vector<LoadedFile> files = load_files(paths, options);
-        for (auto& f : files) sources.push_back(f.error.empty() ? f.rank.source : nullptr);
         send_bytes(loaded_reply(files), 0, kTagReply);
+        for (auto& f : files) {
+          sources.push_back(f.error.empty() ? f.rank.source : nullptr);
+          ranks.push_back(f.error.empty() ? std::make_unique<Rank>(std::move(f.rank)) : nullptr);
+        }
+        continue;
+      }
+      if (op == kCalls) {
+        send_bytes(calls_reply(ranks, a, payload, options.jobs), 0, kTagReply);
         continue;
       }
       if (file >= sources.size() || !sources[file])
@@ -240,16 +302,6 @@ void serve(const std::vector<std::string>& inputs, const LoadOptions& options) {
             reply[size_t(i)] = 1;
             std::memcpy(reply.data() + b + i * sizeof(lst_record), rec, sizeof(lst_record));
           }
-      } else if (op == kCalls) {
-        // The rank as process 0 holds it, reading this process's file.
-        const Rank rank = decode_rank(payload, [&](uint64_t, uint64_t, uint32_t) { return sources[file]; });
-        rank.materialize();
-        Out o;
-        for (const Sequence& s : rank.seqs) {
-          o.vec(s.sig);
-          o.vec(s.ref);
-        }
-        reply = std::move(o.bytes());
       } else if (op == kString) {
         reply = std::string(src.string(uint32_t(a)));
       } else if (op == kMembers) {
@@ -303,6 +355,31 @@ std::string Coordinator::ask(int process, uint32_t op, uint32_t file, uint64_t a
   if (finished_) throw std::runtime_error("records of another process asked for after the check ended");
   send_request(process, request(op, file, a, b, payload));
   return reply(process);
+}
+
+void Coordinator::fill(const std::vector<const Rank*>& ranks, const std::function<void()>& meanwhile) {
+  if (finished_) throw std::runtime_error("calls of another process asked for after the check ended");
+  std::map<int, std::vector<const Rank*>> by_owner;
+  for (const Rank* r : ranks) {
+    const auto* src = dynamic_cast<const RemoteSource*>(r->source.get());
+    if (!src) throw std::logic_error("a rank this process holds was given to be filled by another");
+    by_owner[src->process()].push_back(r);
+  }
+  for (auto& [p, list] : by_owner) {
+    Out o;
+    for (const Rank* r : list) calls_request(o, static_cast<const RemoteSource&>(*r->source), *r);
+    send_request(p, request(kCalls, 0, list.size(), 0, o.bytes()));
+  }
+  if (meanwhile) meanwhile();
+  for (auto& [p, list] : by_owner) {
+    const std::string b = reply(p);
+    In in(b);
+    for (const Rank* r : list) {
+      decode_calls(in.str(), *r);
+      r->materialized = true;
+    }
+    if (!in.done()) throw std::runtime_error(fmt::format("process {}: calls past the ranks asked for", p));
+  }
 }
 
 LoadElsewhere Coordinator::loader() {

@@ -1,9 +1,10 @@
 // A rank's model as bytes and back (distributed.h, encode_rank and decode_rank): every field of the
 // model, listed once (fields()) for both directions, so that the rank process 0 analyzes is the one its
-// owner loaded.
+// owner loaded. And a materialized rank's calls (encode_calls, decode_calls).
 #include <memory>
 #include <stdexcept>
 #include <type_traits>
+#include <unordered_map>
 
 #include "lockstep/check/distributed.h"
 #include "wire.h"
@@ -222,6 +223,58 @@ Rank decode_rank(
   for (size_t i = 0; i < r.seqs.size(); ++i) r.seq_index.emplace(r.seqs[i].comm, uint32_t(i));
   r.source = source(first, end, major);
   return r;
+}
+
+// Per sequence: its length, its distinct signatures once, then per call the index of its signature and
+// its record's distance from the previous call's (zigzag: the refs of a sequence increase, but nothing
+// here relies on it), each a variable-length number. A loop repeats a few calls, so a call takes two or
+// three bytes instead of the vectors' twelve.
+std::string encode_calls(const Rank& rank) {
+  Out o;
+  std::unordered_map<uint64_t, uint64_t> index;
+  std::vector<uint64_t> distinct;
+  for (const Sequence& s : rank.seqs) {
+    index.clear();
+    distinct.clear();
+    Out c;
+    int64_t prev = 0;
+    for (size_t i = 0; i < s.sig.size(); ++i) {
+      auto [it, fresh] = index.try_emplace(s.sig[i], distinct.size());
+      if (fresh) distinct.push_back(s.sig[i]);
+      c.var(it->second);
+      const int64_t ref = i < s.ref.size() ? int64_t(s.ref[i]) : prev, d = ref - prev;
+      c.var(uint64_t(d) << 1 ^ uint64_t(d >> 63));
+      prev = ref;
+    }
+    o.var(s.sig.size());
+    o.var(distinct.size());
+    for (uint64_t v : distinct) o.pod(v);
+    o.bytes() += c.bytes();
+  }
+  return std::move(o.bytes());
+}
+
+void decode_calls(std::string_view bytes, const Rank& rank) {
+  In in(bytes);
+  std::vector<uint64_t> distinct;
+  for (const Sequence& s : rank.seqs) {
+    const uint64_t n = in.var();
+    if (n != s.count)
+      throw std::runtime_error(fmt::format("another process sent {} calls for a sequence of {}", n, s.count));
+    distinct.resize(in.var());
+    for (uint64_t& v : distinct) in.pod(v);
+    s.sig.resize(n);
+    s.ref.resize(n);
+    int64_t prev = 0;
+    for (uint64_t i = 0; i < n; ++i) {
+      const uint64_t k = in.var(), z = in.var();
+      if (k >= distinct.size()) throw std::runtime_error("another process sent a call with no signature");
+      s.sig[i] = distinct[k];
+      prev += int64_t(z >> 1) ^ -int64_t(z & 1);
+      s.ref[i] = RecordRef(prev);
+    }
+  }
+  if (!in.done()) throw std::runtime_error("another process sent calls past a rank's sequences");
 }
 
 }  // namespace lockstep::check::mpi

@@ -5,12 +5,15 @@
 
 #include <algorithm>
 #include <cstring>
+#include <exception>
 #include <queue>
+#include <set>
 #include <stdexcept>
 #include <unordered_map>
 
 #include "lockstep/check/model.h"
 #include "lockstep/format/reader.h"
+#include "parallel.h"
 #include "record_sig.h"
 #include "record_walk.h"
 
@@ -421,6 +424,40 @@ void Rank::materialize() const {
     s.ref.resize(s.count, s.ref.empty() ? 0 : s.ref.back());
   }
   materialized = true;
+}
+
+void materialize_all(const std::vector<const Rank*>& ranks, bool here, int jobs) {
+  std::vector<const Rank*> local, elsewhere;
+  std::set<const Rank*> seen;
+  CallFiller* filler = nullptr;
+  for (const Rank* r : ranks) {
+    if (!r->streamed || r->materialized || !seen.insert(r).second) continue;
+    CallFiller* f = r->source ? r->source->call_filler() : nullptr;
+    if (f && (!filler || f == filler)) {
+      filler = f;
+      elsewhere.push_back(r);
+    } else if (!f && here) {
+      local.push_back(r);
+    }  // a second filler's ranks: each materialized when it is first read
+  }
+  // Each rank's walk reads its own file into its own vectors. A walk that throws (a trace damaged since
+  // it was loaded) throws here, on this thread, as a walk on its own would.
+  std::vector<std::exception_ptr> failed(local.size());
+  const auto walk_here = [&] {
+    for_each_parallel(local.size(), jobs, [&](size_t i) {
+      try {
+        local[i]->materialize();
+      } catch (...) {
+        failed[i] = std::current_exception();
+      }
+    });
+    for (auto& e : failed)
+      if (e) std::rethrow_exception(e);
+  };
+  if (filler)
+    filler->fill(elsewhere, walk_here);
+  else
+    walk_here();
 }
 
 void Rank::for_each_call(const std::function<void(const CallAt*, size_t)>& fn) const {

@@ -44,6 +44,11 @@ class Out {
     static_assert(std::is_trivially_copyable_v<T>);
     b_.append(reinterpret_cast<const char*>(&v), sizeof v);
   }
+  // A number in as few bytes as it needs, seven bits a byte, the low ones first.
+  void var(uint64_t v) {
+    for (; v >= 0x80; v >>= 7) b_.push_back(char(v | 0x80));
+    b_.push_back(char(v));
+  }
   void str(std::string_view s) {
     pod(uint64_t(s.size()));
     b_.append(s.data(), s.size());
@@ -93,6 +98,15 @@ class In {
   template <class T>
   void pod(T& v) {
     v = pod<T>();
+  }
+  uint64_t var() {
+    uint64_t v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      const auto byte = static_cast<uint8_t>(*take(1));
+      v |= uint64_t(byte & 0x7F) << shift;
+      if (!(byte & 0x80)) return v;
+    }
+    throw std::runtime_error("a message from another process holds a number of more than 64 bits");
   }
   std::string str() {
     const uint64_t n = pod<uint64_t>();

@@ -162,6 +162,8 @@ struct Options {
   // Report a rank that makes a collective from another line than its own pattern (callsite_mismatch) as
   // a warning in Result::warnings instead of a finding, so it does not fail the check.
   bool allow_callsite_differences = false;
+  // Threads that read ranks' calls again where their views differ (0: one per core).
+  int jobs = 1;
 };
 
 Result analyze(const Job& job, const Options& options = {});

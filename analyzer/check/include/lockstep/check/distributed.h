@@ -41,14 +41,17 @@ void serve(const std::vector<std::string>& inputs, const LoadOptions& options);
 // one process that sees it (the fewest files first), loads its own share here and the rest's models
 // from their processes; their ranks read records through this object. Going out of scope (or
 // finish()) tells every other process to stop; no record of another process's rank is read after.
-class Coordinator {
+// As a CallFiller, it asks every owner of the ranks at once for their calls, each owner reading its
+// files with its threads, while this process reads its own.
+class Coordinator : public CallFiller {
  public:
   explicit Coordinator(const Session& session);
-  ~Coordinator();
+  ~Coordinator() override;
   Coordinator(const Coordinator&) = delete;
   Coordinator& operator=(const Coordinator&) = delete;
   LoadElsewhere loader();
   void finish();
+  void fill(const std::vector<const Rank*>& ranks, const std::function<void()>& meanwhile) override;
 
   // A request to another process about the file it loaded as its `file`th (distributed.cc), and the
   // reply. Throws std::runtime_error once finished.
@@ -81,5 +84,10 @@ Rank decode_rank(std::string_view bytes,
                  const std::function<std::shared_ptr<const RecordSource>(uint64_t first_id, uint64_t end_id,
                                                                          uint32_t major)>& source,
                  const std::vector<std::shared_ptr<const std::vector<int32_t>>>* lists = nullptr);
+
+// A materialized rank's calls, each sequence's signatures and record indices (what an owner sends back
+// for process 0 to align), and back into a rank whose sequences have the same counts.
+std::string encode_calls(const Rank& rank);
+void decode_calls(std::string_view bytes, const Rank& rank);
 
 }  // namespace lockstep::check::mpi

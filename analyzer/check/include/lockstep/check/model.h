@@ -16,6 +16,8 @@
 
 namespace lockstep::check {
 
+class CallFiller;
+
 // Where the records of one rank live: a mapped trace file or, in tests, a vector.
 class RecordSource {
  public:
@@ -42,6 +44,9 @@ class RecordSource {
   // the records) where whoever holds the records builds them (`check --mpi`: the process that loaded
   // the file); false: the records are read here.
   virtual bool fill_calls(const struct Rank& rank) const { return false; }
+  // Where fill_calls builds the vectors elsewhere, what fills several ranks' at once (materialize_all);
+  // null otherwise.
+  virtual CallFiller* call_filler() const { return nullptr; }
   // The trace format's major version: 2.x records carry a check (lockstep/format/record_check.h).
   virtual uint32_t format_major() const { return 1; }
   // The slots read with pread rather than through the mapping (walk::for_each_slot): a descriptor of
@@ -367,6 +372,20 @@ struct Rank {
   // UINT32_MAX: the last one in the trace.
   std::string_view context(RecordRef before) const;
 };
+
+// Fills the per-call vectors of several ranks whose records lie elsewhere (`check --mpi`: with their
+// owners), asking for all of them at once and running `meanwhile` while they are read.
+class CallFiller {
+ public:
+  virtual ~CallFiller() = default;
+  virtual void fill(const std::vector<const Rank*>& ranks, const std::function<void()>& meanwhile) = 0;
+};
+
+// Rank::materialize() for several ranks: those whose records lie elsewhere are asked for at once, every
+// owner reading in parallel, while the others are read here on `jobs` threads (0: one per core); with
+// `here` false the others are left as they are (for a caller that materializes and releases them one
+// at a time).
+void materialize_all(const std::vector<const Rank*>& ranks, bool here = true, int jobs = 1);
 
 // The note `lockstep run` leaves in the trace directory when it stops the job at --timeout.
 inline constexpr std::string_view kRunTimeoutNote = "lockstep-run-timeout.txt";
