@@ -1,9 +1,11 @@
 // Checker throughput on synthetic traces written with the real Writer:
-//   check_bench gen DIR RANKS COLLECTIVES [COMMS [RING [MESSAGES]]]
+//   check_bench gen DIR RANKS COLLECTIVES [COMMS [RING [MESSAGES [SKIP_AT [staggered]]]]]
 //                                                       write one job (once; several GB at full size);
 //                                                       RING > 0: ring-mode files keeping RING records;
 //                                                       MESSAGES: sends and receives after each
-//                                                       collective (a ring exchange)
+//                                                       collective (a ring exchange); SKIP_AT >= 0: odd
+//                                                       ranks leave out that call; staggered: each rank
+//                                                       hangs at another call (gen() below)
 //   check_bench run DIR [JOBS]                            baseline read pass vs check, each in a child
 //   check_bench split DIR [JOBS [ROUNDS]]                 baseline read on 1 thread, JOBS threads and
 //                                                       JOBS processes, alternating, user/system CPU
@@ -44,9 +46,11 @@ double now_s() {
 }
 
 // skip_at >= 0: every odd rank leaves out call #skip_at, so that half the ranks differ from the majority
-// and the check reads their calls again to align them.
+// and the check reads their calls again to align them. staggered: rank r makes r calls fewer than n and
+// never returns from its last (a hang of the whole job, each rank stopped at another place), so that
+// every rank holds a view of its own and the check reads every rank's calls again.
 int gen(const std::string& dir, int ranks, uint64_t n, int comms, uint64_t ring, uint32_t messages,
-        int64_t skip_at) {
+        int64_t skip_at, bool staggered) {
   fs::create_directories(dir);
   std::atomic<int> next{0};
   auto work = [&] {
@@ -61,6 +65,11 @@ int gen(const std::string& dir, int ranks, uint64_t n, int comms, uint64_t ring,
       s.ring_records = ring;
       s.messages = messages;
       if (r % 2) s.skip_at = skip_at;
+      if (staggered) {
+        s.collectives = n > uint64_t(r) ? n - uint64_t(r) : 1;
+        s.last_entered = true;
+        s.finalize = false;
+      }
       // Ring mode: ranks keep windows that start at different calls, as in a real job, so the check
       // trims every rank to the calls they all still have.
       if (ring) s.trailing_markers = uint32_t(r % 4) * 5;
@@ -308,6 +317,15 @@ int model(const std::string& dir) {
     if (::stat(r.file.c_str(), &st) == 0) traces += uint64_t(st.st_size);
   }
   for (const auto& l : lists.lists) shared += 8 + 4 * l->size();
+  // A differing rank's calls as its owner sends them back (encode_calls), against the 12 bytes a call
+  // its vectors hold; every rank read, as when every rank differs.
+  uint64_t calls = 0, call_bytes = 0;
+  for (const lockstep::check::Rank& r : job.ranks) {
+    r.materialize();
+    for (const auto& s : r.seqs) calls += s.sig.size();
+    call_bytes += lockstep::check::mpi::encode_calls(r).size();
+    r.release();
+  }
   const auto ranks = double(job.ranks.size());
   fmt::print(
       "{} ranks, traces {} bytes; model sent to process 0, member lists in each rank's: {} bytes, {:.0f} per "
@@ -315,6 +333,11 @@ int model(const std::string& dir) {
       "rank, {:.6f} of the traces\n",
       job.ranks.size(), traces, alone, double(alone) / ranks, largest, double(alone) / double(traces), shared,
       double(shared) / ranks, double(shared) / double(traces));
+  fmt::print(
+      "calls sent back for every rank: {} calls, {} bytes, {:.2f} per call ({:.4f} of the traces; as "
+      "vectors {:.4f})\n",
+      calls, call_bytes, double(call_bytes) / double(calls), double(call_bytes) / double(traces),
+      12.0 * double(calls) / double(traces));
   return 0;
 }
 
@@ -325,16 +348,17 @@ int main(int argc, char** argv) try {
   if (a.size() >= 4 && a[0] == "gen")
     return gen(a[1], std::stoi(a[2]), std::stoull(a[3]), a.size() > 4 ? std::stoi(a[4]) : 3,
                a.size() > 5 ? std::stoull(a[5]) : 0, a.size() > 6 ? uint32_t(std::stoul(a[6])) : 0,
-               a.size() > 7 ? std::stoll(a[7]) : -1);
+               a.size() > 7 ? std::stoll(a[7]) : -1, a.size() > 8 && a[8] == "staggered");
   if (a.size() >= 2 && a[0] == "run") return run(a[1], a.size() > 2 ? std::stoi(a[2]) : 1);
   if (a.size() >= 2 && a[0] == "model") return model(a[1]);
   if (a.size() >= 2 && a[0] == "split")
     return split(a[1], a.size() > 2 ? std::stoi(a[2]) : 2, a.size() > 3 ? std::stoi(a[3]) : 5);
-  std::fprintf(stderr,
-               "usage: check_bench gen DIR RANKS COLLECTIVES [COMMS [RING [MESSAGES [SKIP_AT]]]] | "
-               "check_bench run DIR "
-               "[THREADS] | "
-               "check_bench split DIR [JOBS [ROUNDS]] | check_bench model DIR\n");
+  std::fprintf(
+      stderr,
+      "usage: check_bench gen DIR RANKS COLLECTIVES [COMMS [RING [MESSAGES [SKIP_AT [staggered]]]]] | "
+      "check_bench run DIR "
+      "[THREADS] | "
+      "check_bench split DIR [JOBS [ROUNDS]] | check_bench model DIR\n");
   return 2;
 } catch (const std::exception& e) {  // a number that does not parse, a directory that cannot be written
   std::fprintf(stderr, "check_bench: %s\n", e.what());
