@@ -9,12 +9,16 @@
 // Tags 1 and 2 send with MPI_Issend: Open MPI answers an MPI_Isend that completed at once with one
 // shared, already complete request, whose handle cannot tell the sends apart.
 // Exit 77 when the MPI library does not provide MPI_THREAD_MULTIPLE.
-//   mpi_requests PAIRS MANY REUSE
+// With `serialized`, the same under MPI_THREAD_SERIALIZED: one mutex orders every MPI call of the two
+// threads, as such a program must, and the tracer's request table takes no locked instruction.
+//   mpi_requests PAIRS MANY REUSE [serialized]
 #include <mpi.h>
 
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -28,18 +32,27 @@ struct Handoff {  // one pair of requests, from the starting thread to the compl
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 4) {
-    std::fprintf(stderr, "usage: mpi_requests PAIRS MANY REUSE\n");
+  if (argc != 4 && !(argc == 5 && std::strcmp(argv[4], "serialized") == 0)) {
+    std::fprintf(stderr, "usage: mpi_requests PAIRS MANY REUSE [serialized]\n");
     return 2;
   }
   const int pairs = std::atoi(argv[1]), many = std::atoi(argv[2]), reuse = std::atoi(argv[3]);
+  const bool serialized = argc == 5;
+  const int level = serialized ? MPI_THREAD_SERIALIZED : MPI_THREAD_MULTIPLE;
   int provided = 0;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-  if (provided < MPI_THREAD_MULTIPLE) {
-    std::fprintf(stderr, "mpi_requests: MPI_THREAD_MULTIPLE not provided (%d)\n", provided);
+  MPI_Init_thread(&argc, &argv, level, &provided);
+  if (provided < level) {
+    std::fprintf(stderr, "mpi_requests: thread level %d not provided (%d)\n", level, provided);
     MPI_Finalize();
     return 77;
   }
+  // Serialized: each MPI call of part 1's two threads under one lock.
+  std::mutex mpi;
+  auto call = [&](auto&& fn) {
+    if (!serialized) return fn();
+    std::lock_guard<std::mutex> lock(mpi);
+    return fn();
+  };
   int rank = 0, size = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -58,16 +71,16 @@ int main(int argc, char** argv) {
         while (!h.full.load(std::memory_order_acquire)) std::this_thread::yield();
         switch (i % 3) {
           case 0:
-            MPI_Waitall(2, h.reqs, MPI_STATUSES_IGNORE);
+            call([&] { return MPI_Waitall(2, h.reqs, MPI_STATUSES_IGNORE); });
             break;
           case 1:
-            MPI_Wait(&h.reqs[0], MPI_STATUS_IGNORE);
-            MPI_Wait(&h.reqs[1], MPI_STATUS_IGNORE);
+            call([&] { return MPI_Wait(&h.reqs[0], MPI_STATUS_IGNORE); });
+            call([&] { return MPI_Wait(&h.reqs[1], MPI_STATUS_IGNORE); });
             break;
           default:
             for (MPI_Request& r : h.reqs) {
               int flag = 0;
-              while (!flag) MPI_Test(&r, &flag, MPI_STATUS_IGNORE);
+              while (!flag) call([&] { return MPI_Test(&r, &flag, MPI_STATUS_IGNORE); });
             }
         }
         if (in[static_cast<size_t>(i)] != i) wrong.fetch_add(1);
@@ -78,8 +91,12 @@ int main(int argc, char** argv) {
       Handoff& h = queue[static_cast<size_t>(i % kDepth)];
       while (h.full.load(std::memory_order_acquire)) std::this_thread::yield();
       out[static_cast<size_t>(i)] = i;
-      MPI_Irecv(&in[static_cast<size_t>(i)], 1, MPI_INT, peer, 1, MPI_COMM_WORLD, &h.reqs[0]);
-      MPI_Issend(&out[static_cast<size_t>(i)], 1, MPI_INT, peer, 1, MPI_COMM_WORLD, &h.reqs[1]);
+      call([&] {
+        return MPI_Irecv(&in[static_cast<size_t>(i)], 1, MPI_INT, peer, 1, MPI_COMM_WORLD, &h.reqs[0]);
+      });
+      call([&] {
+        return MPI_Issend(&out[static_cast<size_t>(i)], 1, MPI_INT, peer, 1, MPI_COMM_WORLD, &h.reqs[1]);
+      });
       h.full.store(true, std::memory_order_release);
     }
     completer.join();

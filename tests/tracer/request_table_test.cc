@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <random>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -27,7 +28,20 @@ std::vector<uintptr_t> same_bucket(size_t n) {
   return out;
 }
 
-TEST(RequestTable, InsertFindErase) {
+// The single-threaded tests run twice: with a thread-safe table, and with one caller at a time (the
+// plain stores of a process whose MPI thread level is below MPI_THREAD_MULTIPLE).
+class RequestTableModes : public ::testing::TestWithParam<bool> {
+ protected:
+  std::unique_ptr<RequestTable> make() const {
+    auto t = std::make_unique<RequestTable>();
+    t->set_one_caller(GetParam());
+    return t;
+  }
+};
+INSTANTIATE_TEST_SUITE_P(Callers, RequestTableModes, ::testing::Values(false, true),
+                         [](const auto& p) { return std::string(p.param ? "OneCaller" : "AnyThread"); });
+
+TEST_P(RequestTableModes, InsertFindErase) {
   auto t = make();
   uint64_t id = 0;
   EXPECT_FALSE(t->used());
@@ -43,7 +57,7 @@ TEST(RequestTable, InsertFindErase) {
   EXPECT_EQ(t->size(), 0u);
 }
 
-TEST(RequestTable, ReusedHandleTakesTheNewerId) {
+TEST_P(RequestTableModes, ReusedHandleTakesTheNewerId) {
   auto t = make();
   t->insert(0x2000, 1);
   t->insert(0x2000, 2);
@@ -55,7 +69,7 @@ TEST(RequestTable, ReusedHandleTakesTheNewerId) {
 
 // A completed request's handle started again (by another thread, as soon as MPI freed it) before the
 // completing thread erased its entry: the erase of the old id leaves the new start's entry.
-TEST(RequestTable, EraseOfAnOldIdKeepsTheHandlesNewStart) {
+TEST_P(RequestTableModes, EraseOfAnOldIdKeepsTheHandlesNewStart) {
   auto t = make();
   auto handles = same_bucket(RequestTable::kWays + 3);
   // One handle in the front, one in the overflow (its bucket filled first).
@@ -78,7 +92,7 @@ TEST(RequestTable, EraseOfAnOldIdKeepsTheHandlesNewStart) {
 
 // A full bucket spills into the overflow; a handle in the overflow stays findable and erasable, and a
 // stale overflow entry of a handle that comes back into the front is dropped, not found again later.
-TEST(RequestTable, FullBucketSpillsAndComesBack) {
+TEST_P(RequestTableModes, FullBucketSpillsAndComesBack) {
   auto t = make();
   auto h = same_bucket(RequestTable::kWays + 2);
   for (size_t i = 0; i < h.size(); ++i) ASSERT_TRUE(t->insert(h[i], i + 1));
@@ -104,7 +118,7 @@ TEST(RequestTable, FullBucketSpillsAndComesBack) {
 
 // Random inserts and erases against a std::map: backward-shift deletion in the overflow must keep every
 // chain whole, and the two levels must never disagree.
-TEST(RequestTable, MatchesAMapUnderRandomOperations) {
+TEST_P(RequestTableModes, MatchesAMapUnderRandomOperations) {
   auto t = make();
   std::map<uintptr_t, uint64_t> model;
   std::mt19937_64 rng(12345);
@@ -131,7 +145,7 @@ TEST(RequestTable, MatchesAMapUnderRandomOperations) {
   }
 }
 
-TEST(RequestTable, FullTableRefusesAndForgetsNothing) {
+TEST_P(RequestTableModes, FullTableRefusesAndForgetsNothing) {
   auto t = make();
   std::vector<uintptr_t> held;
   int refused = 0;
@@ -246,7 +260,7 @@ TEST(RequestTable, AStartRacingTheEraseOfItsHandlesLastUseIsKept) {
 // take(): find and erase in one, with a plain store, for a completion that holds the live handle
 // (MPI_Wait, MPI_Waitall). In the front and in the overflow, it gives the id and leaves nothing behind;
 // a handle put back with insert() (the call left it pending) is found again.
-TEST(RequestTable, TakeGivesTheIdAndForgetsTheHandleInBothLevels) {
+TEST_P(RequestTableModes, TakeGivesTheIdAndForgetsTheHandleInBothLevels) {
   auto t = make();
   auto h = same_bucket(RequestTable::kWays + 3);  // the last three spill into the overflow
   for (size_t i = 0; i < h.size(); ++i) ASSERT_TRUE(t->insert(h[i], 100 + i));

@@ -2,7 +2,7 @@
 # Drives the tracer's multi-rank tests: runs a test program with liblockstep_trace.so injected (under
 # `lockstep run` where the test is about it), then checks the traces with trace_check.
 #   run_test.sh MODE WORK LOCKSTEP TRACER CHECK MPIRUN [MPIRUN FLAGS...] -- PROGRAM [ARGS...]
-# MODE: sequence STEPS | threads NTHREADS CALLS | requests PAIRS MANY REUSE | threads-mpirun | stack | comms | errors | fork | unwritable | hang |
+# MODE: sequence STEPS | threads NTHREADS CALLS | requests PAIRS MANY REUSE [serialized] | threads-mpirun | stack | comms | errors | fork | unwritable | hang |
 #       stall | dir | fortran SOURCE | durations
 set -euo pipefail
 mode=$1 work=$2 lockstep=$3 tracer=$4 check=$5
@@ -11,7 +11,12 @@ extra=()
 case "$mode" in
   sequence) extra=("$1"); shift ;;
   threads) extra=("$1" "$2"); shift 2 ;;
-  requests) extra=("$1" "$2" "$3"); shift 3 ;;
+  requests)
+    extra=("$1" "$2" "$3")
+    shift 3
+    level=()  # serialized: the program orders its threads' MPI calls under MPI_THREAD_SERIALIZED
+    if [[ $1 == serialized ]]; then level=(serialized); shift; fi
+    ;;
   fortran) extra=("$1"); shift ;;
 esac
 launcher=()
@@ -48,7 +53,8 @@ case "$mode" in
     "$check" threads "$work/traces" 2 "${extra[0]}" "${extra[1]}"
     ;;
   requests)
-    "$lockstep" run -o "$work/traces" --tracer "$tracer" -- "${launcher[@]}" -np 2 "${program[@]}" "${extra[@]}"
+    "$lockstep" run -o "$work/traces" --tracer "$tracer" -- "${launcher[@]}" -np 2 "${program[@]}" "${extra[@]}" \
+      "${level[@]}"
     "$check" requests "$work/traces" 2 "${extra[@]}"
     ;;
   errors | fork)

@@ -552,6 +552,9 @@ void after_init(int provided, uint64_t caller) noexcept {
   comm_add(LST_API_MPI, reinterpret_cast<uintptr_t>(MPI_COMM_SELF), LST_COMM_WORLD, self_id, 0, LST_NONE, 0,
            1, 0, &me, "MPI_COMM_SELF", caller);
   marker_ex(LST_MARK_MPI_INIT, static_cast<uint64_t>(provided), 0, spawned, nullptr, caller, 0);
+  // Below MPI_THREAD_MULTIPLE the application calls MPI from one thread at a time, in an order it keeps
+  // itself: the request table needs no locked instruction to claim a way.
+  g_requests.set_one_caller(provided < MPI_THREAD_MULTIPLE);
   // MPI_Init installs its own fatal-signal handlers; ours go back in front and chain to them.
   reinstall_signal_handlers();
 }

@@ -1,8 +1,8 @@
 // The requests of pending nonblocking calls (MPI_I* collectives and point-to-point), each mapped to
 // the id of the record it completes. Every start inserts, every Wait/Test looks up and erases, so the
-// common case is one cache line and two atomic instructions per request (the start's claim of a way and
-// the completion's): a lock-free direct-mapped front of 4-way buckets, with a sharded, locked table
-// behind it for the handles whose bucket is full.
+// common case is one cache line and at most one locked instruction per request (the start's claim of a
+// way; none where one thread at a time calls MPI): a lock-free direct-mapped front of 4-way buckets,
+// with a sharded, locked table behind it for the handles whose bucket is full.
 #pragma once
 
 #include <atomic>
@@ -32,12 +32,17 @@ class RequestTable {
         same |= unsigned(k == request) << i;
         free |= unsigned(k == 0) << i;
       }
+      const bool one = one_caller_.load(std::memory_order_relaxed);
       if (__builtin_expect(same != 0, 0)) {
+        const unsigned way = static_cast<unsigned>(__builtin_ctz(same));
+        if (one) {  // no erase can run meanwhile
+          b.ids[way].store(id, std::memory_order_relaxed);
+          return true;
+        }
         // Taken while the id changes, so that an erase of the handle's previous request, on the thread
         // that completed it, finds either the old id (and frees the way before this start looks) or
         // the new one. (A way taken by that erase is neither this handle nor free: the start goes to
         // another way, and the erase frees the old one.)
-        const unsigned way = static_cast<unsigned>(__builtin_ctz(same));
         uintptr_t expected = request;
         if (!b.keys[way].compare_exchange_strong(expected, taken(request), std::memory_order_acquire,
                                                  std::memory_order_relaxed))
@@ -51,7 +56,15 @@ class RequestTable {
       if (__builtin_expect(free != 0, 1)) {
         const unsigned way = static_cast<unsigned>(__builtin_ctz(free));
         uintptr_t expected = 0;
-        // Two starts on other threads may claim the same free way: the compare-and-swap picks one.
+        // Two starts on other threads may claim the same free way: the compare-and-swap picks one. With
+        // one caller at a time, the way is the start's: a plain store, as take() frees it (a locked
+        // instruction costs a record path about 10 ns on some processors, docs/benchmarks.md).
+        if (__builtin_expect(one, 1)) {
+          b.ids[way].store(id, std::memory_order_relaxed);
+          b.keys[way].store(request, std::memory_order_release);
+          if (__builtin_expect(overflow_.pending() > 0, 0)) overflow_.erase(request, kAnyId);
+          return true;
+        }
         if (b.keys[way].compare_exchange_strong(expected, request, std::memory_order_relaxed)) {
           b.ids[way].store(id, std::memory_order_release);
           if (__builtin_expect(overflow_.pending() > 0, 0)) overflow_.erase(request, kAnyId);  // a stale twin
@@ -79,7 +92,8 @@ class RequestTable {
   // start takes it the same way to change the id, so one of the two goes first and the start's entry
   // stays whatever the interleaving.
   bool erase(uintptr_t request, uint64_t id) noexcept {
-    bool erased = erase_front(bucket(request), request, id);
+    bool erased = one_caller_.load(std::memory_order_relaxed) ? erase_alone(bucket(request), request, id)
+                                                              : erase_front(bucket(request), request, id);
     if (__builtin_expect(overflow_.pending() > 0, 0)) erased = overflow_.erase(request, id) || erased;
     return erased;
   }
@@ -87,6 +101,11 @@ class RequestTable {
   // False until the first insert: a process that never starts a recorded nonblocking call skips the
   // lookups of its Wait/Test calls.
   bool used() const noexcept { return used_.load(std::memory_order_relaxed); }
+
+  // Whether one thread at a time starts and completes requests (MPI provided a thread level below
+  // MPI_THREAD_MULTIPLE, so the application orders its MPI calls): the front's ways are then claimed and
+  // freed with plain stores. Set once, before the first insert.
+  void set_one_caller(bool one) noexcept { one_caller_.store(one, std::memory_order_relaxed); }
 
   // The handles held now (both levels); a scan, for tests and diagnostics, not for the call path.
   size_t size() const noexcept;
@@ -150,6 +169,17 @@ class RequestTable {
     }
     return false;
   }
+  // erase_front() with one caller: nothing changes a way meanwhile.
+  static bool erase_alone(Bucket& b, uintptr_t request, uint64_t id) noexcept {
+#pragma GCC unroll 4
+    for (size_t i = 0; i < kWays; ++i)
+      if (b.keys[i].load(std::memory_order_relaxed) == request) {
+        if (b.ids[i].load(std::memory_order_relaxed) != id) return false;
+        b.keys[i].store(0, std::memory_order_release);
+        return true;
+      }
+    return false;
+  }
   __attribute__((noinline)) bool insert_slow(uintptr_t request, uint64_t id) noexcept;
 
   // The overflow: sharded open addressing with backward-shift deletion (no tombstones). A lookup takes
@@ -178,6 +208,7 @@ class RequestTable {
 
   Bucket front_[kBuckets];
   alignas(64) std::atomic<bool> used_{false};
+  std::atomic<bool> one_caller_{false};  // read beside used_: one line
   Overflow overflow_;
 
  public:
