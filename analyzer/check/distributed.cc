@@ -32,11 +32,22 @@ using wire::In;
 using wire::Out;
 
 enum Tag : int { kTagListing = 7301, kTagRequest = 7302, kTagReply = 7303 };
-enum Op : uint32_t { kAssign = 1, kRecords = 2, kString = 3, kMembers = 4, kStop = 5, kCalls = 6 };
+enum Op : uint32_t {
+  kAssign = 1,
+  kRecords = 2,
+  kString = 3,
+  kMembers = 4,
+  kStop = 5,
+  kCalls = 6,
+  kMessages = 7
+};
 // Another process's records come in blocks of kBlock (16 KiB): one block for a record looked up on its
 // own (a finding's call), kRun blocks at once for a walk (a record in the block after the last fetched).
 constexpr uint64_t kBlock = 256;
 constexpr uint64_t kRun = 16;
+// Message calls come kMessageBatch at a time: a walk that stops early (the first call past a point) asks
+// for no more.
+constexpr size_t kMessageBatch = size_t(1) << 16;
 constexpr size_t kPiece = size_t(1) << 30;  // bytes per MPI message (counts are ints)
 
 // One message of any length: its size, then pieces of at most kPiece bytes.
@@ -122,6 +133,25 @@ class RemoteSource : public RecordSource {
     return true;
   }
   CallFiller* call_filler() const override { return c_; }
+  // The owner walks its file and sends the message calls, a batch at a time, not the records; the
+  // rank's end and cut (messages_until_wall) go with each request, as process 0 holds them now.
+  bool walk_messages(const Rank& rank, const std::function<bool(const P2P&)>& fn) const override {
+    Out o;
+    o.pod(rank.end_id);
+    o.pod(rank.messages_until_wall);
+    for (uint64_t from = first_; from != UINT64_MAX;) {
+      std::string b;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        b = c_->ask(process_, kMessages, file_, from, 0, o.bytes());
+      }
+      In in(b);
+      from = in.pod<uint64_t>();  // the record to go on from, UINT64_MAX at the end
+      for (const P2P& p : decode_messages(in.str()))
+        if (!fn(p)) return true;
+    }
+    return true;
+  }
   int process() const { return process_; }
   uint32_t file() const { return file_; }
   std::vector<int32_t> members(uint32_t id) const override {
@@ -227,6 +257,31 @@ std::string calls_reply(const std::vector<std::unique_ptr<Rank>>& loaded, uint64
   return std::move(o.bytes());
 }
 
+// The owner's side of RemoteSource::walk_messages: up to kMessageBatch message calls of the rank from
+// record `from` on, and the record to go on from (UINT64_MAX: none left).
+std::string messages_reply(const std::vector<std::unique_ptr<Rank>>& loaded, uint32_t file, uint64_t from,
+                           const std::string& payload) {
+  if (file >= loaded.size() || !loaded[file])
+    throw std::runtime_error(
+        fmt::format("process 0 asked for file {}, which this process did not load", file));
+  Rank& r = *loaded[file];
+  In in(payload);
+  in.pod(r.end_id);
+  in.pod(r.messages_until_wall);
+  std::vector<P2P> calls;
+  uint64_t next = UINT64_MAX;
+  r.for_each_message_from(from, [&](const P2P& p) {
+    calls.push_back(p);
+    if (calls.size() < kMessageBatch) return true;
+    next = r.source->first_id() + p.ref + 1;
+    return false;
+  });
+  Out o;
+  o.pod(next);
+  o.str(encode_messages(calls));
+  return std::move(o.bytes());
+}
+
 std::string listing_message(const std::vector<std::string>& inputs) {
   Out o;
   o.str(host_name());
@@ -287,6 +342,10 @@ void serve(const std::vector<std::string>& inputs, const LoadOptions& options) {
       }
       if (op == kCalls) {
         send_bytes(calls_reply(ranks, a, payload, options.jobs), 0, kTagReply);
+        continue;
+      }
+      if (op == kMessages) {
+        send_bytes(messages_reply(ranks, file, a, payload), 0, kTagReply);
         continue;
       }
       if (file >= sources.size() || !sources[file])

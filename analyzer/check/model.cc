@@ -77,10 +77,15 @@ std::string_view Rank::context(RecordRef before) const {
 }
 
 void Rank::for_each_message(const std::function<bool(const P2P&)>& fn) const {
+  if (!source->walk_messages(*this, fn)) for_each_message_from(source->first_id(), fn);
+}
+
+void Rank::for_each_message_from(uint64_t from_id, const std::function<bool(const P2P&)>& fn) const {
   const uint64_t first = source->first_id();
   const uint64_t until = messages_until_wall;
   walk::for_each_slot(
-      *source, first, std::max(first, end_id), [&](uint64_t id, const lst_record* r, uint32_t word) {
+      *source, std::max(first, from_id), std::max(first, end_id),
+      [&](uint64_t id, const lst_record* r, uint32_t word) {
         if (!r || LST_WORD_KIND(word) != LST_KIND_COLLECTIVE || !recordsig::is_message(*r, word)) return true;
         if (until != UINT64_MAX && past_cut(r->t_ns)) return true;
         return fn(recordsig::message(*r, word, RecordRef(id - first)));

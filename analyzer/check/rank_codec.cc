@@ -277,4 +277,63 @@ void decode_calls(std::string_view bytes, const Rank& rank) {
   if (!in.done()) throw std::runtime_error("another process sent calls past a rank's sequences");
 }
 
+namespace {
+uint64_t zigzag(int64_t v) { return uint64_t(v) << 1 ^ uint64_t(v >> 63); }
+int64_t unzigzag(uint64_t z) { return int64_t(z >> 1) ^ -int64_t(z & 1); }
+}  // namespace
+
+// The distinct communicators once, then per call: the communicator's index, the record's distance from
+// the previous call's, peer and tag (zigzag: MPI_ANY_SOURCE and the like are negative), operation,
+// state and flags. 7-8 bytes a call where the record takes 64.
+std::string encode_messages(const std::vector<P2P>& calls) {
+  std::unordered_map<uint64_t, uint64_t> index;
+  std::vector<uint64_t> comms;
+  Out c;
+  int64_t prev = 0;
+  for (const P2P& p : calls) {
+    auto [it, fresh] = index.try_emplace(p.comm, comms.size());
+    if (fresh) comms.push_back(p.comm);
+    c.var(it->second);
+    c.var(zigzag(int64_t(p.ref) - prev));
+    prev = int64_t(p.ref);
+    c.var(zigzag(p.peer));
+    c.var(zigzag(p.tag));
+    c.pod(p.op);
+    c.pod(p.state);
+    c.pod(p.flags);
+  }
+  Out o;
+  o.var(calls.size());
+  o.var(comms.size());
+  for (uint64_t v : comms) o.pod(v);
+  o.bytes() += c.bytes();
+  return std::move(o.bytes());
+}
+
+std::vector<P2P> decode_messages(std::string_view bytes) {
+  In in(bytes);
+  const uint64_t n = in.var();
+  if (n > bytes.size()) throw std::runtime_error("another process sent more message calls than bytes");
+  std::vector<uint64_t> comms(in.var());
+  if (comms.size() > bytes.size())
+    throw std::runtime_error("another process sent more communicators than bytes");
+  for (uint64_t& v : comms) in.pod(v);
+  std::vector<P2P> calls(n);
+  int64_t prev = 0;
+  for (P2P& p : calls) {
+    const uint64_t k = in.var();
+    if (k >= comms.size()) throw std::runtime_error("another process sent a message call on no communicator");
+    p.comm = comms[k];
+    prev += unzigzag(in.var());
+    p.ref = RecordRef(prev);
+    p.peer = int32_t(unzigzag(in.var()));
+    p.tag = int32_t(unzigzag(in.var()));
+    in.pod(p.op);
+    in.pod(p.state);
+    in.pod(p.flags);
+  }
+  if (!in.done()) throw std::runtime_error("another process sent bytes past its message calls");
+  return calls;
+}
+
 }  // namespace lockstep::check::mpi

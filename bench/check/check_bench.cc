@@ -319,12 +319,20 @@ int model(const std::string& dir) {
   for (const auto& l : lists.lists) shared += 8 + 4 * l->size();
   // A differing rank's calls as its owner sends them back (encode_calls), against the 12 bytes a call
   // its vectors hold; every rank read, as when every rank differs.
-  uint64_t calls = 0, call_bytes = 0;
+  uint64_t calls = 0, call_bytes = 0, messages = 0, message_bytes = 0;
   for (const lockstep::check::Rank& r : job.ranks) {
     r.materialize();
     for (const auto& s : r.seqs) calls += s.sig.size();
     call_bytes += lockstep::check::mpi::encode_calls(r).size();
     r.release();
+    // Its message calls as an owner sends them (encode_messages), against the records they are.
+    std::vector<lockstep::check::P2P> m;
+    r.for_each_message([&](const lockstep::check::P2P& p) {
+      m.push_back(p);
+      return true;
+    });
+    messages += m.size();
+    message_bytes += lockstep::check::mpi::encode_messages(m).size();
   }
   const auto ranks = double(job.ranks.size());
   fmt::print(
@@ -338,6 +346,10 @@ int model(const std::string& dir) {
       "vectors {:.4f})\n",
       calls, call_bytes, double(call_bytes) / double(calls), double(call_bytes) / double(traces),
       12.0 * double(calls) / double(traces));
+  if (messages)
+    fmt::print(
+        "message calls sent back for every rank: {} calls, {} bytes, {:.2f} per call (as records 65)\n",
+        messages, message_bytes, double(message_bytes) / double(messages));
   return 0;
 }
 

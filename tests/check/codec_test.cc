@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <filesystem>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -98,6 +99,50 @@ TEST(Calls, EncodedAndDecodedAreTheSame) {
     EXPECT_THROW(mpi::decode_calls(bytes, r), std::runtime_error);
     r.seqs.front().count -= 1;
   }
+}
+
+std::string text(const std::vector<P2P>& calls) {
+  std::string t;
+  for (const P2P& p : calls)
+    t += std::to_string(p.comm) + "/" + std::to_string(p.ref) + "/" + std::to_string(p.peer) + "/" +
+         std::to_string(p.tag) + "/" + std::to_string(p.op) + "/" + std::to_string(p.state) + "/" +
+         std::to_string(p.flags) + " ";
+  return t;
+}
+
+// A rank's message calls as an owner sends them to process 0: the same calls back, wildcards and all,
+// at a few bytes each; cut short or garbled, an error.
+TEST(Messages, EncodedAndDecodedAreTheSame) {
+  TempDir d;
+  gen::Spec s;
+  s.dir = d.path();
+  s.rank = 1;
+  s.size = 4;
+  s.collectives = 500;
+  s.messages = 3;
+  gen::write_rank(s);
+  LoadOptions lo;
+  lo.this_host = "another-host";
+  const Rank r = load_file(
+      d.path() + "/" + std::filesystem::directory_iterator(d.path())->path().filename().string(), lo);
+  std::vector<P2P> calls;
+  r.for_each_message([&](const P2P& p) {
+    calls.push_back(p);
+    return true;
+  });
+  ASSERT_EQ(calls.size(), 2u * 3 * 500);
+  // Wildcards and a second communicator, as MPI calls can carry them.
+  calls[7].peer = LST_ANY_SOURCE;
+  calls[8].tag = LST_ANY_TAG;
+  calls[9].comm = 0x77;
+  calls[10].peer = LST_PROC_NULL;
+  const std::string bytes = mpi::encode_messages(calls);
+  EXPECT_LT(bytes.size(), 8 * calls.size());  // 24 bytes each in memory, 64 as records
+  EXPECT_EQ(text(mpi::decode_messages(bytes)), text(calls));
+  EXPECT_TRUE(mpi::decode_messages(mpi::encode_messages({})).empty());
+  for (size_t cut : {size_t(0), size_t(1), bytes.size() / 2, bytes.size() - 1})
+    EXPECT_THROW(mpi::decode_messages(std::string_view(bytes).substr(0, cut)), std::runtime_error) << cut;
+  EXPECT_THROW(mpi::decode_messages(bytes + "x"), std::runtime_error);
 }
 
 }  // namespace

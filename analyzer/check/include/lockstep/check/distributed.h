@@ -89,5 +89,8 @@ Rank decode_rank(std::string_view bytes,
 // for process 0 to align), and back into a rank whose sequences have the same counts.
 std::string encode_calls(const Rank& rank);
 void decode_calls(std::string_view bytes, const Rank& rank);
+// Message calls (Rank::for_each_message's), as an owner sends them to process 0, and back.
+std::string encode_messages(const std::vector<P2P>& calls);
+std::vector<P2P> decode_messages(std::string_view bytes);
 
 }  // namespace lockstep::check::mpi

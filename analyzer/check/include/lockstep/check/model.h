@@ -17,6 +17,7 @@
 namespace lockstep::check {
 
 class CallFiller;
+struct P2P;
 
 // Where the records of one rank live: a mapped trace file or, in tests, a vector.
 class RecordSource {
@@ -47,6 +48,11 @@ class RecordSource {
   // Where fill_calls builds the vectors elsewhere, what fills several ranks' at once (materialize_all);
   // null otherwise.
   virtual CallFiller* call_filler() const { return nullptr; }
+  // Rank::for_each_message() where whoever holds the records walks them (`check --mpi`: the process
+  // that loaded the file, which sends the calls, not the records); false: the records are read here.
+  virtual bool walk_messages(const struct Rank& rank, const std::function<bool(const P2P&)>& fn) const {
+    return false;
+  }
   // The trace format's major version: 2.x records carry a check (lockstep/format/record_check.h).
   virtual uint32_t format_major() const { return 1; }
   // The slots read with pread rather than through the mapping (walk::for_each_slot): a descriptor of
@@ -334,6 +340,8 @@ struct Rank {
   // The rank's message calls (the tally's, in record order) read again from its trace; fn returns false
   // to stop.
   void for_each_message(const std::function<bool(const P2P&)>& fn) const;
+  // The same from record `from_id` on, always reading the records in this process.
+  void for_each_message_from(uint64_t from_id, const std::function<bool(const P2P&)>& fn) const;
   // Tallies the messages again from the trace (after messages_until_wall changed).
   void recount_messages();
   uint64_t end_id = 0;  // the source's end when ingested: later walks read no further
