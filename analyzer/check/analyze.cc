@@ -1765,6 +1765,27 @@ class Analyzer {
     return {};
   }
 
+  // message_position() of each of the world ranks `ws` whose blocked call is a message (or has no
+  // position), the ranks read a batch at a time (each_read_ahead): a hang of many ranks reads them on
+  // the -j threads, and under `check --mpi` asks every owner at once.
+  std::map<int32_t, std::string> message_positions(const std::vector<int32_t>& ws) const {
+    std::vector<const Rank*> need;
+    std::set<const Rank*> held;
+    for (int32_t w : ws) {
+      const Blocked& b = blocked_.at(w);
+      if (!b.p2p && b.pos >= 0) continue;
+      const Rank* r = job_.rank(w);
+      need.push_back(r);
+      if (r->materialized) held.insert(r);
+    }
+    std::map<int32_t, std::string> out;
+    each_read_ahead(need, [&](const Rank* r) {
+      out[r->world_rank] = message_position(*r, blocked_.at(r->world_rank));
+      if (!held.count(r)) r->release();
+    });
+    return out;
+  }
+
   // Where a blocked message stands among the rank's collectives on its communicator: a message has no
   // position of its own there.
   std::string message_position(const Rank& r, const Blocked& b) const {
@@ -1819,12 +1840,13 @@ class Analyzer {
       if (g.kind != Kind::kDeadlockCycle) blame.insert(g.culprits.begin(), g.culprits.end());
     if (blame.empty()) blame.insert(res_.look_here.begin(), res_.look_here.end());
     f.culprits.assign(blame.begin(), blame.end());
+    std::map<int32_t, std::string> positions = message_positions(blocked);
     for (int32_t w : blocked) {
       const Blocked& b = blocked_[w];
       f.detail.push_back(detail(*job_.rank(w), b.rec, b.pos, b.ref));
       RankDetail& d = f.detail.back();
       if (b.p2p || b.pos < 0) {
-        d.position = message_position(*job_.rank(w), b);
+        d.position = positions[w];
       } else {
         d.seq = at(b.comm, d.seq);  // ring mode, as finish() shifts the other findings
       }
@@ -2152,11 +2174,12 @@ class Analyzer {
       if (cs.size() > 1)
         f.notes.push_back(fmt::format(
             "the cycle spans {} communicators: the ranks use them in different orders", cs.size()));
+      std::map<int32_t, std::string> positions = message_positions(comp);
       for (int32_t v : comp) {
         const Rank* r = job_.rank(v);
         const Blocked& b = blocked_[v];
         f.detail.push_back(detail(*r, b.rec, b.pos, b.ref));
-        if (b.p2p || b.pos < 0) f.detail.back().position = message_position(*r, b);
+        if (b.p2p || b.pos < 0) f.detail.back().position = positions[v];
       }
       findings_.push_back(std::move(f));
     }

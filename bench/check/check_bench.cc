@@ -1,11 +1,12 @@
 // Checker throughput on synthetic traces written with the real Writer:
-//   check_bench gen DIR RANKS COLLECTIVES [COMMS [RING [MESSAGES [SKIP_AT [staggered]]]]]
+//   check_bench gen DIR RANKS COLLECTIVES [COMMS [RING [MESSAGES [SKIP_AT [staggered|recv_ring]]]]]
 //                                                       write one job (once; several GB at full size);
 //                                                       RING > 0: ring-mode files keeping RING records;
 //                                                       MESSAGES: sends and receives after each
 //                                                       collective (a ring exchange); SKIP_AT >= 0: odd
 //                                                       ranks leave out that call; staggered: each rank
-//                                                       hangs at another call (gen() below)
+//                                                       hangs at another call; recv_ring: each blocks
+//                                                       receiving from the one before (gen() below)
 //   check_bench run DIR [JOBS]                            baseline read pass vs check, each in a child
 //   check_bench split DIR [JOBS [ROUNDS]]                 baseline read on 1 thread, JOBS threads and
 //                                                       JOBS processes, alternating, user/system CPU
@@ -46,11 +47,15 @@ double now_s() {
 }
 
 // skip_at >= 0: every odd rank leaves out call #skip_at, so that half the ranks differ from the majority
-// and the check reads their calls again to align them. staggered: rank r makes r calls fewer than n and
-// never returns from its last (a hang of the whole job, each rank stopped at another place), so that
-// every rank holds a view of its own and the check reads every rank's calls again.
+// and the check reads their calls again to align them. hang "staggered": rank r makes r calls fewer
+// than n and never returns from its last (a hang of the whole job, each rank stopped at another place),
+// so that every rank holds a view of its own and the check reads every rank's calls again. hang
+// "recv_ring": after its calls every rank blocks in MPI_Recv from the rank before it (a wait-for cycle
+// through the whole job), and the check reads every rank again to place its receive.
 int gen(const std::string& dir, int ranks, uint64_t n, int comms, uint64_t ring, uint32_t messages,
-        int64_t skip_at, bool staggered) {
+        int64_t skip_at, const std::string& hang) {
+  if (!hang.empty() && hang != "staggered" && hang != "recv_ring")
+    throw std::invalid_argument("hang: staggered or recv_ring, not " + hang);
   fs::create_directories(dir);
   std::atomic<int> next{0};
   auto work = [&] {
@@ -65,11 +70,12 @@ int gen(const std::string& dir, int ranks, uint64_t n, int comms, uint64_t ring,
       s.ring_records = ring;
       s.messages = messages;
       if (r % 2) s.skip_at = skip_at;
-      if (staggered) {
+      if (hang == "staggered") {
         s.collectives = n > uint64_t(r) ? n - uint64_t(r) : 1;
         s.last_entered = true;
-        s.finalize = false;
       }
+      if (hang == "recv_ring") s.blocked_recv_from = (r + ranks - 1) % ranks;
+      if (!hang.empty()) s.finalize = false;
       // Ring mode: ranks keep windows that start at different calls, as in a real job, so the check
       // trims every rank to the calls they all still have.
       if (ring) s.trailing_markers = uint32_t(r % 4) * 5;
@@ -360,17 +366,17 @@ int main(int argc, char** argv) try {
   if (a.size() >= 4 && a[0] == "gen")
     return gen(a[1], std::stoi(a[2]), std::stoull(a[3]), a.size() > 4 ? std::stoi(a[4]) : 3,
                a.size() > 5 ? std::stoull(a[5]) : 0, a.size() > 6 ? uint32_t(std::stoul(a[6])) : 0,
-               a.size() > 7 ? std::stoll(a[7]) : -1, a.size() > 8 && a[8] == "staggered");
+               a.size() > 7 ? std::stoll(a[7]) : -1, a.size() > 8 ? a[8] : std::string());
   if (a.size() >= 2 && a[0] == "run") return run(a[1], a.size() > 2 ? std::stoi(a[2]) : 1);
   if (a.size() >= 2 && a[0] == "model") return model(a[1]);
   if (a.size() >= 2 && a[0] == "split")
     return split(a[1], a.size() > 2 ? std::stoi(a[2]) : 2, a.size() > 3 ? std::stoi(a[3]) : 5);
-  std::fprintf(
-      stderr,
-      "usage: check_bench gen DIR RANKS COLLECTIVES [COMMS [RING [MESSAGES [SKIP_AT [staggered]]]]] | "
-      "check_bench run DIR "
-      "[THREADS] | "
-      "check_bench split DIR [JOBS [ROUNDS]] | check_bench model DIR\n");
+  std::fprintf(stderr,
+               "usage: check_bench gen DIR RANKS COLLECTIVES [COMMS [RING [MESSAGES [SKIP_AT "
+               "[staggered|recv_ring]]]]] | "
+               "check_bench run DIR "
+               "[THREADS] | "
+               "check_bench split DIR [JOBS [ROUNDS]] | check_bench model DIR\n");
   return 2;
 } catch (const std::exception& e) {  // a number that does not parse, a directory that cannot be written
   std::fprintf(stderr, "check_bench: %s\n", e.what());

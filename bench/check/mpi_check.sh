@@ -7,7 +7,8 @@
 # the traces (check_bench model). Every run must print the same verdict line.
 #   bench/check/mpi_check.sh BUILD_DIR TRACE_DIR [PROCS [THREADS [ROUNDS]]]
 #   (traces from: BUILD_DIR/bench/check/check_bench gen TRACE_DIR RANKS COLLECTIVES [COMMS [RING [MESSAGES
-#   [SKIP_AT [staggered]]]]]; with SKIP_AT every odd rank differs, with staggered every rank, and process 0
+#   [SKIP_AT [staggered|recv_ring]]]]]; with SKIP_AT every odd rank differs, with a hang every
+#   rank, and process 0
 #   reads their calls from their owners)
 set -euo pipefail
 build=${1:?build dir}
