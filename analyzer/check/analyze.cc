@@ -2137,7 +2137,7 @@ class Analyzer {
       if (formed_at_the_stop(comp, f.edges)) continue;
       std::vector<int32_t> path{comp.front()};
       std::set<int32_t> seen{comp.front()};
-      std::string text;
+      std::vector<std::string> hops;
       while (true) {
         int32_t v = path.back();
         const WaitEdge* next_e = nullptr;
@@ -2147,8 +2147,7 @@ class Analyzer {
             if (e.to == comp.front()) break;
           }
         if (!next_e) break;
-        text += fmt::format("{}rank {} waits in {} for rank {}", text.empty() ? "" : "; ", v,
-                            waits_in(*next_e), next_e->to);
+        hops.push_back(fmt::format("rank {} waits in {} for rank {}", v, waits_in(*next_e), next_e->to));
         if (next_e->to == comp.front() || path.size() > comp.size()) break;
         path.push_back(next_e->to);
         seen.insert(next_e->to);
@@ -2157,6 +2156,17 @@ class Analyzer {
       auto it = comms_.find(b0.comm);
       if (it != comms_.end()) f.comm = it->second.ref;
       f.seq = b0.pos;
+      // A cycle through many ranks (a ring exchange, every rank receiving from the one before) reads as
+      // its first hops and its last, the rest counted: every edge stays in f.edges.
+      constexpr size_t kHopsShown = 6;
+      std::string text;
+      for (size_t i = 0; i < hops.size(); ++i) {
+        if (hops.size() > kHopsShown && i == kHopsShown - 2)
+          text += fmt::format("; ... {} more ranks, each waiting for the next in the cycle",
+                              hops.size() - kHopsShown);
+        if (hops.size() > kHopsShown && i >= kHopsShown - 2 && i < hops.size() - 2) continue;
+        text += (text.empty() ? "" : "; ") + hops[i];
+      }
       f.explanation = text + ": a wait-for cycle, so none of them can ever proceed";
       if (std::any_of(f.edges.begin(), f.edges.end(), [](const WaitEdge& e) { return e.message; }) &&
           std::any_of(f.edges.begin(), f.edges.end(), [](const WaitEdge& e) { return !e.message; }))

@@ -106,7 +106,9 @@ std::string headline(const Finding& f) {
     case Kind::kMembershipMismatch:
       return fmt::format("ranks disagree on the members of {}", f.comm.name);
     case Kind::kDeadlockCycle:
-      return fmt::format("deadlock: {} wait for each other ({})", ranks_text(f.ranks), at);
+      // A cycle whose first rank waits in a message: a message has no position on its communicator.
+      return fmt::format("deadlock: {} wait for each other ({})", ranks_text(f.ranks),
+                         f.seq < 0 ? fmt::format("{} on {}", op, f.comm.name) : at);
     case Kind::kUnfinished:
       return fmt::format("{} never finished on {}{}", at,
                          f.culprits.empty() ? ranks_text(f.ranks) : ranks_text(f.culprits), where(any));
@@ -208,8 +210,11 @@ std::string text(const check::Result& r, const Context& ctx) {
   int n = 0;
   for (auto& f : r.findings) {
     const bool whole = f.kind == Kind::kHang || f.kind == Kind::kRankDied;
+    const bool message =
+        f.kind == Kind::kDeadlockCycle && f.seq < 0 && !f.detail.empty() && f.detail.front().present;
     std::string at =
         whole       ? "the whole job"
+        : message   ? f.detail.front().operation
         : f.seq < 0 ? "at creation"
                     : fmt::format("{} #{}",
                                   f.detail.empty() || !f.detail.front().present ? "collective"

@@ -8,6 +8,7 @@
 
 #include "builder.h"
 #include "lockstep/check/check.h"
+#include "lockstep/report/report.h"
 
 namespace lockstep::check::test {
 namespace {
@@ -375,6 +376,37 @@ TEST(Analyze, DeadlockCycleAcrossTwoCommunicators) {
   EXPECT_EQ(f.comm.name, "A");
   EXPECT_EQ(f.edges.size(), 2u);
   EXPECT_TRUE(r.hung);
+}
+
+// Twelve ranks each receiving from the one before: the cycle's verdict names the receive without a
+// position (a message has none, never "#-1" or "at creation"), and its explanation shows the first hops
+// and the last with the rest counted, while every edge stays in the finding.
+TEST(Analyze, AReceiveCycleThroughTheWholeJobReadsShortAndWithoutMinusOne) {
+  constexpr int kRanks = 12;
+  auto b = ranks(kRanks);
+  for (int i = 0; i < kRanks; ++i) {
+    b[size_t(i)].calls(kWorld, allreduce(), 3);
+    b[size_t(i)].p2p(kWorld, LST_OP_RECV, (i + kRanks - 1) % kRanks, 0, LST_STATE_ENTERED);
+  }
+  Result r = run(b, std::vector<EndState>(kRanks, EndState::kKilled));
+  const Finding* cyc = find(r, Kind::kDeadlockCycle);
+  ASSERT_NE(cyc, nullptr) << dump(r);
+  EXPECT_EQ(cyc->edges.size(), size_t(kRanks));
+  EXPECT_NE(cyc->explanation.find("rank 0 waits in MPI_Recv on MPI_COMM_WORLD for rank 11; rank 11 waits"),
+            std::string::npos)
+      << cyc->explanation;
+  EXPECT_NE(
+      cyc->explanation.find("; ... 6 more ranks, each waiting for the next in the cycle; rank 2 waits in "
+                            "MPI_Recv on MPI_COMM_WORLD for rank 1; rank 1 waits in MPI_Recv on "
+                            "MPI_COMM_WORLD for rank 0: a wait-for cycle"),
+      std::string::npos)
+      << cyc->explanation;
+  const std::string text = report::text(r, report::Context{"traces", "test"});
+  EXPECT_EQ(text.find("#-1"), std::string::npos) << text;
+  EXPECT_EQ(text.find("at creation"), std::string::npos) << text;
+  EXPECT_NE(text.find("[error] deadlock_cycle: MPI_Recv on MPI_COMM_WORLD (size 12)"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("wait for each other (MPI_Recv on MPI_COMM_WORLD)"), std::string::npos) << text;
 }
 
 TEST(Analyze, UnfinishedBlamesTheRankThatNeverWaited) {
