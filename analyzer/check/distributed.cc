@@ -198,6 +198,14 @@ std::string loaded_reply(const std::vector<LoadedFile>& files) {
   return std::move(o.bytes());
 }
 
+// The rank this process loaded as its `file`th, as process 0 names it.
+Rank& loaded_rank(const std::vector<std::unique_ptr<Rank>>& loaded, uint64_t file) {
+  if (file >= loaded.size() || !loaded[file])
+    throw std::runtime_error(
+        fmt::format("process 0 asked for file {}, which this process did not load", file));
+  return *loaded[file];
+}
+
 // A request for calls: per rank, its file and each sequence's window as process 0 holds it now
 // (communicator, calls trimmed off the start, calls kept), so that both sides materialize the same calls.
 void calls_request(Out& o, const RemoteSource& src, const Rank& r) {
@@ -218,10 +226,7 @@ std::string calls_reply(const std::vector<std::unique_ptr<Rank>>& loaded, uint64
   std::vector<Rank*> ranks;
   for (uint64_t i = 0; i < n; ++i) {
     const auto file = in.pod<uint32_t>();
-    if (file >= loaded.size() || !loaded[file])
-      throw std::runtime_error(
-          fmt::format("process 0 asked for file {}, which this process did not load", file));
-    Rank& r = *loaded[file];
+    Rank& r = loaded_rank(loaded, file);
     const auto seqs = in.pod<uint64_t>();
     if (seqs != r.seqs.size())
       throw std::runtime_error(fmt::format("process 0 holds {} sequences of {} where this process has {}",
@@ -241,7 +246,6 @@ std::string calls_reply(const std::vector<std::unique_ptr<Rank>>& loaded, uint64
   std::vector<std::string> errors(ranks.size());
   for_each_parallel(ranks.size(), jobs, [&](size_t i) {
     try {
-      ranks[i]->release();
       ranks[i]->materialize();
       out[i] = encode_calls(*ranks[i]);
     } catch (const std::exception& e) {
@@ -261,10 +265,7 @@ std::string calls_reply(const std::vector<std::unique_ptr<Rank>>& loaded, uint64
 // record `from` on, and the record to go on from (UINT64_MAX: none left).
 std::string messages_reply(const std::vector<std::unique_ptr<Rank>>& loaded, uint32_t file, uint64_t from,
                            const std::string& payload) {
-  if (file >= loaded.size() || !loaded[file])
-    throw std::runtime_error(
-        fmt::format("process 0 asked for file {}, which this process did not load", file));
-  Rank& r = *loaded[file];
+  Rank& r = loaded_rank(loaded, file);
   In in(payload);
   in.pod(r.end_id);
   in.pod(r.messages_until_wall);
@@ -320,8 +321,7 @@ void serve(const std::vector<std::string>& inputs, const LoadOptions& options) {
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
   try {
     send_bytes(listing_message(inputs), 0, kTagListing);
-    std::vector<std::shared_ptr<const RecordSource>> sources;
-    std::vector<std::unique_ptr<Rank>> ranks;  // as loaded here, for process 0's kCalls
+    std::vector<std::unique_ptr<Rank>> ranks;  // as loaded here (null: the file failed), by file number
     for (;;) {
       const std::string req = recv_bytes(0, kTagRequest);
       In in(req);
@@ -334,10 +334,8 @@ void serve(const std::vector<std::string>& inputs, const LoadOptions& options) {
         const std::vector<std::string> paths = p.strings();
         std::vector<LoadedFile> files = load_files(paths, options);
         send_bytes(loaded_reply(files), 0, kTagReply);
-        for (auto& f : files) {
-          sources.push_back(f.error.empty() ? f.rank.source : nullptr);
+        for (auto& f : files)
           ranks.push_back(f.error.empty() ? std::make_unique<Rank>(std::move(f.rank)) : nullptr);
-        }
         continue;
       }
       if (op == kCalls) {
@@ -348,10 +346,7 @@ void serve(const std::vector<std::string>& inputs, const LoadOptions& options) {
         send_bytes(messages_reply(ranks, file, a, payload), 0, kTagReply);
         continue;
       }
-      if (file >= sources.size() || !sources[file])
-        throw std::runtime_error(
-            fmt::format("process 0 asked for file {}, which this process did not load", file));
-      const RecordSource& src = *sources[file];
+      const RecordSource& src = *loaded_rank(ranks, file).source;
       std::string reply;
       if (op == kRecords) {
         if (b > kBlock * kRun) throw std::runtime_error("process 0 asked for more records than a walk's run");

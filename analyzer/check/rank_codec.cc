@@ -242,8 +242,8 @@ std::string encode_calls(const Rank& rank) {
       auto [it, fresh] = index.try_emplace(s.sig[i], distinct.size());
       if (fresh) distinct.push_back(s.sig[i]);
       c.var(it->second);
-      const int64_t ref = i < s.ref.size() ? int64_t(s.ref[i]) : prev, d = ref - prev;
-      c.var(uint64_t(d) << 1 ^ uint64_t(d >> 63));
+      const int64_t ref = i < s.ref.size() ? int64_t(s.ref[i]) : prev;
+      c.svar(ref - prev);
       prev = ref;
     }
     o.var(s.sig.size());
@@ -267,20 +267,15 @@ void decode_calls(std::string_view bytes, const Rank& rank) {
     s.ref.resize(n);
     int64_t prev = 0;
     for (uint64_t i = 0; i < n; ++i) {
-      const uint64_t k = in.var(), z = in.var();
+      const uint64_t k = in.var();
       if (k >= distinct.size()) throw std::runtime_error("another process sent a call with no signature");
       s.sig[i] = distinct[k];
-      prev += int64_t(z >> 1) ^ -int64_t(z & 1);
+      prev += in.svar();
       s.ref[i] = RecordRef(prev);
     }
   }
   if (!in.done()) throw std::runtime_error("another process sent calls past a rank's sequences");
 }
-
-namespace {
-uint64_t zigzag(int64_t v) { return uint64_t(v) << 1 ^ uint64_t(v >> 63); }
-int64_t unzigzag(uint64_t z) { return int64_t(z >> 1) ^ -int64_t(z & 1); }
-}  // namespace
 
 // The distinct communicators once, then per call: the communicator's index, the record's distance from
 // the previous call's, peer and tag (zigzag: MPI_ANY_SOURCE and the like are negative), operation,
@@ -294,10 +289,10 @@ std::string encode_messages(const std::vector<P2P>& calls) {
     auto [it, fresh] = index.try_emplace(p.comm, comms.size());
     if (fresh) comms.push_back(p.comm);
     c.var(it->second);
-    c.var(zigzag(int64_t(p.ref) - prev));
+    c.svar(int64_t(p.ref) - prev);
     prev = int64_t(p.ref);
-    c.var(zigzag(p.peer));
-    c.var(zigzag(p.tag));
+    c.svar(p.peer);
+    c.svar(p.tag);
     c.pod(p.op);
     c.pod(p.state);
     c.pod(p.flags);
@@ -324,10 +319,10 @@ std::vector<P2P> decode_messages(std::string_view bytes) {
     const uint64_t k = in.var();
     if (k >= comms.size()) throw std::runtime_error("another process sent a message call on no communicator");
     p.comm = comms[k];
-    prev += unzigzag(in.var());
+    prev += in.svar();
     p.ref = RecordRef(prev);
-    p.peer = int32_t(unzigzag(in.var()));
-    p.tag = int32_t(unzigzag(in.var()));
+    p.peer = int32_t(in.svar());
+    p.tag = int32_t(in.svar());
     in.pod(p.op);
     in.pod(p.state);
     in.pod(p.flags);

@@ -49,6 +49,8 @@ class Out {
     for (; v >= 0x80; v >>= 7) b_.push_back(char(v | 0x80));
     b_.push_back(char(v));
   }
+  // A signed number the same way, zigzag-mapped (0, -1, 1, -2, ...) so that small negatives stay short.
+  void svar(int64_t v) { var(uint64_t(v) << 1 ^ uint64_t(v >> 63)); }
   void str(std::string_view s) {
     pod(uint64_t(s.size()));
     b_.append(s.data(), s.size());
@@ -107,6 +109,10 @@ class In {
       if (!(byte & 0x80)) return v;
     }
     throw std::runtime_error("a message from another process holds a number of more than 64 bits");
+  }
+  int64_t svar() {
+    const uint64_t z = var();
+    return int64_t(z >> 1) ^ -int64_t(z & 1);
   }
   std::string str() {
     const uint64_t n = pod<uint64_t>();
