@@ -700,6 +700,9 @@ class Analyzer {
   static std::string death(const Rank& r) {
     std::string e = ending(r);
     if (e.empty() && r.saw_signal) e = fmt::format("it was killed (signal {})", r.signal);
+    // The process is gone and recorded no end of its own: the one signal no handler sees.
+    if (e.empty() && r.end == EndState::kKilled)
+      e = "it was killed, leaving no end in its trace as SIGKILL does";
     return e.empty() ? "its trace ends there" : e;
   }
 
@@ -1617,6 +1620,15 @@ class Analyzer {
            r.saw_signal && r.signal_t_ns >= job_.stopped_at_ns;
   }
 
+  // A rank on the host of `lockstep run` that recorded no end and whose process run no longer found
+  // when it stopped the job (it lists every one it found): killed before the stop, by SIGKILL.
+  bool gone_before_the_stop(const Rank& r) const {
+    return job_.stopped_at_ns > 0 && r.end == EndState::kKilled && !r.saw_signal && r.at_stop.empty() &&
+           r.host == job_.stopped_on_host &&
+           std::any_of(job_.ranks.begin(), job_.ranks.end(),
+                       [](const Rank& o) { return !o.at_stop.empty(); });
+  }
+
   bool died(const Rank& r) const {
     return r.end == EndState::kCrashed || r.end == EndState::kAborted ||
            (r.end == EndState::kExited && r.exit_status != UINT64_MAX && r.exit_status != 0 &&
@@ -1882,6 +1894,19 @@ class Analyzer {
         f.notes.push_back(fmt::format("rank {} was {}", r.world_rank, held_at_stop(r)));
       }
     if (f.culprits.empty()) f.culprits = held;
+    // A rank already gone at the stop, killed with no end recorded: the others waited for a process that
+    // no longer ran, which the hang alone does not say.
+    for (auto& r : job_.ranks)
+      if (stopped && gone_before_the_stop(r)) {
+        CommRef unused;
+        const Blocked& b = blocked_[r.world_rank];
+        f.notes.push_back(fmt::format(
+            "rank {} was gone before the stop, {}: it was killed, leaving no end in its trace as SIGKILL "
+            "does "
+            "(`kill -9`, the kernel's out-of-memory killer: the kernel log says which)",
+            r.world_rank,
+            b.yes ? fmt::format("inside {}", format::op_name(*b.rec)) : last_collective(r, unused)));
+      }
     if (!findings_.empty())
       f.notes.push_back(fmt::format("see the finding{} above for why", findings_.size() == 1 ? "" : "s"));
     else if (!f.culprits.empty())
@@ -1895,11 +1920,25 @@ class Analyzer {
   // job whose collectives all agree and that did not hang: no other finding says so, and "in lockstep"
   // with exit code 0 would read as a job that ran to its end. Where another finding or the hang stands,
   // it already names the deaths that matter (a missing call, the rank that died first).
+  //
+  // A rank killed from outside before the job ended (SIGKILL: `kill -9`, the kernel's out-of-memory
+  // killer), in no call, while others were left blocked waiting for it, is such a death too: no stop
+  // of `lockstep run` explains it, and without it the job read as in lockstep with exit code 0.
   void death_finding() {
     if (!findings_.empty() || hang_) return;
-    std::vector<const Rank*> dead;
+    std::map<int32_t, std::vector<int32_t>> waiting;  // rank -> the blocked ranks waiting for it
+    for (const WaitEdge& e : res_.wait_for) {
+      auto& w = waiting[e.to];
+      if (w.empty() || w.back() != e.from) w.push_back(e.from);
+    }
+    std::vector<const Rank*> dead, killed;
     for (auto& r : job_.ranks)
-      if (died(r) || left_mpi_unfinished(r)) dead.push_back(&r);
+      if (died(r) || left_mpi_unfinished(r)) {
+        dead.push_back(&r);
+      } else if (killed_while_awaited(r, waiting)) {
+        dead.push_back(&r);
+        killed.push_back(&r);
+      }
     if (dead.empty()) return;
     const Rank* first = dead.front();
     for (const Rank* r : dead)
@@ -1933,7 +1972,43 @@ class Analyzer {
       f.notes.push_back(
           "the other ranks made the same collectives: look at why the process ended (its stderr, a core "
           "file, the launcher's log)");
+    for (const Rank* r : killed) {
+      const std::vector<int32_t>& w = waiting.at(r->world_rank);
+      const std::string left = fmt::format("{} {} left blocked waiting for rank {}", ranks_phrase(w),
+                                           w.size() == 1 ? "was" : "were", r->world_rank);
+      if (r->end == EndState::kUnknown)
+        f.notes.push_back(fmt::format(
+            "{}, and ended; rank {} ran on {}, where this check cannot look for its process: its trace "
+            "records "
+            "no end, as SIGKILL (`kill -9`, the kernel's out-of-memory killer) or a lost node leaves it",
+            left, r->world_rank, r->host.empty() ? "another host" : r->host));
+      else
+        f.notes.push_back(
+            left +
+            " (SIGKILL comes from `kill -9` or the kernel's out-of-memory killer: the kernel log says "
+            "which)");
+    }
     findings_.push_back(std::move(f));
+  }
+
+  // Killed from outside with no end recorded (the process gone: SIGKILL), in no call, and waited for by
+  // ranks left blocked: where the job stopped, when those ranks tell its end from theirs. A whole job
+  // killed the same way at once (every waiting rank gone without an end too) does not: the rank may have
+  // been computing, and nothing is added. A rank on another host, whose process cannot be looked up,
+  // counts when every rank waiting for it has ended.
+  bool killed_while_awaited(const Rank& r, const std::map<int32_t, std::vector<int32_t>>& waiting) const {
+    auto it = waiting.find(r.world_rank);
+    if (it == waiting.end() || blocked_.at(r.world_rank).yes || r.saw_signal) return false;
+    if (r.end != EndState::kKilled && r.end != EndState::kUnknown) return false;
+    const auto silent = [](const Rank& w) {
+      return (w.end == EndState::kKilled && !w.saw_signal) || w.end == EndState::kUnknown;
+    };
+    const auto& ws = it->second;
+    if (std::all_of(ws.begin(), ws.end(), [&](int32_t w) { return silent(*job_.rank(w)); })) return false;
+    return r.end == EndState::kKilled || std::none_of(ws.begin(), ws.end(), [&](int32_t w) {
+             const EndState e = job_.rank(w)->end;
+             return e == EndState::kRunning || e == EndState::kUnknown;
+           });
   }
 
   // An MPI process that exited without MPI_Finalize, whatever its status (which an exit hook cannot

@@ -2,6 +2,7 @@
 // in-memory model (MemorySource + ingest), and analyzes them, so analysis tests need no files and no MPI.
 #pragma once
 
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <memory>
@@ -237,6 +238,13 @@ inline const Finding* find(const Result& r, Kind k) {
   for (auto& f : r.findings)
     if (f.kind == k) return &f;
   return nullptr;
+}
+
+// Whether the hang finding has a note containing `text`.
+inline bool hang_says(const Result& r, const std::string& text) {
+  const Finding* h = find(r, Kind::kHang);
+  return h && std::any_of(h->notes.begin(), h->notes.end(),
+                          [&](const std::string& n) { return n.find(text) != std::string::npos; });
 }
 
 // The findings in words, for a failed expectation's message.

@@ -1,6 +1,7 @@
 // Processes that died while no collective differs (rank_died), and where another finding stands instead.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "builder.h"
@@ -95,6 +96,101 @@ TEST(Death, NoRankDiedBesideAnotherFindingOrWithoutADeath) {
   c[1].marker(LST_MARK_SIGNAL, LST_STATE_RETURNED, 15);
   Result rc = run(c, {EndState::kExited, EndState::kKilled});
   EXPECT_TRUE(rc.in_lockstep()) << dump(rc);
+}
+
+// A rank killed from outside in no call (SIGKILL, the out-of-memory killer: no end in its trace) while
+// the others wait for it in the next collective, with no stop of `lockstep run`: the job did not finish,
+// so it is never in lockstep. On another host its process cannot be looked up (its end is unknown): it
+// counts once every rank waiting for it has ended, and not while they may still run.
+TEST(Death, ARankKilledWhileTheOthersWaitForItDiedEvenWithoutAStop) {
+  // The waiting ranks ended by a stop signal they recorded (mpirun's teardown), or still running.
+  auto job = [](EndState killed, EndState waiters) {
+    auto b = ranks(3);
+    Call in = allreduce();
+    in.state = LST_STATE_ENTERED;
+    b[0].calls(kWorld, allreduce(), 2).call(kWorld, in);
+    b[1].calls(kWorld, allreduce(), 2);
+    b[2].calls(kWorld, allreduce(), 2).call(kWorld, in);
+    std::vector<Rank> rs;
+    for (int i = 0; i < 3; ++i) rs.push_back(b[size_t(i)].build(i == 1 ? killed : waiters));
+    for (int i : {0, 2}) {
+      rs[size_t(i)].saw_signal = waiters == EndState::kKilled;
+      rs[size_t(i)].signal = waiters == EndState::kKilled ? 15 : 0;
+    }
+    return analyze(make_job(std::move(rs)));
+  };
+  for (EndState waiters : {EndState::kKilled, EndState::kRunning}) {
+    Result r = job(EndState::kKilled, waiters);
+    ASSERT_EQ(r.findings.size(), 1u) << dump(r);
+    const Finding& f = r.findings.front();
+    EXPECT_EQ(f.kind, Kind::kRankDied);
+    EXPECT_EQ(f.culprits, V{1});
+    EXPECT_NE(f.explanation.find("rank 1 ended before the job finished (it was killed, leaving no end in its "
+                                 "trace as SIGKILL does), after MPI_Allreduce #1"),
+              std::string::npos)
+        << dump(r);
+    EXPECT_TRUE(std::any_of(f.notes.begin(), f.notes.end(), [](const std::string& n) {
+      return n.find("ranks 0,2 were left blocked waiting for rank 1") != std::string::npos;
+    })) << dump(r);
+    EXPECT_FALSE(r.in_lockstep());
+  }
+  Result elsewhere = job(EndState::kUnknown, EndState::kKilled);
+  ASSERT_EQ(elsewhere.findings.size(), 1u) << dump(elsewhere);
+  EXPECT_EQ(elsewhere.findings.front().kind, Kind::kRankDied);
+  EXPECT_TRUE(std::any_of(
+      elsewhere.findings.front().notes.begin(), elsewhere.findings.front().notes.end(),
+      [](const std::string& n) { return n.find("cannot look for its process") != std::string::npos; }))
+      << dump(elsewhere);
+  // Nothing says the job ended: the ranks may all still run (a check while it runs), as before.
+  EXPECT_TRUE(job(EndState::kUnknown, EndState::kUnknown).findings.empty());
+  EXPECT_TRUE(job(EndState::kRunning, EndState::kRunning).findings.empty());
+  // Every rank killed at once with no end recorded (Analyze.RankBehindInAHangIsNotMissing): rank 1 may
+  // have been computing; as before, the hang post-mortem alone.
+  auto b = ranks(3);
+  Call in = allreduce();
+  in.state = LST_STATE_ENTERED;
+  b[0].calls(kWorld, allreduce(), 2).call(kWorld, in);
+  b[1].calls(kWorld, allreduce(), 2);
+  b[2].calls(kWorld, allreduce(), 2).call(kWorld, in);
+  Result all = run(b, {EndState::kKilled, EndState::kKilled, EndState::kKilled});
+  EXPECT_TRUE(all.findings.empty()) << dump(all);
+  EXPECT_TRUE(all.hung);
+}
+
+// The same kill in a job that `lockstep run --timeout` stopped later (a launcher that does not end the
+// job when a rank dies): a hang, and the rank run no longer found at the stop, with no end recorded, is
+// said to have been gone before it. A rank run found is not, nor one that recorded its stop signal.
+TEST(Death, ARankGoneBeforeTheStopIsSaidToHaveBeenKilledInTheHang) {
+  auto job = [](const std::string& rank1_at_stop, bool rank1_signal) {
+    auto b = ranks(3);
+    Call in = allreduce();
+    in.state = LST_STATE_ENTERED;
+    b[0].calls(kWorld, allreduce(), 2).call(kWorld, in);
+    b[1].calls(kWorld, allreduce(), 2);
+    b[2].calls(kWorld, allreduce(), 2).call(kWorld, in);
+    std::vector<Rank> rs;
+    for (auto& x : b) rs.push_back(x.build(EndState::kKilled));
+    for (auto& r : rs) {
+      r.at_stop = "running";
+      r.at_stop_cpu = 1.0;
+    }
+    rs[1].at_stop = rank1_at_stop;
+    rs[1].saw_signal = rank1_signal;
+    rs[1].signal = rank1_signal ? 15 : 0;
+    Job j = make_job(std::move(rs));
+    j.stopped_by_run = "lockstep run stopped the job at --timeout";
+    j.stopped_at_ns = 60'000'000'000;
+    j.stopped_on_host = j.ranks.front().host;
+    return analyze(j);
+  };
+  const std::string gone =
+      "rank 1 was gone before the stop, after MPI_Allreduce #1 on MPI_COMM_WORLD: it was killed";
+  Result r = job("", false);
+  ASSERT_NE(find(r, Kind::kHang), nullptr) << dump(r);
+  EXPECT_EQ(find(r, Kind::kHang)->culprits, V{1}) << dump(r);
+  EXPECT_TRUE(hang_says(r, gone)) << dump(r);
+  EXPECT_FALSE(hang_says(job("sleeping", false), "gone before the stop"));
+  EXPECT_FALSE(hang_says(job("", true), "gone before the stop"));
 }
 
 }  // namespace

@@ -123,13 +123,6 @@ Result stopped_at(std::vector<RankBuilder>& b, uint64_t after_ns, const std::str
   return analyze(job);
 }
 
-// Whether the hang finding has a note containing `text`.
-bool hang_says(const Result& r, const std::string& text) {
-  const Finding* h = find(r, Kind::kHang);
-  return h && std::any_of(h->notes.begin(), h->notes.end(),
-                          [&](const std::string& n) { return n.find(text) != std::string::npos; });
-}
-
 // The same two receives, in a job `lockstep run --timeout` stopped: a cycle that stood for seconds before
 // run's SIGTERM is a deadlock; one whose last rank began waiting an instant before is a snapshot of an
 // exchange under way (LAMMPS' balance example, whose ranks' earlier MPI_ANY_SOURCE receives leave the

@@ -2,6 +2,7 @@
 # Runs one 4-rank scenario under `lockstep run`, checks its traces with `lockstep check --format json`
 # and compares the findings with what the scenario is about (expect.py).
 # usage: run_scenario.sh LOCKSTEP PROGRAM OUTDIR TIMEOUT_S EXPECT_ARGS...
+# MPIRUN_FLAGS go to every mpirun; SCENARIO_RUN_FLAGS only to the traced job's.
 set -uo pipefail
 lockstep=$1 prog=$2 out=$3 timeout=$4
 shift 4
@@ -11,7 +12,7 @@ mkdir -p "$(dirname "$out")"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # shellcheck disable=SC2086
 "$lockstep" run -o "$out/traces" --timeout "$timeout" --grace 1 -- \
-  "${MPIRUN:-mpirun}" ${MPIRUN_FLAGS:-} -np "${NP:-4}" "$prog" >"$out.run.log" 2>&1
+  "${MPIRUN:-mpirun}" ${MPIRUN_FLAGS:-} ${SCENARIO_RUN_FLAGS:-} -np "${NP:-4}" "$prog" >"$out.run.log" 2>&1
 run_rc=$?
 echo "lockstep run exit: $run_rc"
 # shellcheck disable=SC2086
