@@ -1798,15 +1798,18 @@ class Analyzer {
     return out;
   }
 
+  // "MPI_Send to rank 3", "MPI_Recv from any rank": a message call and its peer.
+  static std::string message_call(const lst_record& rec) {
+    const std::string peer = rec.u.coll.root_or_peer == LST_ANY_SOURCE
+                                 ? "any rank"
+                                 : fmt::format("rank {}", rec.u.coll.root_or_peer);
+    return fmt::format("{} {} {}", format::op_name(rec), rec.op == LST_OP_SEND ? "to" : "from", peer);
+  }
+
   // Where a blocked message stands among the rank's collectives on its communicator: a message has no
   // position of its own there.
   std::string message_position(const Rank& r, const Blocked& b) const {
-    const lst_record& rec = *b.rec;
-    std::string peer = rec.u.coll.root_or_peer == LST_ANY_SOURCE
-                           ? "any rank"
-                           : fmt::format("rank {}", rec.u.coll.root_or_peer);
-    std::string what =
-        fmt::format("in {} {} {}", format::op_name(rec), rec.op == LST_OP_SEND ? "to" : "from", peer);
+    const std::string what = "in " + message_call(*b.rec);
     auto it = comms_.find(b.comm);
     const std::string name = it != comms_.end() ? it->second.ref.name : fmt::format("{:#x}", b.comm);
     const Sequence* s = r.sequence(b.comm);
@@ -1833,6 +1836,10 @@ class Analyzer {
     // the ranks left blocked were stopped by the launcher, not hung.
     for (auto& r : job_.ranks)
       if (r.died_in && died(r)) stuck = false;
+    // ... and so does a rank killed with SIGKILL: those in calls were stopped by the teardown.
+    if (stuck && !killed_first().empty() &&
+        std::none_of(job_.ranks.begin(), job_.ranks.end(), [&](const Rank& r) { return died(r); }))
+      stuck = false;
     // ... and so does a call MPI rejected on every rank left in it: they were stopped there.
     if (stuck && std::all_of(blocked.begin(), blocked.end(), [&](int32_t w) {
           const Blocked& b = blocked_[w];
@@ -1921,24 +1928,16 @@ class Analyzer {
   // with exit code 0 would read as a job that ran to its end. Where another finding or the hang stands,
   // it already names the deaths that matter (a missing call, the rank that died first).
   //
-  // A rank killed from outside before the job ended (SIGKILL: `kill -9`, the kernel's out-of-memory
-  // killer), in no call, while others were left blocked waiting for it, is such a death too: no stop
-  // of `lockstep run` explains it, and without it the job read as in lockstep with exit code 0.
+  // Ranks killed with SIGKILL (`kill -9`, the kernel's out-of-memory killer) are such deaths too, when
+  // nothing else died (killed_first): without them such a job, which mpirun tears down, read as in
+  // lockstep with exit code 0, or as a hang of every rank.
   void death_finding() {
     if (!findings_.empty() || hang_) return;
-    std::map<int32_t, std::vector<int32_t>> waiting;  // rank -> the blocked ranks waiting for it
-    for (const WaitEdge& e : res_.wait_for) {
-      auto& w = waiting[e.to];
-      if (w.empty() || w.back() != e.from) w.push_back(e.from);
-    }
-    std::vector<const Rank*> dead, killed;
+    std::vector<const Rank*> dead;
     for (auto& r : job_.ranks)
-      if (died(r) || left_mpi_unfinished(r)) {
-        dead.push_back(&r);
-      } else if (killed_while_awaited(r, waiting)) {
-        dead.push_back(&r);
-        killed.push_back(&r);
-      }
+      if (died(r) || left_mpi_unfinished(r)) dead.push_back(&r);
+    const std::vector<const Rank*> killed = dead.empty() ? killed_first() : std::vector<const Rank*>{};
+    dead.insert(dead.end(), killed.begin(), killed.end());
     if (dead.empty()) return;
     const Rank* first = dead.front();
     for (const Rank* r : dead)
@@ -1952,9 +1951,16 @@ class Analyzer {
       f.ranks.push_back(r->world_rank);
       CommRef elsewhere;  // the finding's communicator is the first death's
       const std::string where = last_collective(*r, r == first ? f.comm : elsewhere);
+      const Blocked& b = blocked_.at(r->world_rank);
       if (r->died_in && r->died_in >= r->source->first_id() && r->died_in < r->end_id) {
         const RecordRef ref = RecordRef(r->died_in - r->source->first_id());
         f.detail.push_back(detail(*r, r->record(ref), -1, ref));
+      } else if (b.yes && std::find(killed.begin(), killed.end(), r) != killed.end()) {
+        f.detail.push_back(detail(*r, b.rec, b.pos, b.ref));  // killed inside the call it is in
+        f.detail.back().note = "killed inside it";
+        if (b.p2p || b.pos < 0) f.detail.back().position = message_position(*r, b);
+        if (r == first) first_where = "inside " + call_named(b) + ", " + where;
+        continue;
       } else {
         f.detail.push_back(detail(*r, nullptr, -1, UINT32_MAX));
         f.detail.back().note = death(*r) + ", " + where;
@@ -1973,42 +1979,76 @@ class Analyzer {
           "the other ranks made the same collectives: look at why the process ended (its stderr, a core "
           "file, the launcher's log)");
     for (const Rank* r : killed) {
-      const std::vector<int32_t>& w = waiting.at(r->world_rank);
-      const std::string left = fmt::format("{} {} left blocked waiting for rank {}", ranks_phrase(w),
-                                           w.size() == 1 ? "was" : "were", r->world_rank);
+      std::vector<int32_t> w;
+      for (const WaitEdge& e : res_.wait_for)
+        if (e.to == r->world_rank && (w.empty() || w.back() != e.from)) w.push_back(e.from);
+      std::string text = w.empty() ? fmt::format("rank {}", r->world_rank)
+                                   : fmt::format("{} {} left blocked waiting for rank {}", ranks_phrase(w),
+                                                 w.size() == 1 ? "was" : "were", r->world_rank);
       if (r->end == EndState::kUnknown)
-        f.notes.push_back(fmt::format(
-            "{}, and ended; rank {} ran on {}, where this check cannot look for its process: its trace "
-            "records "
-            "no end, as SIGKILL (`kill -9`, the kernel's out-of-memory killer) or a lost node leaves it",
-            left, r->world_rank, r->host.empty() ? "another host" : r->host));
+        text += fmt::format(
+            "{}ran on {}, where this check cannot look for its process: its trace records no end, as SIGKILL "
+            "(`kill -9`, the kernel's out-of-memory killer) or a lost node leaves it",
+            w.empty() ? " " : ", which ", r->host.empty() ? "another host" : r->host);
       else
-        f.notes.push_back(
-            left +
-            " (SIGKILL comes from `kill -9` or the kernel's out-of-memory killer: the kernel log says "
-            "which)");
+        text += fmt::format(
+            "{}SIGKILL comes from `kill -9` or the kernel's out-of-memory killer: the kernel "
+            "log says which",
+            w.empty() ? ": " : "; ");
+      f.notes.push_back(std::move(text));
     }
     findings_.push_back(std::move(f));
   }
 
-  // Killed from outside with no end recorded (the process gone: SIGKILL), in no call, and waited for by
-  // ranks left blocked: where the job stopped, when those ranks tell its end from theirs. A whole job
-  // killed the same way at once (every waiting rank gone without an end too) does not: the rank may have
-  // been computing, and nothing is added. A rank on another host, whose process cannot be looked up,
-  // counts when every rank waiting for it has ended.
-  bool killed_while_awaited(const Rank& r, const std::map<int32_t, std::vector<int32_t>>& waiting) const {
-    auto it = waiting.find(r.world_rank);
-    if (it == waiting.end() || blocked_.at(r.world_rank).yes || r.saw_signal) return false;
-    if (r.end != EndState::kKilled && r.end != EndState::kUnknown) return false;
-    const auto silent = [](const Rank& w) {
-      return (w.end == EndState::kKilled && !w.saw_signal) || w.end == EndState::kUnknown;
-    };
-    const auto& ws = it->second;
-    if (std::all_of(ws.begin(), ws.end(), [&](int32_t w) { return silent(*job_.rank(w)); })) return false;
-    return r.end == EndState::kKilled || std::none_of(ws.begin(), ws.end(), [&](int32_t w) {
-             const EndState e = job_.rank(w)->end;
-             return e == EndState::kRunning || e == EndState::kUnknown;
-           });
+  // The call a rank is blocked in: "MPI_Send to rank 3", "MPI_Allreduce #4 on MPI_COMM_WORLD".
+  std::string call_named(const Blocked& b) const {
+    if (b.p2p || b.pos < 0) return message_call(*b.rec);
+    auto it = comms_.find(b.comm);
+    return fmt::format("{} #{} on {}", format::op_name(*b.rec), at(b.comm, b.pos),
+                       it != comms_.end() ? it->second.ref.name : fmt::format("{:#x}", b.comm));
+  }
+
+  // No end recorded and the process gone (on this host), as SIGKILL leaves a rank: no handler sees it.
+  static bool killed_silently(const Rank& r) {
+    return r.end == EndState::kKilled && !r.saw_signal && r.header_end_state != LST_END_SIGNAL;
+  }
+
+  // The ranks killed with SIGKILL before the job ended, in a job where no rank died of its own doing:
+  // those killed silently (or, on another host, with no end at all) when the other ranks tell that end
+  // from theirs. Either the others recorded the stop signal of a launcher's teardown (mpirun ends every
+  // rank when one is killed; a teardown's SIGTERM is recorded, a SIGKILL is not), or one of them is
+  // still running, blocked waiting for it. A whole job killed with SIGKILL at once gives neither: a rank
+  // in no call may have been computing, and nothing is added. Only a rank inside a call or waited for
+  // counts.
+  std::vector<const Rank*> killed_first() const {
+    // A job `lockstep run` stopped: its own SIGKILL ends what outlives the SIGTERM (the hang finding
+    // names a rank gone before the stop instead, gone_before_the_stop).
+    if (!job_.stopped_by_run.empty()) return {};
+    const bool torn_down = std::any_of(job_.ranks.begin(), job_.ranks.end(), [&](const Rank& o) {
+      return o.end == EndState::kKilled && (o.saw_signal || o.header_end_state == LST_END_SIGNAL) &&
+             !ended_by_the_stop(o);
+    });
+    std::set<int32_t> awaited_by_running;
+    for (const WaitEdge& e : res_.wait_for)
+      if (job_.rank(e.from)->end == EndState::kRunning) awaited_by_running.insert(e.to);
+    std::set<int32_t> awaited;
+    for (const WaitEdge& e : res_.wait_for) awaited.insert(e.to);
+    std::vector<const Rank*> out, outside;
+    for (auto& r : job_.ranks) {
+      const bool unknown = r.end == EndState::kUnknown && !r.saw_signal;
+      if (!killed_silently(r) && !unknown) continue;
+      if (!torn_down && (unknown || !awaited_by_running.count(r.world_rank))) continue;
+      // In no call and waited for by none: computing when a stop of the whole job came, for all it says.
+      const bool inside = blocked_.at(r.world_rank).yes, waited_for = awaited.count(r.world_rank) > 0;
+      if (!inside && !waited_for) continue;
+      out.push_back(&r);
+      if (!inside) outside.push_back(&r);
+    }
+    // A teardown may end a rank with SIGKILL too (one that outlived its SIGTERM): of several, the ones
+    // killed first are those in no call that others wait for; one killed inside a call only when it is
+    // the one alone.
+    if (!outside.empty()) return outside;
+    return out.size() == 1 ? out : std::vector<const Rank*>{};
   }
 
   // An MPI process that exited without MPI_Finalize, whatever its status (which an exit hook cannot
@@ -2272,6 +2312,10 @@ class Analyzer {
 
   // Every member entered position k, and some never finished it.
   void unfinished() {
+    // A rank killed with SIGKILL inside the call, the others ended by the launcher's teardown there:
+    // the death is the finding (death_finding), not the communication library.
+    const bool killed = !killed_first().empty() && std::none_of(job_.ranks.begin(), job_.ranks.end(),
+                                                                [&](const Rank& r) { return died(r); });
     for (auto& [id, c] : comms_) {
       std::set<uint32_t> cand;
       for (const Rank* r : c.ranks)
@@ -2303,7 +2347,7 @@ class Analyzer {
         // The launcher stopped these ranks inside the call when MPI ended another rank elsewhere (its
         // error handler): that rank's finding says why; this call is no finding of its own. Their end
         // markers may name the call (a stop signal inside it): that is no death of their own either.
-        if (torn_down() &&
+        if ((torn_down() || killed) &&
             std::none_of(dead.begin(), dead.end(), [&](int32_t w) { return died(*job_.rank(w)); }) &&
             std::all_of(open.begin(), open.end(),
                         [&](int32_t w) { return job_.rank(w)->end == EndState::kKilled; }))

@@ -157,6 +157,56 @@ TEST(Death, ARankKilledWhileTheOthersWaitForItDiedEvenWithoutAStop) {
   EXPECT_TRUE(all.hung);
 }
 
+// Killed inside a call (LAMMPS' ranks, one killed inside an MPI_Send): every rank is in a call, which
+// read as a hang of all of them; the others recorded the teardown's SIGTERM, so the one that recorded
+// nothing died first. A teardown can also end a rank with SIGKILL: of two ranks with no end, the one in
+// no call that the others wait for is the one killed first.
+TEST(Death, ARankKilledInsideACallIsNoHangOfEveryRank) {
+  auto job = [](bool rank0_signal) {
+    auto b = ranks(3);
+    Call in = allreduce();
+    in.state = LST_STATE_ENTERED;
+    for (auto& x : b) x.calls(kWorld, allreduce(), 2).call(kWorld, in);
+    std::vector<Rank> rs;
+    for (auto& x : b) rs.push_back(x.build(EndState::kKilled));
+    for (int i : {0, 2}) {
+      rs[size_t(i)].saw_signal = i != 0 || rank0_signal;
+      rs[size_t(i)].signal = rs[size_t(i)].saw_signal ? 15 : 0;
+    }
+    return analyze(make_job(std::move(rs)));
+  };
+  Result r = job(true);
+  ASSERT_EQ(r.findings.size(), 1u) << dump(r);
+  const Finding& f = r.findings.front();
+  EXPECT_EQ(f.kind, Kind::kRankDied) << dump(r);
+  EXPECT_EQ(f.culprits, V{1});
+  ASSERT_EQ(f.detail.size(), 1u);
+  EXPECT_EQ(f.detail.front().note, "killed inside it");
+  EXPECT_EQ(f.detail.front().seq, 2);
+  // Two ranks inside the call with no end recorded: nothing tells which went first; as before, a hang.
+  Result two = job(false);
+  ASSERT_FALSE(two.findings.empty());
+  EXPECT_EQ(two.findings.back().kind, Kind::kHang) << dump(two);
+  EXPECT_EQ(find(two, Kind::kRankDied), nullptr) << dump(two);
+
+  // Rank 0 inside the next call with no end (ended by the teardown's SIGKILL), rank 1 in no call and
+  // waited for: rank 1.
+  auto b = ranks(3);
+  Call in = allreduce();
+  in.state = LST_STATE_ENTERED;
+  b[0].calls(kWorld, allreduce(), 2).call(kWorld, in);
+  b[1].calls(kWorld, allreduce(), 2);
+  b[2].calls(kWorld, allreduce(), 2).call(kWorld, in);
+  std::vector<Rank> rs;
+  for (auto& x : b) rs.push_back(x.build(EndState::kKilled));
+  rs[2].saw_signal = true;
+  rs[2].signal = 15;
+  Result outside = analyze(make_job(std::move(rs)));
+  ASSERT_EQ(outside.findings.size(), 1u) << dump(outside);
+  EXPECT_EQ(outside.findings.front().kind, Kind::kRankDied);
+  EXPECT_EQ(outside.findings.front().ranks, V{1}) << dump(outside);
+}
+
 // The same kill in a job that `lockstep run --timeout` stopped later (a launcher that does not end the
 // job when a rank dies): a hang, and the rank run no longer found at the stop, with no end recorded, is
 // said to have been gone before it. A rank run found is not, nor one that recorded its stop signal.
