@@ -1978,6 +1978,11 @@ class Analyzer {
       f.notes.push_back(
           "the other ranks made the same collectives: look at why the process ended (its stderr, a core "
           "file, the launcher's log)");
+    // The place to look is the rank killed, not one the others also waited for when the teardown came.
+    if (!killed.empty()) {
+      res_.look_here.clear();
+      for (const Rank* r : killed) res_.look_here.push_back(r->world_rank);
+    }
     for (const Rank* r : killed) {
       std::vector<int32_t> w;
       for (const WaitEdge& e : res_.wait_for)

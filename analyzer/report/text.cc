@@ -2,6 +2,8 @@
 // the hang picture. Meant to be read in ten seconds: the first line is the answer.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "lockstep/format/reader.h"
 #include "lockstep/report/report.h"
 
@@ -182,7 +184,16 @@ std::string hang_text(const check::Result& r) {
       if (!st->at_stop.empty())
         why += "; at the stop: " + check::at_stop_text(st->at_stop, st->at_stop_cpu, st->at_stop_wchan);
     }
-    if (st && !st->waits_for.empty())  // a rank in a wait-for cycle that the evidence says diverged
+    const bool died = std::any_of(r.findings.begin(), r.findings.end(), [&](const check::Finding& f) {
+      return f.kind == Kind::kRankDied &&
+             std::find(f.culprits.begin(), f.culprits.end(), w) != f.culprits.end();
+    });
+    if (died)  // killed while the others waited for it (the rank_died finding says how)
+      s += fmt::format(
+          "  look at rank {}: it ended before the job finished, and others wait for it ({}; see the "
+          "rank_died finding)\n",
+          w, why);
+    else if (st && !st->waits_for.empty())  // a rank in a wait-for cycle that the evidence says diverged
       s += fmt::format(
           "  look at rank {}: it left the order the others follow (see the deadlock_cycle finding)\n", w);
     else if (st && st->blocked && st->under_way_with != LST_NONE)

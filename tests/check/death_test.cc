@@ -183,6 +183,9 @@ TEST(Death, ARankKilledInsideACallIsNoHangOfEveryRank) {
   ASSERT_EQ(f.detail.size(), 1u);
   EXPECT_EQ(f.detail.front().note, "killed inside it");
   EXPECT_EQ(f.detail.front().seq, 2);
+  EXPECT_EQ(r.look_here, V{1});  // the post-mortem points where the finding does
+  EXPECT_NE(report::text(r, {}).find("look at rank 1: it ended before the job finished"), std::string::npos)
+      << report::text(r, {});
   // Two ranks inside the call with no end recorded: nothing tells which went first; as before, a hang.
   Result two = job(false);
   ASSERT_FALSE(two.findings.empty());
