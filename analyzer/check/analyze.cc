@@ -1476,9 +1476,12 @@ class Analyzer {
     return !wild && theirs >= mine;
   }
 
-  Blocked find_blocked(const Rank& r) const {
+  Blocked find_blocked(const Rank& r) const { return behind(r) ? open_call(r) : Blocked{}; }
+
+  // The call a rank was last inside, by its records (blocked in it while the rank runs; for a rank that
+  // ended, the call its thread was in when the process ended).
+  Blocked open_call(const Rank& r) const {
     Blocked b;
-    if (!behind(r)) return b;
     uint64_t best_t = 0;
     const uint64_t first = r.source->first_id();
     for (auto& s : r.seqs)
@@ -1798,6 +1801,26 @@ class Analyzer {
     return out;
   }
 
+  // The world ranks a call `b` of rank `r` waits for: the members that never entered the collective, or
+  // the peer of a message (any other member for MPI_ANY_SOURCE).
+  std::vector<int32_t> waited_for(const Rank& r, const Blocked& b) const {
+    std::vector<int32_t> out;
+    auto it = comms_.find(b.comm);
+    if (it == comms_.end()) return out;
+    const Comm& c = it->second;
+    for (size_t i = 0; i < c.members.size(); ++i) {
+      const int32_t w = c.members[i];
+      if (w == r.world_rank) continue;
+      const Rank* m = job_.rank(w);
+      if (b.p2p) {
+        if (b.p2p->any_source() ? b.p2p->op != LST_OP_SEND : b.p2p->peer == int32_t(i)) out.push_back(w);
+      } else if (b.pos >= 0 && (!m || int64_t(len(m->sequence(c.ref.id))) <= b.pos)) {
+        out.push_back(w);
+      }
+    }
+    return out;
+  }
+
   // "MPI_Send to rank 3", "MPI_Recv from any rank": a message call and its peer.
   static std::string message_call(const lst_record& rec) {
     const std::string peer = rec.u.coll.root_or_peer == LST_ANY_SOURCE
@@ -1936,9 +1959,25 @@ class Analyzer {
     std::vector<const Rank*> dead;
     for (auto& r : job_.ranks)
       if (died(r) || left_mpi_unfinished(r)) dead.push_back(&r);
-    const std::vector<const Rank*> killed = dead.empty() ? killed_first() : std::vector<const Rank*>{};
+    // Ranks that died inside a call while waiting for a rank with no end of its own (a watchdog that
+    // aborts a rank stuck in a collective, as PyTorch's NCCL one does, after another was killed).
+    std::map<int32_t, std::vector<int32_t>> waited_by_dead;  // rank -> the dead ranks inside a call
+    std::map<const Rank*, Blocked> inside;                   // waiting for it
+    for (const Rank* d : dead) {
+      const Blocked b = open_call(*d);
+      if (!b.yes) continue;
+      inside[d] = b;
+      for (int32_t w : waited_for(*d, b)) waited_by_dead[w].push_back(d->world_rank);
+    }
+    std::vector<const Rank*> killed = dead.empty() ? killed_first() : std::vector<const Rank*>{};
+    for (auto& r : job_.ranks)
+      if (dead.size() && waited_by_dead.count(r.world_rank) && !died(r) &&
+          (killed_silently(r) || (r.end == EndState::kUnknown && !r.saw_signal)))
+        killed.push_back(&r);
     dead.insert(dead.end(), killed.begin(), killed.end());
     if (dead.empty()) return;
+    std::sort(dead.begin(), dead.end(),
+              [](const Rank* a, const Rank* b) { return a->world_rank < b->world_rank; });
     const Rank* first = dead.front();
     for (const Rank* r : dead)
       if (time_of(*r, r->last_t_ns) < time_of(*first, first->last_t_ns)) first = r;
@@ -1960,6 +1999,13 @@ class Analyzer {
         f.detail.back().note = "killed inside it";
         if (b.p2p || b.pos < 0) f.detail.back().position = message_position(*r, b);
         if (r == first) first_where = "inside " + call_named(b) + ", " + where;
+        continue;
+      } else if (auto in = inside.find(r); in != inside.end() && !killed.empty()) {
+        const Blocked& ib = in->second;  // ended inside a call, waiting for a rank killed before
+        f.detail.push_back(detail(*r, ib.rec, ib.pos, ib.ref));
+        f.detail.back().note = death(*r) + " inside it";
+        if (ib.p2p || ib.pos < 0) f.detail.back().position = message_position(*r, ib);
+        if (r == first) first_where = "inside " + call_named(ib) + ", " + where;
         continue;
       } else {
         f.detail.push_back(detail(*r, nullptr, -1, UINT32_MAX));
@@ -1987,6 +2033,17 @@ class Analyzer {
       std::vector<int32_t> w;
       for (const WaitEdge& e : res_.wait_for)
         if (e.to == r->world_rank && (w.empty() || w.back() != e.from)) w.push_back(e.from);
+      if (auto it = waited_by_dead.find(r->world_rank); it != waited_by_dead.end()) {
+        const Blocked& ib = inside.at(job_.rank(it->second.front()));
+        f.notes.push_back(
+            fmt::format("{} ended inside {}, waiting for rank {}, which had ended before with no end of "
+                        "its own recorded",
+                        ranks_phrase(it->second), call_named(ib), r->world_rank));
+        w.insert(w.end(), it->second.begin(), it->second.end());
+        std::sort(w.begin(), w.end());
+        w.erase(std::unique(w.begin(), w.end()), w.end());
+        if (w == it->second) w.clear();  // said just above
+      }
       std::string text = w.empty() ? fmt::format("rank {}", r->world_rank)
                                    : fmt::format("{} {} left blocked waiting for rank {}", ranks_phrase(w),
                                                  w.size() == 1 ? "was" : "were", r->world_rank);
@@ -1996,10 +2053,8 @@ class Analyzer {
             "(`kill -9`, the kernel's out-of-memory killer) or a lost node leaves it",
             w.empty() ? " " : ", which ", r->host.empty() ? "another host" : r->host);
       else
-        text += fmt::format(
-            "{}SIGKILL comes from `kill -9` or the kernel's out-of-memory killer: the kernel "
-            "log says which",
-            w.empty() ? ": " : "; ");
+        text = (w.empty() ? text + "'s " : text + "; ") +
+               "SIGKILL comes from `kill -9` or the kernel's out-of-memory killer: the kernel log says which";
       f.notes.push_back(std::move(text));
     }
     findings_.push_back(std::move(f));

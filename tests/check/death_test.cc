@@ -210,6 +210,43 @@ TEST(Death, ARankKilledInsideACallIsNoHangOfEveryRank) {
   EXPECT_EQ(outside.findings.front().ranks, V{1}) << dump(outside);
 }
 
+// A watchdog that aborts a rank stuck in a collective (PyTorch's NCCL one): ranks 0 and 2 crash with
+// SIGABRT inside the allreduce rank 1 never entered, rank 1 having been killed with SIGKILL before. The
+// rank killed is the first death, not the rank that crashed first; without the kill the crashes stand
+// as before.
+TEST(Death, ARankKilledBeforeTheWatchdogAbortedTheOthersIsTheFirstDeath) {
+  auto job = [](EndState rank1) {
+    auto b = ranks(3);
+    Call in = allreduce();
+    in.state = LST_STATE_ENTERED;
+    b[0].calls(kWorld, allreduce(), 2).call(kWorld, in);
+    b[1].calls(kWorld, allreduce(), 2);
+    b[2].calls(kWorld, allreduce(), 2).call(kWorld, in);
+    std::vector<Rank> rs;
+    for (int i = 0; i < 3; ++i) rs.push_back(b[size_t(i)].build(i == 1 ? rank1 : EndState::kCrashed));
+    for (int i : {0, 2}) {
+      rs[size_t(i)].saw_signal = true;
+      rs[size_t(i)].signal = 6;
+    }
+    return analyze(make_job(std::move(rs)));
+  };
+  Result r = job(EndState::kKilled);
+  ASSERT_EQ(r.findings.size(), 1u) << dump(r);
+  const Finding& f = r.findings.front();
+  EXPECT_EQ(f.kind, Kind::kRankDied);
+  EXPECT_EQ(f.culprits, V{1}) << dump(r);
+  EXPECT_EQ(f.ranks, (V{0, 1, 2}));
+  EXPECT_TRUE(std::any_of(f.notes.begin(), f.notes.end(), [](const std::string& n) {
+    return n.find("ranks 0,2 ended inside MPI_Allreduce #2 on MPI_COMM_WORLD, waiting for rank 1") !=
+           std::string::npos;
+  })) << dump(r);
+  // Rank 1 still running instead (a slow step): not killed, the crashes are the deaths.
+  Result running = job(EndState::kRunning);
+  ASSERT_EQ(running.findings.size(), 1u) << dump(running);
+  EXPECT_EQ(running.findings.front().kind, Kind::kRankDied);
+  EXPECT_EQ(running.findings.front().ranks, (V{0, 2})) << dump(running);
+}
+
 // The same kill in a job that `lockstep run --timeout` stopped later (a launcher that does not end the
 // job when a rank dies): a hang, and the rank run no longer found at the stop, with no end recorded, is
 // said to have been gone before it. A rank run found is not, nor one that recorded its stop signal.
