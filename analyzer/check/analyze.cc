@@ -1801,23 +1801,64 @@ class Analyzer {
     return out;
   }
 
-  // The world ranks a call `b` of rank `r` waits for: the members that never entered the collective, or
-  // the peer of a message (any other member for MPI_ANY_SOURCE).
-  std::vector<int32_t> waited_for(const Rank& r, const Blocked& b) const {
-    std::vector<int32_t> out;
-    auto it = comms_.find(b.comm);
-    if (it == comms_.end()) return out;
-    const Comm& c = it->second;
-    for (size_t i = 0; i < c.members.size(); ++i) {
-      const int32_t w = c.members[i];
-      if (w == r.world_rank) continue;
-      const Rank* m = job_.rank(w);
-      if (b.p2p) {
-        if (b.p2p->any_source() ? b.p2p->op != LST_OP_SEND : b.p2p->peer == int32_t(i)) out.push_back(w);
-      } else if (b.pos >= 0 && (!m || int64_t(len(m->sequence(c.ref.id))) <= b.pos)) {
-        out.push_back(w);
+  // The ranks with no end of their own (killed silently, or on another host) that a dead rank waited
+  // for inside the call it ended in (a member that never entered that collective, or the peer of that
+  // message; every other member for MPI_ANY_SOURCE), and the dead ranks that waited for one. `inside`
+  // gets each dead rank's call. Linear in the ranks and in the members of the communicators dead ranks
+  // ended in, plus a sort of those dead ranks by position.
+  struct DeadWaits {
+    std::vector<int32_t> waited, waiting;  // world ranks, ascending
+  };
+  DeadWaits waits_of_the_dead(const std::vector<const Rank*>& dead,
+                              std::map<const Rank*, Blocked>& inside) const {
+    DeadWaits out;
+    std::vector<const Rank*> silent;
+    for (auto& r : job_.ranks)
+      if (!died(r) && (killed_silently(r) || (r.end == EndState::kUnknown && !r.saw_signal)))
+        silent.push_back(&r);
+    if (silent.empty() || dead.empty()) return out;
+    std::map<uint64_t, std::vector<std::pair<int64_t, int32_t>>> in_comm;  // comm -> (position, dead rank)
+    std::map<int32_t, std::vector<int32_t>> to_peer;                       // peer -> dead ranks
+    for (const Rank* d : dead) {
+      const Blocked b = open_call(*d);
+      if (!b.yes) continue;
+      inside[d] = b;
+      auto it = comms_.find(b.comm);
+      if (it == comms_.end()) continue;
+      if (!b.p2p) {
+        if (b.pos >= 0) in_comm[b.comm].emplace_back(b.pos, d->world_rank);
+      } else if (b.p2p->any_source() && b.p2p->op != LST_OP_SEND) {
+        in_comm[b.comm].emplace_back(INT64_MAX, d->world_rank);
+      } else if (b.p2p->peer >= 0 && size_t(b.p2p->peer) < it->second.members.size()) {
+        to_peer[it->second.members[size_t(b.p2p->peer)]].push_back(d->world_rank);
       }
     }
+    std::set<int32_t> waited, waiting;
+    for (auto& [comm, waits] : in_comm) {
+      const std::vector<int32_t>& members = comms_.at(comm).members;
+      const std::set<int32_t> member(members.begin(), members.end());
+      // By position: the dead ranks at or past a rank's number of calls there wait for it, a suffix.
+      std::sort(waits.begin(), waits.end());
+      std::optional<int64_t> least;
+      for (const Rank* r : silent) {
+        if (!member.count(r->world_rank)) continue;
+        const int64_t n = int64_t(len(r->sequence(comm)));
+        if (waits.back().first < n) continue;
+        waited.insert(r->world_rank);
+        least = std::min(least.value_or(n), n);
+      }
+      if (!least) continue;
+      for (auto it = std::lower_bound(waits.begin(), waits.end(), std::make_pair(*least, INT32_MIN));
+           it != waits.end(); ++it)
+        waiting.insert(it->second);
+    }
+    for (const Rank* r : silent)
+      if (auto it = to_peer.find(r->world_rank); it != to_peer.end()) {
+        waited.insert(r->world_rank);
+        waiting.insert(it->second.begin(), it->second.end());
+      }
+    out.waited.assign(waited.begin(), waited.end());
+    out.waiting.assign(waiting.begin(), waiting.end());
     return out;
   }
 
@@ -1961,19 +2002,11 @@ class Analyzer {
       if (died(r) || left_mpi_unfinished(r)) dead.push_back(&r);
     // Ranks that died inside a call while waiting for a rank with no end of its own (a watchdog that
     // aborts a rank stuck in a collective, as PyTorch's NCCL one does, after another was killed).
-    std::map<int32_t, std::vector<int32_t>> waited_by_dead;  // rank -> the dead ranks inside a call
-    std::map<const Rank*, Blocked> inside;                   // waiting for it
-    for (const Rank* d : dead) {
-      const Blocked b = open_call(*d);
-      if (!b.yes) continue;
-      inside[d] = b;
-      for (int32_t w : waited_for(*d, b)) waited_by_dead[w].push_back(d->world_rank);
-    }
     std::vector<const Rank*> killed = dead.empty() ? killed_first() : std::vector<const Rank*>{};
-    for (auto& r : job_.ranks)
-      if (dead.size() && waited_by_dead.count(r.world_rank) && !died(r) &&
-          (killed_silently(r) || (r.end == EndState::kUnknown && !r.saw_signal)))
-        killed.push_back(&r);
+    std::map<const Rank*, Blocked> inside;
+    const DeadWaits dw = waits_of_the_dead(dead, inside);
+    for (int32_t w : dw.waited) killed.push_back(job_.rank(w));
+    const std::set<const Rank*> is_killed(killed.begin(), killed.end());
     dead.insert(dead.end(), killed.begin(), killed.end());
     if (dead.empty()) return;
     std::sort(dead.begin(), dead.end(),
@@ -1991,21 +2024,21 @@ class Analyzer {
       CommRef elsewhere;  // the finding's communicator is the first death's
       const std::string where = last_collective(*r, r == first ? f.comm : elsewhere);
       const Blocked& b = blocked_.at(r->world_rank);
+      const auto in = inside.find(r);
+      // A rank killed inside the call it is in, or one that ended inside a call waiting for a rank killed
+      // before it: that call.
+      const Blocked* call = b.yes && is_killed.count(r)                ? &b
+                            : in != inside.end() && !dw.waited.empty() ? &in->second
+                                                                       : nullptr;
       if (r->died_in && r->died_in >= r->source->first_id() && r->died_in < r->end_id) {
         const RecordRef ref = RecordRef(r->died_in - r->source->first_id());
         f.detail.push_back(detail(*r, r->record(ref), -1, ref));
-      } else if (b.yes && std::find(killed.begin(), killed.end(), r) != killed.end()) {
-        f.detail.push_back(detail(*r, b.rec, b.pos, b.ref));  // killed inside the call it is in
-        f.detail.back().note = "killed inside it";
-        if (b.p2p || b.pos < 0) f.detail.back().position = message_position(*r, b);
-        if (r == first) first_where = "inside " + call_named(b) + ", " + where;
-        continue;
-      } else if (auto in = inside.find(r); in != inside.end() && !killed.empty()) {
-        const Blocked& ib = in->second;  // ended inside a call, waiting for a rank killed before
-        f.detail.push_back(detail(*r, ib.rec, ib.pos, ib.ref));
-        f.detail.back().note = death(*r) + " inside it";
-        if (ib.p2p || ib.pos < 0) f.detail.back().position = message_position(*r, ib);
-        if (r == first) first_where = "inside " + call_named(ib) + ", " + where;
+      } else if (call) {
+        f.detail.push_back(detail(*r, call->rec, call->pos, call->ref));
+        f.detail.back().note =
+            is_killed.count(r) ? std::string("killed inside it") : death(*r) + " inside it";
+        if (call->p2p || call->pos < 0) f.detail.back().position = message_position(*r, *call);
+        if (r == first) first_where = "inside " + call_named(*call) + ", " + where;
         continue;
       } else {
         f.detail.push_back(detail(*r, nullptr, -1, UINT32_MAX));
@@ -2024,40 +2057,55 @@ class Analyzer {
       f.notes.push_back(
           "the other ranks made the same collectives: look at why the process ended (its stderr, a core "
           "file, the launcher's log)");
-    // The place to look is the rank killed, not one the others also waited for when the teardown came.
-    if (!killed.empty()) {
-      res_.look_here.clear();
-      for (const Rank* r : killed) res_.look_here.push_back(r->world_rank);
-    }
-    for (const Rank* r : killed) {
-      std::vector<int32_t> w;
-      for (const WaitEdge& e : res_.wait_for)
-        if (e.to == r->world_rank && (w.empty() || w.back() != e.from)) w.push_back(e.from);
-      if (auto it = waited_by_dead.find(r->world_rank); it != waited_by_dead.end()) {
-        const Blocked& ib = inside.at(job_.rank(it->second.front()));
-        f.notes.push_back(
-            fmt::format("{} ended inside {}, waiting for rank {}, which had ended before with no end of "
-                        "its own recorded",
-                        ranks_phrase(it->second), call_named(ib), r->world_rank));
-        w.insert(w.end(), it->second.begin(), it->second.end());
-        std::sort(w.begin(), w.end());
-        w.erase(std::unique(w.begin(), w.end()), w.end());
-        if (w == it->second) w.clear();  // said just above
-      }
-      std::string text = w.empty() ? fmt::format("rank {}", r->world_rank)
-                                   : fmt::format("{} {} left blocked waiting for rank {}", ranks_phrase(w),
-                                                 w.size() == 1 ? "was" : "were", r->world_rank);
-      if (r->end == EndState::kUnknown)
-        text += fmt::format(
-            "{}ran on {}, where this check cannot look for its process: its trace records no end, as SIGKILL "
-            "(`kill -9`, the kernel's out-of-memory killer) or a lost node leaves it",
-            w.empty() ? " " : ", which ", r->host.empty() ? "another host" : r->host);
-      else
-        text = (w.empty() ? text + "'s " : text + "; ") +
-               "SIGKILL comes from `kill -9` or the kernel's out-of-memory killer: the kernel log says which";
-      f.notes.push_back(std::move(text));
-    }
+    if (!killed.empty()) killed_notes(f, killed, dw, inside);
     findings_.push_back(std::move(f));
+  }
+
+  // What a rank_died finding adds for the ranks killed with SIGKILL: who waited for them, and where the
+  // signal came from. The place to look is those ranks, not one the others also waited for when the
+  // teardown came.
+  void killed_notes(Finding& f, const std::vector<const Rank*>& killed, const DeadWaits& dw,
+                    const std::map<const Rank*, Blocked>& inside) {
+    std::vector<int32_t> all, here, elsewhere;
+    std::set<std::string> hosts;
+    for (const Rank* r : killed) {
+      all.push_back(r->world_rank);
+      if (r->end == EndState::kUnknown) {
+        elsewhere.push_back(r->world_rank);
+        hosts.insert(r->host.empty() ? "another host" : r->host);
+      } else {
+        here.push_back(r->world_rank);
+      }
+    }
+    std::sort(all.begin(), all.end());
+    res_.look_here = all;
+    const std::set<int32_t> is_killed(all.begin(), all.end());
+    const std::set<int32_t> said(dw.waiting.begin(), dw.waiting.end());
+    std::vector<int32_t> left;  // ranks still blocked, or stopped by the teardown, waiting for them
+    for (const WaitEdge& e : res_.wait_for)
+      if (is_killed.count(e.to) && !said.count(e.from)) left.push_back(e.from);
+    std::sort(left.begin(), left.end());
+    left.erase(std::unique(left.begin(), left.end()), left.end());
+    const auto one = [](const std::vector<int32_t>& v) { return v.size() == 1; };
+    if (!dw.waiting.empty())
+      f.notes.push_back(fmt::format(
+          "{} ended inside {}, waiting for {}, which had ended before with no end of {} own recorded",
+          ranks_phrase(dw.waiting), call_named(inside.at(job_.rank(dw.waiting.front()))),
+          ranks_phrase(dw.waited), one(dw.waited) ? "its" : "their"));
+    std::string text;
+    if (!left.empty())
+      text = fmt::format("{} {} left blocked waiting for {}", ranks_phrase(left), one(left) ? "was" : "were",
+                         ranks_phrase(all));
+    if (!here.empty())
+      text += (text.empty() ? ranks_phrase(here) + ": " : std::string("; ")) +
+              "SIGKILL comes from `kill -9` or the kernel's out-of-memory killer: the kernel log says which";
+    if (!text.empty()) f.notes.push_back(std::move(text));
+    if (!elsewhere.empty())
+      f.notes.push_back(fmt::format(
+          "{} ran on {}, where this check cannot look for {}: {} no end, as SIGKILL (`kill -9`, the "
+          "kernel's out-of-memory killer) or a lost node leaves it",
+          ranks_phrase(elsewhere), fmt::join(hosts, ", "), one(elsewhere) ? "its process" : "their processes",
+          one(elsewhere) ? "its trace records" : "their traces record"));
   }
 
   // The call a rank is blocked in: "MPI_Send to rank 3", "MPI_Allreduce #4 on MPI_COMM_WORLD".

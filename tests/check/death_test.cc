@@ -240,6 +240,22 @@ TEST(Death, ARankKilledBeforeTheWatchdogAbortedTheOthersIsTheFirstDeath) {
     return n.find("ranks 0,2 ended inside MPI_Allreduce #2 on MPI_COMM_WORLD, waiting for rank 1") !=
            std::string::npos;
   })) << dump(r);
+  // The same through a message: rank 0 crashed inside a receive from any rank, rank 1 was killed.
+  auto m = ranks(2);
+  m[0].calls(kWorld, allreduce(), 2).p2p(kWorld, LST_OP_RECV, LST_ANY_SOURCE, 5, LST_STATE_ENTERED);
+  m[1].calls(kWorld, allreduce(), 2);
+  std::vector<Rank> ms;
+  ms.push_back(m[0].build(EndState::kCrashed));
+  ms.push_back(m[1].build(EndState::kKilled));
+  ms[0].saw_signal = true;
+  ms[0].signal = 6;
+  Result msg = analyze(make_job(std::move(ms)));
+  ASSERT_EQ(msg.findings.size(), 1u) << dump(msg);
+  EXPECT_EQ(msg.findings.front().culprits, V{1}) << dump(msg);
+  EXPECT_TRUE(std::any_of(
+      msg.findings.front().notes.begin(), msg.findings.front().notes.end(),
+      [](const std::string& n) { return n.find("rank 0 ended inside MPI_Recv from any rank") == 0; }))
+      << dump(msg);
   // Rank 1 still running instead (a slow step): not killed, the crashes are the deaths.
   Result running = job(EndState::kRunning);
   ASSERT_EQ(running.findings.size(), 1u) << dump(running);
