@@ -98,6 +98,24 @@ TEST(Death, NoRankDiedBesideAnotherFindingOrWithoutADeath) {
   EXPECT_TRUE(rc.in_lockstep()) << dump(rc);
 }
 
+// Three ranks after two allreduces: ranks 0 and 2 inside the third, which rank 1 never entered; rank 1
+// ends as `one`, the others as `others`, having recorded `signal` (0: none).
+std::vector<Rank> waiting_for_rank_1(EndState one, EndState others, int32_t signal = 0) {
+  auto b = ranks(3);
+  Call in = allreduce();
+  in.state = LST_STATE_ENTERED;
+  b[0].calls(kWorld, allreduce(), 2).call(kWorld, in);
+  b[1].calls(kWorld, allreduce(), 2);
+  b[2].calls(kWorld, allreduce(), 2).call(kWorld, in);
+  std::vector<Rank> rs;
+  for (int i = 0; i < 3; ++i) rs.push_back(b[size_t(i)].build(i == 1 ? one : others));
+  for (int i : {0, 2}) {
+    rs[size_t(i)].saw_signal = signal != 0;
+    rs[size_t(i)].signal = signal;
+  }
+  return rs;
+}
+
 // A rank killed from outside in no call (SIGKILL, the out-of-memory killer: no end in its trace) while
 // the others wait for it in the next collective, with no stop of `lockstep run`: the job did not finish,
 // so it is never in lockstep. On another host its process cannot be looked up (its end is unknown): it
@@ -105,19 +123,7 @@ TEST(Death, NoRankDiedBesideAnotherFindingOrWithoutADeath) {
 TEST(Death, ARankKilledWhileTheOthersWaitForItDiedEvenWithoutAStop) {
   // The waiting ranks ended by a stop signal they recorded (mpirun's teardown), or still running.
   auto job = [](EndState killed, EndState waiters) {
-    auto b = ranks(3);
-    Call in = allreduce();
-    in.state = LST_STATE_ENTERED;
-    b[0].calls(kWorld, allreduce(), 2).call(kWorld, in);
-    b[1].calls(kWorld, allreduce(), 2);
-    b[2].calls(kWorld, allreduce(), 2).call(kWorld, in);
-    std::vector<Rank> rs;
-    for (int i = 0; i < 3; ++i) rs.push_back(b[size_t(i)].build(i == 1 ? killed : waiters));
-    for (int i : {0, 2}) {
-      rs[size_t(i)].saw_signal = waiters == EndState::kKilled;
-      rs[size_t(i)].signal = waiters == EndState::kKilled ? 15 : 0;
-    }
-    return analyze(make_job(std::move(rs)));
+    return analyze(make_job(waiting_for_rank_1(killed, waiters, waiters == EndState::kKilled ? 15 : 0)));
   };
   for (EndState waiters : {EndState::kKilled, EndState::kRunning}) {
     Result r = job(EndState::kKilled, waiters);
@@ -146,13 +152,7 @@ TEST(Death, ARankKilledWhileTheOthersWaitForItDiedEvenWithoutAStop) {
   EXPECT_TRUE(job(EndState::kRunning, EndState::kRunning).findings.empty());
   // Every rank killed at once with no end recorded (Analyze.RankBehindInAHangIsNotMissing): rank 1 may
   // have been computing; as before, the hang post-mortem alone.
-  auto b = ranks(3);
-  Call in = allreduce();
-  in.state = LST_STATE_ENTERED;
-  b[0].calls(kWorld, allreduce(), 2).call(kWorld, in);
-  b[1].calls(kWorld, allreduce(), 2);
-  b[2].calls(kWorld, allreduce(), 2).call(kWorld, in);
-  Result all = run(b, {EndState::kKilled, EndState::kKilled, EndState::kKilled});
+  Result all = analyze(make_job(waiting_for_rank_1(EndState::kKilled, EndState::kKilled)));
   EXPECT_TRUE(all.findings.empty()) << dump(all);
   EXPECT_TRUE(all.hung);
 }
@@ -194,14 +194,7 @@ TEST(Death, ARankKilledInsideACallIsNoHangOfEveryRank) {
 
   // Rank 0 inside the next call with no end (ended by the teardown's SIGKILL), rank 1 in no call and
   // waited for: rank 1.
-  auto b = ranks(3);
-  Call in = allreduce();
-  in.state = LST_STATE_ENTERED;
-  b[0].calls(kWorld, allreduce(), 2).call(kWorld, in);
-  b[1].calls(kWorld, allreduce(), 2);
-  b[2].calls(kWorld, allreduce(), 2).call(kWorld, in);
-  std::vector<Rank> rs;
-  for (auto& x : b) rs.push_back(x.build(EndState::kKilled));
+  std::vector<Rank> rs = waiting_for_rank_1(EndState::kKilled, EndState::kKilled);
   rs[2].saw_signal = true;
   rs[2].signal = 15;
   Result outside = analyze(make_job(std::move(rs)));
@@ -216,19 +209,7 @@ TEST(Death, ARankKilledInsideACallIsNoHangOfEveryRank) {
 // as before.
 TEST(Death, ARankKilledBeforeTheWatchdogAbortedTheOthersIsTheFirstDeath) {
   auto job = [](EndState rank1) {
-    auto b = ranks(3);
-    Call in = allreduce();
-    in.state = LST_STATE_ENTERED;
-    b[0].calls(kWorld, allreduce(), 2).call(kWorld, in);
-    b[1].calls(kWorld, allreduce(), 2);
-    b[2].calls(kWorld, allreduce(), 2).call(kWorld, in);
-    std::vector<Rank> rs;
-    for (int i = 0; i < 3; ++i) rs.push_back(b[size_t(i)].build(i == 1 ? rank1 : EndState::kCrashed));
-    for (int i : {0, 2}) {
-      rs[size_t(i)].saw_signal = true;
-      rs[size_t(i)].signal = 6;
-    }
-    return analyze(make_job(std::move(rs)));
+    return analyze(make_job(waiting_for_rank_1(rank1, EndState::kCrashed, 6)));
   };
   Result r = job(EndState::kKilled);
   ASSERT_EQ(r.findings.size(), 1u) << dump(r);
@@ -268,14 +249,7 @@ TEST(Death, ARankKilledBeforeTheWatchdogAbortedTheOthersIsTheFirstDeath) {
 // said to have been gone before it. A rank run found is not, nor one that recorded its stop signal.
 TEST(Death, ARankGoneBeforeTheStopIsSaidToHaveBeenKilledInTheHang) {
   auto job = [](const std::string& rank1_at_stop, bool rank1_signal) {
-    auto b = ranks(3);
-    Call in = allreduce();
-    in.state = LST_STATE_ENTERED;
-    b[0].calls(kWorld, allreduce(), 2).call(kWorld, in);
-    b[1].calls(kWorld, allreduce(), 2);
-    b[2].calls(kWorld, allreduce(), 2).call(kWorld, in);
-    std::vector<Rank> rs;
-    for (auto& x : b) rs.push_back(x.build(EndState::kKilled));
+    std::vector<Rank> rs = waiting_for_rank_1(EndState::kKilled, EndState::kKilled);
     for (auto& r : rs) {
       r.at_stop = "running";
       r.at_stop_cpu = 1.0;
