@@ -2128,6 +2128,7 @@ class Analyzer {
   // still running, blocked waiting for it. A whole job killed with SIGKILL at once gives neither: a rank
   // in no call may have been computing, and nothing is added. Only a rank inside a call or waited for
   // counts.
+  static constexpr double kKilledLongAfter = 10.0;  // seconds inside a call before the teardown
   std::vector<const Rank*> killed_first() const {
     // A job `lockstep run` stopped: its own SIGKILL ends what outlives the SIGTERM (the hang finding
     // names a rank gone before the stop instead, gone_before_the_stop).
@@ -2136,6 +2137,11 @@ class Analyzer {
       return o.end == EndState::kKilled && (o.saw_signal || o.header_end_state == LST_END_SIGNAL) &&
              !ended_by_the_stop(o);
     });
+    // When the teardown's first stop signal came, as far as a rank recorded it.
+    std::optional<double> teardown;
+    for (auto& o : job_.ranks)
+      if (o.end == EndState::kKilled && o.saw_signal && !ended_by_the_stop(o))
+        teardown = std::min(teardown.value_or(time_of(o, o.signal_t_ns)), time_of(o, o.signal_t_ns));
     std::set<int32_t> awaited_by_running;
     for (const WaitEdge& e : res_.wait_for)
       if (job_.rank(e.from)->end == EndState::kRunning) awaited_by_running.insert(e.to);
@@ -2147,8 +2153,12 @@ class Analyzer {
       if (!killed_silently(r) && !unknown) continue;
       if (!torn_down && (unknown || !awaited_by_running.count(r.world_rank))) continue;
       // In no call and waited for by none: computing when a stop of the whole job came, for all it says.
-      const bool inside = blocked_.at(r.world_rank).yes, waited_for = awaited.count(r.world_rank) > 0;
+      const Blocked& b = blocked_.at(r.world_rank);
+      const bool inside = b.yes, waited_for = awaited.count(r.world_rank) > 0;
       if (!inside && !waited_for) continue;
+      // Inside its call long before the teardown: the job was stuck there before the kill (a rank killed
+      // to end a hang), which the hang and unfinished findings say.
+      if (inside && teardown && *teardown - time_of(r, b.rec->t_ns) > kKilledLongAfter) continue;
       out.push_back(&r);
       if (!inside) outside.push_back(&r);
     }

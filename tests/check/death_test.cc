@@ -162,7 +162,8 @@ TEST(Death, ARankKilledWhileTheOthersWaitForItDiedEvenWithoutAStop) {
 // nothing died first. A teardown can also end a rank with SIGKILL: of two ranks with no end, the one in
 // no call that the others wait for is the one killed first.
 TEST(Death, ARankKilledInsideACallIsNoHangOfEveryRank) {
-  auto job = [](bool rank0_signal) {
+  // The teardown's SIGTERM `signal_ns` after the records (stamped from 1001 ns on).
+  auto job = [](bool rank0_signal, uint64_t signal_ns = 1'000'000'000) {
     auto b = ranks(3);
     Call in = allreduce();
     in.state = LST_STATE_ENTERED;
@@ -172,6 +173,7 @@ TEST(Death, ARankKilledInsideACallIsNoHangOfEveryRank) {
     for (int i : {0, 2}) {
       rs[size_t(i)].saw_signal = i != 0 || rank0_signal;
       rs[size_t(i)].signal = rs[size_t(i)].saw_signal ? 15 : 0;
+      rs[size_t(i)].signal_t_ns = signal_ns;
     }
     return analyze(make_job(std::move(rs)));
   };
@@ -186,6 +188,11 @@ TEST(Death, ARankKilledInsideACallIsNoHangOfEveryRank) {
   EXPECT_EQ(r.look_here, V{1});  // the post-mortem points where the finding does
   EXPECT_NE(report::text(r, {}).find("look at rank 1: it ended before the job finished"), std::string::npos)
       << report::text(r, {});
+  // The same, the teardown a minute after the ranks entered the call: the job was stuck there before
+  // the kill (a rank killed to end a hang), so it stays a hang and unfinished.
+  Result stuck = job(true, 60'000'000'000);
+  EXPECT_EQ(find(stuck, Kind::kRankDied), nullptr) << dump(stuck);
+  EXPECT_NE(find(stuck, Kind::kUnfinished), nullptr) << dump(stuck);
   // Two ranks inside the call with no end recorded: nothing tells which went first; as before, a hang.
   Result two = job(false);
   ASSERT_FALSE(two.findings.empty());
