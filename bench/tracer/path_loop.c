@@ -3,9 +3,9 @@
  * counts the instructions inside each loop function alone (--toggle-collect).
  *   path_loop PATH N      PATH: allreduce | iallreduce_wait | iallreduce_test | send_recv | sendrecv |
  *                               isend_irecv_waitall | annotate | rt_collective | allreduce_8deep_fp |
- *                               floor | allreduce_cold | send_recv_cold | floor_cold
+ *                               allreduce_8deep_nofp | floor | allreduce_cold | send_recv_cold | floor_cold
  *   allreduce_8deep_fp: MPI_Allreduce 8 frames deep in code built with frame pointers (call_chain.c),
- *   what LOCKSTEP_TRACE_STACK=8 walks.
+ *   what LOCKSTEP_TRACE_STACK=8 walks; allreduce_8deep_nofp: the same code built without them.
  *   floor: PMPI_Allreduce with the least a record of a blocking call takes, done here without the
  *   tracer (floor_enter, floor_return): what the tracer's paths compare with on the same machine.
  *   allreduce_cold, send_recv_cold, floor_cold: the same with other work between the calls, in both
@@ -178,6 +178,9 @@ LOOP(pmpi_rt_collective, (void)x)
 int fp_allreduce(int traced);
 LOOP(traced_allreduce_8deep_fp, y += fp_allreduce(1))
 LOOP(pmpi_allreduce_8deep_fp, y += fp_allreduce(0))
+int nofp_allreduce(int traced);
+LOOP(traced_allreduce_8deep_nofp, y += nofp_allreduce(1))
+LOOP(pmpi_allreduce_8deep_nofp, y += nofp_allreduce(0))
 
 struct path {
   const char* name;
@@ -194,6 +197,7 @@ static const struct path kPaths[] = {
     {"annotate", traced_annotate, pmpi_annotate},
     {"rt_collective", traced_rt_collective, pmpi_rt_collective},
     {"allreduce_8deep_fp", traced_allreduce_8deep_fp, pmpi_allreduce_8deep_fp},
+    {"allreduce_8deep_nofp", traced_allreduce_8deep_nofp, pmpi_allreduce_8deep_nofp},
     {"floor", traced_floor, pmpi_allreduce},
     {"allreduce_cold", traced_allreduce_cold, pmpi_allreduce_cold},
     {"send_recv_cold", traced_send_recv_cold, pmpi_send_recv_cold},

@@ -4,7 +4,9 @@
 # that they name the callers each call went through. With a reference unwinder, the same job is run
 # again with it and every stack must come out identical, frame for frame, to the outermost one. Each
 # process says at exit which unwinder made its stacks (LOCKSTEP_TRACE_STACK_STATS=1): EXPECT "fp" wants
-# all but the first few (which confirm the chain) by frame pointers, "dwarf" every one by DWARF.
+# all but the first few (which confirm the chain) by frame pointers, "rules" all but the first few
+# without the DWARF unwinder and some of them by unwind rules (code without frame pointers), "any"
+# anything.
 #   stack_test.sh WORK LOCKSTEP TRACER UNWIND FRAMES REFERENCE EXPECT PYTHON MPIRUN [FLAGS...] -- PROGRAM
 # UNWIND: auto | fp | dwarf; REFERENCE: an unwinder to compare with, or "none".
 set -euo pipefail
@@ -26,13 +28,17 @@ run() {  # run UNWIND DIR
   "$lockstep" show "$2" --format json >"$2.json"
 }
 run "$unwind" "$work/traces"
-# "lockstep: pid P: F stacks without the DWARF unwinder, D with it", one line per rank.
+# "lockstep: pid P: F stacks without the DWARF unwinder, D with it (R of the F by unwind rules)", one line
+# per rank.
 stats=$(grep -E '^lockstep: pid [0-9]+: [0-9]+ stacks without the DWARF unwinder' "$work/traces.err" || true)
 [[ $(grep -c . <<<"$stats") == 2 ]] || { cat "$work/traces.err" >&2; fail "want one unwinder line per rank"; }
-while read -r _ _ _ fp _ _ _ _ _ dwarf _; do
+while read -r _ _ _ fp _ _ _ _ _ dwarf _ _ rules _; do
+  rules=${rules#(}
   case "$expect" in
-    fp) ((fp >= calls - 8 && dwarf <= 8 && fp + dwarf == calls)) ||
-          fail "$fp stacks without the DWARF unwinder, $dwarf with it: want all but a few without it" ;;
+    fp) ((fp >= calls - 8 && dwarf <= 8 && fp + dwarf == calls && rules == 0)) ||
+          fail "$fp stacks without the DWARF unwinder ($rules by unwind rules), $dwarf with it: want all but a few by frame pointers" ;;
+    rules) ((fp >= calls - 8 && dwarf <= 8 && fp + dwarf == calls && rules > 0)) ||
+          fail "$fp stacks without the DWARF unwinder ($rules by unwind rules), $dwarf with it: want all but a few without it, some by unwind rules" ;;
     any) ((fp + dwarf == calls)) || fail "$fp + $dwarf stacks, want $calls" ;;
   esac
 done <<<"$stats"

@@ -48,7 +48,9 @@ namespace {
 
 constexpr int kMaxFrames = 64;  // LOCKSTEP_TRACE_STACK's ceiling
 
-struct Config {
+// Whole cache lines (alignas pads its size), so that the hot globals after it in lockstep_hot start on a
+// line of their own wherever the section lands (tests/tracer/hot_layout.py).
+struct alignas(64) Config {
   const char* dir = nullptr;
   int32_t rank_hint = LST_NONE;
   int32_t size_hint = LST_NONE;  // WORLD_SIZE, with RANK
@@ -532,11 +534,16 @@ void write_process_end(format::Writer* w, uint64_t status) noexcept {
   });
   w->set_end_state(LST_END_EXIT);
   if (g_config.stack_stats && g_config.stack_frames > 1) {
-    uint64_t fp = 0, dwarf = 0;
-    stack_counts(&fp, &dwarf);
-    std::fprintf(stderr, "lockstep: pid %d: %llu stacks without the DWARF unwinder, %llu with it\n",
-                 static_cast<int>(getpid()), static_cast<unsigned long long>(fp),
-                 static_cast<unsigned long long>(dwarf));
+    uint64_t fp = 0, rules = 0, dwarf = 0;
+    stack_counts(&fp, &rules, &dwarf);
+    const uint64_t without = fp + rules;
+    std::fprintf(
+        stderr,
+        "lockstep: pid %d: %llu stacks without the DWARF unwinder, %llu with it (%llu of the %llu by "
+        "unwind rules)\n",
+        static_cast<int>(getpid()), static_cast<unsigned long long>(without),
+        static_cast<unsigned long long>(dwarf), static_cast<unsigned long long>(rules),
+        static_cast<unsigned long long>(without));
   }
   if (g_config.python_stats) {
     uint64_t direct = 0, api = 0;

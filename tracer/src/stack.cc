@@ -6,6 +6,7 @@
 // stacks through it are unwound with DWARF from then on. The walk never leaves the current thread's
 // stack: every frame pointer must lie inside it, 8-byte aligned, above the previous one.
 #include "stack.h"
+#include "unwind_rule.h"
 
 #include <pthread.h>
 #include <unwind.h>
@@ -22,7 +23,7 @@ constexpr int kMaxTail = 8;        // outermost frames (thread start) remembered
 
 std::atomic<Unwind> g_mode{Unwind::kAuto};
 bool g_count = false;
-std::atomic<uint64_t> g_fp_stacks{0}, g_dwarf_stacks{0};
+std::atomic<uint64_t> g_fp_stacks{0}, g_rule_stacks{0}, g_dwarf_stacks{0};
 inline int counted(std::atomic<uint64_t>& c, int n) noexcept {
   if (__builtin_expect(g_count, 0)) c.fetch_add(1, std::memory_order_relaxed);
   return n;
@@ -273,12 +274,200 @@ __attribute__((noinline)) int learn(uint64_t caller, uint64_t* out, int max, con
   return n;
 }
 
+// ---- unwind rules per return address (code without frame pointers) --------------------------------
+
+// Each return address's rule (unwind_rule.h), read from the call frame information once and trusted once
+// a stack through it came out as the DWARF unwinder's. Key: return address << 2 | status; the rule is
+// written before its key says kUnchecked or later, and a key being written reads as no rule yet.
+enum : uint64_t { kWriting = 0, kUnchecked = 1, kGood = 2, kBad = 3 };
+constexpr size_t kRules = 8192;  // power of two
+struct RuleSlot {
+  std::atomic<uint64_t> key;
+  std::atomic<uint64_t> rule;
+};
+RuleSlot g_rules[kRules];
+
+// The slot holding `ret`'s rule, learnt from the call frame information when it is not there yet; null
+// when the table has no room near it or another thread is writing it.
+__attribute__((noinline)) RuleSlot* learn_rule(uint64_t ret) noexcept {
+  if (ret == 0 || ret >> 62) return nullptr;
+  size_t i = site_hash(ret);
+  for (int p = 0; p < kProbes; ++p, i = (i + 1) & (kRules - 1)) {
+    uint64_t k = g_rules[i].key.load(std::memory_order_acquire);
+    if (k == 0) {
+      if (!g_rules[i].key.compare_exchange_strong(k, ret << 2 | kWriting, std::memory_order_acq_rel)) {
+        if (k >> 2 == ret) return &g_rules[i];  // another thread took the slot for it
+        continue;
+      }
+      const uint64_t w = pack_rule(rule_at(ret));
+      g_rules[i].rule.store(w, std::memory_order_relaxed);
+      g_rules[i].key.store(ret << 2 | ((w & 3) == UnwindRule::kNone ? kBad : kUnchecked),
+                           std::memory_order_release);
+      return &g_rules[i];
+    }
+    if (k >> 2 == ret) return &g_rules[i];
+  }
+  return nullptr;
+}
+
+inline RuleSlot* rule_slot(uint64_t ret) noexcept {
+  size_t i = site_hash(ret);
+  for (int p = 0; p < kProbes; ++p, i = (i + 1) & (kRules - 1)) {
+    const uint64_t k = g_rules[i].key.load(std::memory_order_acquire);
+    if (k >> 2 == ret && k != 0) return &g_rules[i];
+    if (k == 0) break;
+  }
+  return learn_rule(ret);
+}
+
+// A rule's verdict from a comparison with the DWARF unwinder; kBad stays.
+void judge_rule(uint64_t ret, uint64_t status) noexcept {
+  size_t i = site_hash(ret);
+  for (int p = 0; p < kProbes; ++p, i = (i + 1) & (kRules - 1)) {
+    uint64_t k = g_rules[i].key.load(std::memory_order_acquire);
+    if (k == 0) return;
+    if (k >> 2 == ret) {
+      if ((k & 3) == kUnchecked)
+        g_rules[i].key.compare_exchange_strong(k, ret << 2 | status, std::memory_order_acq_rel);
+      return;
+    }
+  }
+}
+
+// The good rules this thread last used, by depth: a stack from the same place as the previous one finds
+// each with one comparison. A good rule never changes, so nothing here goes stale.
+struct RuleMemo {
+  uint64_t ret[kMemo];
+  uint64_t rule[kMemo];
+};
+__attribute__((tls_model("initial-exec"))) thread_local RuleMemo t_rules;
+
+struct RuleWalk {
+  int n = 0;               // frames in out[]
+  bool ended = false;      // at the outermost frame, before `max`
+  bool stopped = false;    // a step no rule could make (or a rule led off the stack)
+  bool unchecked = false;  // a rule not yet compared with the DWARF unwinder was used
+};
+
+// From the application's function that made the call (return address `caller`, stack pointer `sp` after
+// that call returns, frame pointer `bp`) outward, one rule per frame; every read is a slot of the
+// thread's stack between `sp` and `hi`.
+// slots[i]: where out[i] was found.
+__attribute__((no_sanitize_address)) RuleWalk rule_walk(uint64_t caller, uintptr_t sp, uintptr_t bp,
+                                                        uintptr_t hi, uint64_t* out, uintptr_t* slots,
+                                                        int max) noexcept {
+  RuleWalk w;
+  RuleMemo& memo = t_rules;
+  for (uint64_t pc = caller; w.n < max;) {
+    uint64_t word;
+    if (w.n < kMemo && memo.ret[w.n] == pc) {
+      word = memo.rule[w.n];
+    } else {
+      const RuleSlot* slot = rule_slot(pc);
+      const uint64_t k = slot ? slot->key.load(std::memory_order_acquire) : kBad;
+      if ((k & 3) == kBad || (k & 3) == kWriting) {
+        w.stopped = true;
+        return w;
+      }
+      word = slot->rule.load(std::memory_order_relaxed);
+      if ((k & 3) == kUnchecked) {
+        w.unchecked = true;
+      } else if (w.n < kMemo) {
+        memo.ret[w.n] = pc;
+        memo.rule[w.n] = word;
+      }
+    }
+    const UnwindRule r = unpack_rule(word);
+    if (r.kind == UnwindRule::kOutermost) {
+      w.ended = true;
+      return w;
+    }
+    const uintptr_t cfa =
+        (r.cfa_from_bp ? bp : sp) + static_cast<uintptr_t>(static_cast<intptr_t>(r.cfa_offset));
+    if (cfa < sp + 8 || cfa > hi || (cfa & 7)) {
+      w.stopped = true;
+      return w;
+    }
+    if (r.bp_saved) {
+      const uintptr_t at = cfa + static_cast<uintptr_t>(static_cast<intptr_t>(r.bp_offset));
+      if (at < sp || at > cfa - 16 || (at & 7)) {  // below the return address's slot
+        w.stopped = true;
+        return w;
+      }
+      bp = *reinterpret_cast<const uintptr_t*>(at);
+    }
+    pc = *reinterpret_cast<const uint64_t*>(cfa - 8);
+    sp = cfa;
+    if (pc == 0) {  // where the DWARF unwinder ends too
+      w.ended = true;
+      return w;
+    }
+    slots[w.n] = cfa - 8;
+    out[w.n++] = pc;
+  }
+  return w;
+}
+
+// A walk with unchecked rules, compared frame by frame with the DWARF unwinder's: each rule that gave
+// DWARF's frame is good, the first that did not is bad. Leaves DWARF's frames in out[].
+__attribute__((noinline)) int judge_walk(uint64_t caller, uint64_t* out, int max,
+                                         const RuleWalk& w) noexcept {
+  uint64_t dw[kMaxFrames];
+  bool ended = false;
+  const int m = dwarf_stack(caller, dw, max, &ended);
+  for (int i = 0; i <= w.n; ++i) {
+    const uint64_t pc = i ? out[i - 1] : caller;  // the frame whose rule gave out[i]
+    if (i < w.n && i < m && out[i] == dw[i]) {
+      judge_rule(pc, kGood);
+      continue;
+    }
+    if (i == w.n && i == m && w.ended == ended && !w.stopped) {
+      if (w.ended) judge_rule(pc, kGood);  // both end after this frame
+    } else if (i < w.n || w.ended) {
+      judge_rule(pc, kBad);
+    }
+    break;
+  }
+  for (int k = 0; k < m; ++k) out[k] = dw[k];
+  return m;
+}
+
+// The stack by unwind rules, from the frame that the chain found returns to `caller`; the DWARF unwinder
+// where a rule is missing, bad or not yet checked. `bottom`: the link whose return address is kBottom,
+// whose remembered outer frames did not match this stack: they are replaced by this stack's.
+__attribute__((noinline)) int rule_stack(uint64_t caller, uint64_t* out, int max, const Chain& c,
+                                         int bottom = -1) noexcept {
+#if defined(__x86_64__)
+  // The interposer's frame: its return address at slot[0], the caller's frame pointer below it.
+  const uintptr_t sp = c.slot[0] + 8;
+  const uintptr_t bp = *reinterpret_cast<const uintptr_t*>(c.slot[0] - 8);
+  uintptr_t slots[kMaxFrames];
+  const RuleWalk w = rule_walk(caller, sp, bp, c.hi, out, slots, max);
+  if (!w.unchecked && !w.stopped) {
+    if (bottom >= 0 && w.ended && w.n - bottom <= kMaxTail) {
+      Tail& t = t_tail;
+      t.slot = c.slot[bottom];
+      t.ret = bottom ? out[bottom - 1] : caller;
+      t.n = w.n - bottom;
+      for (int k = 0; k < t.n; ++k) {
+        t.frames[k] = out[bottom + k];
+        t.slots[k] = slots[bottom + k];
+      }
+    }
+    return counted(g_rule_stacks, w.n);
+  }
+  if (w.unchecked) return counted(g_dwarf_stacks, judge_walk(caller, out, max, w));
+#endif
+  return counted(g_dwarf_stacks, dwarf_stack(caller, out, max, nullptr));
+}
+
 }  // namespace
 
 void set_unwind_mode(Unwind mode) noexcept { g_mode.store(mode, std::memory_order_relaxed); }
 void count_stacks(bool on) noexcept { g_count = on; }
-void stack_counts(uint64_t* frame_pointers, uint64_t* dwarf) noexcept {
+void stack_counts(uint64_t* frame_pointers, uint64_t* rules, uint64_t* dwarf) noexcept {
   *frame_pointers = g_fp_stacks.load(std::memory_order_relaxed);
+  *rules = g_rule_stacks.load(std::memory_order_relaxed);
   *dwarf = g_dwarf_stacks.load(std::memory_order_relaxed);
 }
 
@@ -307,7 +496,7 @@ int capture_stack(uint64_t caller, uint64_t* out, int max) noexcept {
       if (i < kMemo) memo.ret[i] = r;
       continue;
     }
-    if (v == kBroken) return counted(g_dwarf_stacks, dwarf_stack(caller, out, max, nullptr));
+    if (v == kBroken) return rule_stack(caller, out, max, c);
     if (v == kBottom) {
       const Tail& t = t_tail;
       if (t.ret == r && t.slot == c.slot[i] && tail_in_place(t, c.hi)) {
@@ -315,6 +504,7 @@ int capture_stack(uint64_t caller, uint64_t* out, int max) noexcept {
         for (int k = 0; k < t.n && n < max; ++k) out[n++] = t.frames[k];
         return counted(g_fp_stacks, n);
       }
+      return rule_stack(caller, out, max, c, i);  // the outer part of another stack
     }
     return counted(g_dwarf_stacks, learn(caller, out, max, c));
   }

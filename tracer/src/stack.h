@@ -20,6 +20,6 @@ int capture_stack(uint64_t caller, uint64_t* out, int max) noexcept;
 // LOCKSTEP_TRACE_STACK_STATS=1: count the stacks each unwinder produced, so a user can see whether the
 // job's code keeps frame pointers (printed at exit by session.cc).
 void count_stacks(bool on) noexcept;
-void stack_counts(uint64_t* frame_pointers, uint64_t* dwarf) noexcept;
+void stack_counts(uint64_t* frame_pointers, uint64_t* rules, uint64_t* dwarf) noexcept;
 
 }  // namespace lockstep::trace
