@@ -334,14 +334,6 @@ void judge_rule(uint64_t ret, uint64_t status) noexcept {
   }
 }
 
-// The good rules this thread last used, by depth: a stack from the same place as the previous one finds
-// each with one comparison. A good rule never changes, so nothing here goes stale.
-struct RuleMemo {
-  uint64_t ret[kMemo];
-  uint64_t rule[kMemo];
-};
-__attribute__((tls_model("initial-exec"))) thread_local RuleMemo t_rules;
-
 struct RuleWalk {
   int n = 0;               // frames in out[]
   bool ended = false;      // at the outermost frame, before `max`
@@ -351,32 +343,23 @@ struct RuleWalk {
 
 // From the application's function that made the call (return address `caller`, stack pointer `sp` after
 // that call returns, frame pointer `bp`) outward, one rule per frame; every read is a slot of the
-// thread's stack between `sp` and `hi`.
+// thread's stack between `sp` and `hi`. No per-thread memo of rules, as the frame-pointer walk has: the
+// library's thread-local block must stay small enough to fit the static TLS left when it is loaded with
+// dlopen (as NCCL loads a profiler plugin; cuda.plugin.* fail otherwise).
 // slots[i]: where out[i] was found.
 __attribute__((no_sanitize_address)) RuleWalk rule_walk(uint64_t caller, uintptr_t sp, uintptr_t bp,
                                                         uintptr_t hi, uint64_t* out, uintptr_t* slots,
                                                         int max) noexcept {
   RuleWalk w;
-  RuleMemo& memo = t_rules;
   for (uint64_t pc = caller; w.n < max;) {
-    uint64_t word;
-    if (w.n < kMemo && memo.ret[w.n] == pc) {
-      word = memo.rule[w.n];
-    } else {
-      const RuleSlot* slot = rule_slot(pc);
-      const uint64_t k = slot ? slot->key.load(std::memory_order_acquire) : kBad;
-      if ((k & 3) == kBad || (k & 3) == kWriting) {
-        w.stopped = true;
-        return w;
-      }
-      word = slot->rule.load(std::memory_order_relaxed);
-      if ((k & 3) == kUnchecked) {
-        w.unchecked = true;
-      } else if (w.n < kMemo) {
-        memo.ret[w.n] = pc;
-        memo.rule[w.n] = word;
-      }
+    const RuleSlot* slot = rule_slot(pc);
+    const uint64_t k = slot ? slot->key.load(std::memory_order_acquire) : kBad;
+    if ((k & 3) == kBad || (k & 3) == kWriting) {
+      w.stopped = true;
+      return w;
     }
+    w.unchecked |= (k & 3) == kUnchecked;
+    const uint64_t word = slot->rule.load(std::memory_order_relaxed);
     const UnwindRule r = unpack_rule(word);
     if (r.kind == UnwindRule::kOutermost) {
       w.ended = true;

@@ -52,10 +52,12 @@ inline constexpr Entry kTable[] = {
      "keep N caller frames per collective (at most 64): the call site plus N-1 frames above it, in STACK "
      "records (below, \"Call stacks\")"},
     {Var::kTraceStackUnwind, "LOCKSTEP_TRACE_STACK_UNWIND", "auto/fp/dwarf", "auto",
-     "`auto`: frame pointers where confirmed, else the DWARF unwinder; `fp`: frame pointers only; `dwarf`: "
-     "the DWARF unwinder only"},
+     "`auto`: frame pointers where confirmed, else unwind rules read once per return address from the call "
+     "frame information and confirmed by the DWARF unwinder, else the DWARF unwinder; `fp`: frame pointers "
+     "only; `dwarf`: the DWARF unwinder only"},
     {Var::kTraceStackStats, "LOCKSTEP_TRACE_STACK_STATS", "switch", "0",
-     "`1`: at exit, one line per process on stderr: how many stacks needed the DWARF unwinder"},
+     "`1`: at exit, one line per process on stderr: how many stacks needed the DWARF unwinder, and how many "
+     "were stepped by unwind rules"},
     {Var::kTraceP2p, "LOCKSTEP_TRACE_P2P", "switch", "1",
      "`0`: do not record MPI point-to-point calls (recorded by default, below)"},
     {Var::kTraceFortran, "LOCKSTEP_TRACE_FORTRAN", "switch", "1",
