@@ -85,6 +85,20 @@ struct Tail {
 };
 __attribute__((tls_model("initial-exec"))) thread_local Tail t_tail;
 
+// This thread's outer frames beyond the kBottom return address `ret`, found in stack slot `slot`: the
+// `n` frames after it and the slots each was found in.
+void remember_tail(uintptr_t slot, uint64_t ret, const uint64_t* frames, const uintptr_t* slots,
+                   int n) noexcept {
+  Tail& t = t_tail;
+  t.slot = slot;
+  t.ret = ret;
+  t.n = n;
+  for (int k = 0; k < n; ++k) {
+    t.frames[k] = frames[k];
+    t.slots[k] = slots[k];
+  }
+}
+
 // The return addresses this thread last found kLinked, by their link's position in the stack: a call
 // from the same place as the previous one (the common case) checks each link with one comparison
 // instead of a probe of the shared table. Only kLinked is remembered; a verdict replaced in the table
@@ -256,14 +270,7 @@ __attribute__((noinline)) int learn(uint64_t caller, uint64_t* out, int max, con
     }
     if (ended && m - i <= kMaxTail) {
       set_verdict(r, kBottom);
-      Tail& t = t_tail;
-      t.slot = c.slot[i];
-      t.ret = r;
-      t.n = m - i;
-      for (int k = 0; k < t.n; ++k) {
-        t.frames[k] = dw[i + k];
-        t.slots[k] = slots[i + k];
-      }
+      remember_tail(c.slot[i], r, dw + i, slots + i, m - i);
     } else {
       set_verdict(r, kBroken);
     }
@@ -287,37 +294,32 @@ struct RuleSlot {
 };
 RuleSlot g_rules[kRules];
 
-// The slot holding `ret`'s rule, learnt from the call frame information when it is not there yet; null
-// when the table has no room near it or another thread is writing it.
-__attribute__((noinline)) RuleSlot* learn_rule(uint64_t ret) noexcept {
+// The rule read from the call frame information into a slot just taken for `ret` (out of the walk's line).
+__attribute__((noinline)) uint64_t fill_rule(RuleSlot& slot, uint64_t ret) noexcept {
+  const uint64_t w = pack_rule(rule_at(ret));
+  slot.rule.store(w, std::memory_order_relaxed);
+  const uint64_t key = ret << 2 | ((w & 3) == UnwindRule::kNone ? kBad : kUnchecked);
+  slot.key.store(key, std::memory_order_release);
+  return key;
+}
+
+// The slot holding `ret`'s rule, with its key in `*key`; learnt from the call frame information when it
+// is not there yet. Null when the table has no room near it.
+inline RuleSlot* rule_slot(uint64_t ret, uint64_t* key) noexcept {
   if (ret == 0 || ret >> 62) return nullptr;
   size_t i = site_hash(ret);
   for (int p = 0; p < kProbes; ++p, i = (i + 1) & (kRules - 1)) {
     uint64_t k = g_rules[i].key.load(std::memory_order_acquire);
-    if (k == 0) {
-      if (!g_rules[i].key.compare_exchange_strong(k, ret << 2 | kWriting, std::memory_order_acq_rel)) {
-        if (k >> 2 == ret) return &g_rules[i];  // another thread took the slot for it
-        continue;
-      }
-      const uint64_t w = pack_rule(rule_at(ret));
-      g_rules[i].rule.store(w, std::memory_order_relaxed);
-      g_rules[i].key.store(ret << 2 | ((w & 3) == UnwindRule::kNone ? kBad : kUnchecked),
-                           std::memory_order_release);
+    if (k == 0 && g_rules[i].key.compare_exchange_strong(k, ret << 2 | kWriting, std::memory_order_acq_rel)) {
+      *key = fill_rule(g_rules[i], ret);
       return &g_rules[i];
     }
-    if (k >> 2 == ret) return &g_rules[i];
+    if (k >> 2 == ret) {  // another thread's, still being written or not
+      *key = k;
+      return &g_rules[i];
+    }
   }
   return nullptr;
-}
-
-inline RuleSlot* rule_slot(uint64_t ret) noexcept {
-  size_t i = site_hash(ret);
-  for (int p = 0; p < kProbes; ++p, i = (i + 1) & (kRules - 1)) {
-    const uint64_t k = g_rules[i].key.load(std::memory_order_acquire);
-    if (k >> 2 == ret && k != 0) return &g_rules[i];
-    if (k == 0) break;
-  }
-  return learn_rule(ret);
 }
 
 // A rule's verdict from a comparison with the DWARF unwinder; kBad stays.
@@ -352,9 +354,9 @@ __attribute__((no_sanitize_address)) RuleWalk rule_walk(uint64_t caller, uintptr
                                                         int max) noexcept {
   RuleWalk w;
   for (uint64_t pc = caller; w.n < max;) {
-    const RuleSlot* slot = rule_slot(pc);
-    const uint64_t k = slot ? slot->key.load(std::memory_order_acquire) : kBad;
-    if ((k & 3) == kBad || (k & 3) == kWriting) {
+    uint64_t k = kBad;
+    const RuleSlot* slot = rule_slot(pc, &k);
+    if (!slot || (k & 3) == kBad || (k & 3) == kWriting) {
       w.stopped = true;
       return w;
     }
@@ -427,16 +429,9 @@ __attribute__((noinline)) int rule_stack(uint64_t caller, uint64_t* out, int max
   uintptr_t slots[kMaxFrames];
   const RuleWalk w = rule_walk(caller, sp, bp, c.hi, out, slots, max);
   if (!w.unchecked && !w.stopped) {
-    if (bottom >= 0 && w.ended && w.n - bottom <= kMaxTail) {
-      Tail& t = t_tail;
-      t.slot = c.slot[bottom];
-      t.ret = bottom ? out[bottom - 1] : caller;
-      t.n = w.n - bottom;
-      for (int k = 0; k < t.n; ++k) {
-        t.frames[k] = out[bottom + k];
-        t.slots[k] = slots[bottom + k];
-      }
-    }
+    if (bottom >= 0 && w.ended && w.n - bottom <= kMaxTail)
+      remember_tail(c.slot[bottom], bottom ? out[bottom - 1] : caller, out + bottom, slots + bottom,
+                    w.n - bottom);
     return counted(g_rule_stacks, w.n);
   }
   if (w.unchecked) return counted(g_dwarf_stacks, judge_walk(caller, out, max, w));
