@@ -92,6 +92,11 @@ std::map<uint64_t, std::string> comm_names_of(const TraceFile& t) {
   return names;
 }
 
+// A record's name: aux, except on a STACK record, where it is the frame list (2.2).
+std::string_view name_of(const TraceFile& t, const lst_record& r) {
+  return LST_WORD_KIND(r.word) == LST_KIND_STACK ? std::string_view() : t.string(r.aux);
+}
+
 // Every call site of a file's records (callers and STACK frames), each address symbolized once and all
 // of them in one batch, before any record is printed.
 class Sites {
@@ -112,7 +117,7 @@ class Sites {
       if (!r) continue;
       add(r->caller);
       if (LST_WORD_KIND(r->word) == LST_KIND_STACK)
-        for (uint64_t f : r->u.stack.frames) add(f);
+        for (uint64_t f : t.stack_frames(*r)) add(f);
     }
     std::sort(addrs_.begin(), addrs_.end());
     addrs_.erase(std::unique(addrs_.begin(), addrs_.end()), addrs_.end());
@@ -183,7 +188,7 @@ bool decode(const FileView& v, uint64_t id, Row& row) {
   row.kind = format::kind_name(kind);
   row.op = format::op_name(*r);
   row.state = format::state_name(state);
-  row.name = std::string(t.string(r->aux));
+  row.name = std::string(name_of(t, *r));
   auto add_detail = [&](const std::string& d) { row.name += row.name.empty() ? d : " " + d; };
   switch (kind) {
     case LST_KIND_COLLECTIVE: {
@@ -265,8 +270,7 @@ bool decode(const FileView& v, uint64_t id, Row& row) {
   }
   if (r->caller) row.sites.push_back(v.sites.at(r->caller));
   if (kind == LST_KIND_STACK)
-    for (uint64_t f : r->u.stack.frames)
-      if (f) row.sites.push_back(v.sites.at(f));
+    for (uint64_t f : t.stack_frames(*r)) row.sites.push_back(v.sites.at(f));
   return true;
 }
 
@@ -404,7 +408,7 @@ json record_json(const FileView& v, const Row& row) {
   } else if (kind == LST_KIND_STACK) {
     j["ref"] = r->u.stack.ref;
   }
-  j["name"] = std::string(t.string(r->aux));
+  j["name"] = std::string(name_of(t, *r));
   json sites = json::array();
   for (const auto& s : row.sites) {
     json sj = {{"module", s.module}, {"offset", s.offset}};

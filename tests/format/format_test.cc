@@ -256,6 +256,159 @@ TEST(Metadata, CommunicatorCopiesReadBackAndAreChecked) {
   }
 }
 
+// Publishes a STACK record for `ref` with its own two frames and frame list `list` (0: none).
+void write_stack_record(Writer& w, uint64_t ref, uint64_t f0, uint64_t f1, uint32_t list) {
+  uint64_t id = 0;
+  lst_record* r = w.reserve(&id);
+  ASSERT_NE(r, nullptr);
+  r->u.stack.ref = ref;
+  r->u.stack.frames[0] = f0;
+  r->u.stack.frames[1] = f1;
+  r->aux = list;
+  Writer::publish(r, LST_WORD(LST_KIND_STACK, 0, 0));
+}
+
+// (2.2) A frame list is written once per distinct list, found again by content (never by its hash
+// alone), and read back behind the STACK record that names it.
+TEST(Metadata, FrameListsAreWrittenOncePerListAndReadBehindTheirStackRecord) {
+  TempDir d;
+  Writer w;
+  WriterConfig c = small_config(d.path());
+  c.meta_slots = 4096;
+  ASSERT_EQ(open_error(w, c), "");
+  const uint64_t a[] = {0x401000, 0x402000, 0x403000, 0x404000, 0x405000, 0x406000};
+  const uint64_t b[] = {0x401000, 0x402000, 0x403000, 0x404000, 0x405000, 0x406008};
+  bool added = false;
+  const uint32_t la = w.intern_frames(a, 6, &added);
+  ASSERT_NE(la, 0u);
+  EXPECT_TRUE(added);
+  EXPECT_EQ(w.intern_frames(a, 6, &added), la);
+  EXPECT_FALSE(added) << "the same list again is found, not written again";
+  const uint64_t next = w.header()->meta_next;
+  const uint32_t lb = w.intern_frames(b, 6, &added);
+  EXPECT_TRUE(added);
+  const uint32_t prefix = w.intern_frames(a, 5, &added);
+  EXPECT_TRUE(added) << "a prefix is another list";
+  EXPECT_EQ(w.header()->meta_next, next + 2) << "a list of 6 or 5 frames takes one slot";
+  EXPECT_EQ(std::set<uint32_t>({la, lb, prefix}).size(), 3u);
+  EXPECT_EQ(w.intern_frames(a, 0, &added), 0u);
+  // A text of the same bytes is another string: lists and texts never share an id.
+  EXPECT_NE(w.intern(a, sizeof a), la);
+  write_stack_record(w, 0, 0x40a000, 0x40b000, la);
+  write_stack_record(w, 0, 0x40a000, 0x40b000, lb);
+  write_stack_record(w, 0, 0x40a000, 0, 0);
+  const std::string p = w.path();
+  w.close();
+
+  TraceFile t = TraceFile::open(p);
+  t.validate();
+  ASSERT_EQ(t.end_id(), 3u);
+  std::vector<uint64_t> want = {0x40a000, 0x40b000};
+  want.insert(want.end(), std::begin(a), std::end(a));
+  EXPECT_EQ(t.stack_frames(*t.record(0)), want);
+  want.back() = 0x406008;
+  EXPECT_EQ(t.stack_frames(*t.record(1)), want);
+  EXPECT_EQ(t.stack_frames(*t.record(2)), std::vector<uint64_t>({0x40a000})) << "zeros are no frames";
+}
+
+// Threads interning the same lists at once get one id per list, and distinct lists distinct ids.
+TEST(Metadata, FrameListsInternedByManyThreadsAtOnceKeepOneIdPerList) {
+  TempDir d;
+  Writer w;
+  WriterConfig c = small_config(d.path());
+  c.meta_slots = 8192;
+  ASSERT_EQ(open_error(w, c), "");
+  constexpr int kThreads = 4, kLists = 400;
+  std::vector<std::vector<uint32_t>> ids(kThreads, std::vector<uint32_t>(kLists));
+  std::atomic<int> go{0};
+  std::vector<std::thread> threads;
+  for (int k = 0; k < kThreads; ++k)
+    threads.emplace_back([&, k] {
+      go.fetch_add(1);
+      while (go.load() < kThreads) sched_yield();
+      for (int round = 0; round < 3; ++round)
+        for (int i = 0; i < kLists; ++i) {
+          const int j = (k % 2) ? kLists - 1 - i : i;  // half the threads walk the lists backwards
+          const uint64_t f[4] = {0x500000, uint64_t(0x600000 + j * 16), 0x700000, uint64_t(j % 7)};
+          bool added;
+          // A busy lock gives 0, and the caller writes records instead: retry, as a later call would.
+          uint32_t id = 0;
+          for (int tries = 0; id == 0 && tries < 1000; ++tries) id = w.intern_frames(f, 4, &added);
+          if (round > 0) {
+            EXPECT_EQ(id, ids[k][j]) << "list " << j << " changed id";
+          }
+          ids[k][j] = id;
+        }
+    });
+  for (auto& th : threads) th.join();
+  std::set<uint32_t> distinct;
+  for (int j = 0; j < kLists; ++j) {
+    ASSERT_NE(ids[0][j], 0u);
+    for (int k = 1; k < kThreads; ++k) EXPECT_EQ(ids[k][j], ids[0][j]) << "list " << j;
+    distinct.insert(ids[0][j]);
+  }
+  EXPECT_EQ(distinct.size(), size_t(kLists));
+  EXPECT_EQ(w.header()->meta_next, uint64_t(kLists)) << "each list written once";
+  w.close();
+}
+
+// Frame lists stop at half the metadata region, without counting a drop: names and modules keep the
+// rest, and the caller writes its frames into records.
+TEST(Metadata, FrameListsLeaveHalfTheRegionToNamesAndModules) {
+  TempDir d;
+  Writer w;
+  WriterConfig c = small_config(d.path());  // 128 metadata slots
+  ASSERT_EQ(open_error(w, c), "");
+  int kept = 0;
+  bool added;
+  for (uint64_t i = 1; i <= 200; ++i) {
+    const uint64_t f[3] = {i, i + 1, i + 2};
+    if (w.intern_frames(f, 3, &added) != 0) ++kept;
+  }
+  EXPECT_EQ(kept, 64);
+  EXPECT_EQ(w.header()->dropped_meta, 0u);
+  EXPECT_NE(w.intern("a name", 6), 0u);
+  const uint64_t first[3] = {1, 2, 3};
+  EXPECT_NE(w.intern_frames(first, 3, &added), 0u) << "lists already written are still found";
+  w.close();
+}
+
+// A STACK record's list must be a frame list, and a frame list whole frames.
+TEST(Reader, StackFrameListIsAFrameListOfWholeFrames) {
+  auto make = [](const TempDir& d, bool text_list, size_t len) {
+    Writer w;
+    WriterConfig c = small_config(d.path());
+    EXPECT_EQ(open_error(w, c), "");
+    const uint64_t f[2] = {0x401000, 0x402000};
+    bool added;
+    const uint32_t list = text_list         ? w.intern("main", 4)
+                          : len == sizeof f ? w.intern_frames(f, 2, &added)
+                                            : w.intern(f, len, LST_STR_FRAMES);
+    write_stack_record(w, 0, 0x40a000, 0x40b000, list);
+    const std::string p = w.path();
+    w.close();
+    return p;
+  };
+  TempDir d1, d2, d3;
+  try {
+    TraceFile t = TraceFile::open(make(d1, true, 0));
+    t.validate();
+    ADD_FAILURE() << "a STACK record naming a text was accepted";
+  } catch (const FormatError& e) {
+    EXPECT_NE(std::string(e.what()).find("is not a frame list"), std::string::npos) << e.what();
+  }
+  try {
+    TraceFile::open(make(d2, false, 12));
+    ADD_FAILURE() << "a 12-byte frame list was accepted";
+  } catch (const FormatError& e) {
+    EXPECT_NE(std::string(e.what()).find("has length 12, not a multiple of 8"), std::string::npos)
+        << e.what();
+  }
+  TraceFile t = TraceFile::open(make(d3, false, 16));
+  t.validate();
+  EXPECT_EQ(t.stack_frames(*t.record(0)), std::vector<uint64_t>({0x40a000, 0x40b000, 0x401000, 0x402000}));
+}
+
 TEST(Metadata, EmptyMemberBlobReadsAsNoMembers) {
   // Found by the fuzzer: a zero-length blob is legal on disk even though the writer never makes one.
   TempDir d;

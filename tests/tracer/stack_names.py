@@ -2,7 +2,8 @@
 """Checks the STACK records of tests/tracer/mpi_stack.c after offline symbolization by `lockstep show
 --format json`: every MPI_Allreduce record's call site is inner_level, and its extra frames name the
 callers the program used for that call (middle_level, outer_level, main; other_path, main; or
-middle_twin, outer_twin, main). With
+middle_twin, outer_twin, main), and that each call's frames are one STACK record (format 2.2: the
+frames past its first two in a frame list written once per distinct stack). With
 REFERENCE_JSON (the same job unwound another way), every stack must also equal the reference's.
   stack_names.py SHOW_JSON NRANKS CALLS [REFERENCE_JSON]"""
 import json
@@ -36,6 +37,14 @@ def main():
                          f"{mine[diff] if diff < len(mine) else None} vs "
                          f"{theirs[diff] if diff < len(theirs) else None}")
     for f in files:
+        per_call = {}
+        for r in f["records"]:
+            if r["kind"] == "stack":
+                per_call[r["ref"]] = per_call.get(r["ref"], 0) + 1
+        many = [ref for ref, n in per_call.items() if n != 1]
+        if many:
+            sys.exit(f"stack_names: rank {f['rank']}: {len(many)} calls with {per_call[many[0]]} STACK "
+                     f"records (record {many[0]} the first), want one each")
         colls = stacks_by_call(f)
         if len(colls) != calls:
             sys.exit(f"stack_names: rank {f['rank']}: {len(colls)} allreduce records, want {calls}")

@@ -466,13 +466,33 @@ inline uint64_t tag_peer_word(const CollectiveArgs& a) noexcept {
 
 // ---- call stacks -------------------------------------------------------------------------------
 
-// STACK records for `frames` (two per record), after the record `ref` they belong to: reserved with
-// one atomic add for all of them (Writer::reserve_n), each published on its own.
+// The STACK records for `frames`, after the record `ref` they belong to. One record in the common
+// case: the first two frames in it and the rest as a frames blob (Writer::intern_frames), which a
+// distinct stack writes once; a record is a file page's 64th, a blob is written once per stack.
+// Where the blob cannot be had, two frames per record, reserved with one atomic add for all of them
+// (Writer::reserve_n), each published on its own.
 void write_stack(format::Writer* w, uint64_t ref, const uint64_t* frames, int n, uint64_t t_ns) noexcept {
   if (n <= 0) return;
   if (n > kMaxFrames) n = kMaxFrames;
-  for (int i = 0; i < n; ++i)
+  const int own = n < 2 ? n : 2;
+  for (int i = 0; i < own; ++i)
     if (frames[i]) note(w, frames[i]);
+  if (n > 2) {
+    bool added = false;
+    const uint32_t tail = w->intern_frames(frames + 2, size_t(n - 2), &added);
+    // A blob's modules are noted when it is written: a later stack with the same blob has the same
+    // addresses, in modules already noted.
+    if (added || tail == 0)
+      for (int i = 2; i < n; ++i)
+        if (frames[i]) note(w, frames[i]);
+    if (tail != 0) {
+      uint64_t id = 0;
+      if (lst_record* r = w->reserve(&id))
+        store_record(r, LST_WORD(LST_KIND_STACK, 0, 0), 0, 0, ref, frames[0], frames[1], 0, t_ns,
+                     uint64_t(tail) << 32);
+      return;
+    }
+  }
   lst_record* recs[kMaxFrames / 2];
   const int nrec = (n + 1) / 2;
   uint64_t first = 0;

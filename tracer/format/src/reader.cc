@@ -55,7 +55,7 @@ const char* file_type(mode_t m) {
 }
 
 constexpr uint64_t kMaxRegion = 1ull << 40;  // no sane trace has a region over 1 TiB
-constexpr uint8_t kMaxSubkind = LST_STR_COMM;
+constexpr uint8_t kMaxSubkind = LST_STR_FRAMES;
 
 }  // namespace
 
@@ -230,6 +230,10 @@ TraceFile TraceFile::open(const std::string& path) {
       if (sub == LST_STR_COMM && s->len != sizeof(lst_record))
         throw fail(at + 4, format("communicator copy at metadata slot %" PRIu64 " has length %u, not %zu", i,
                                   s->len, sizeof(lst_record)));
+      if (sub == LST_STR_FRAMES && (s->len == 0 || s->len % sizeof(uint64_t) != 0))
+        throw fail(
+            at + 4,
+            format("frame list at metadata slot %" PRIu64 " has length %u, not a multiple of 8", i, s->len));
       t.string_start_[i] = uint8_t(sub + 1);
       i += nslots;
     } else if (kind == LST_KIND_MODULE) {
@@ -335,6 +339,21 @@ std::vector<int32_t> TraceFile::members(uint32_t id) const {
   return out;
 }
 
+std::vector<uint64_t> TraceFile::stack_frames(const lst_record& r) const {
+  std::vector<uint64_t> out;
+  for (uint64_t f : r.u.stack.frames)
+    if (f) out.push_back(f);
+  if (r.aux == 0 || header_->version_major < 2) return out;
+  std::string_view b = string(r.aux);
+  const uint64_t at = header_->meta_offset + (uint64_t(r.aux) - 1) * LST_SLOT_SIZE;
+  if (string_start_[r.aux - 1] != LST_STR_FRAMES + 1 || b.size() % sizeof(uint64_t) != 0)
+    throw FormatError(path_, at, format("string %u is not a frame list", r.aux));
+  const size_t own = out.size();
+  out.resize(own + b.size() / sizeof(uint64_t));
+  memcpy(out.data() + own, b.data(), b.size());
+  return out;
+}
+
 std::vector<lst_record> TraceFile::comm_copies() const {
   std::vector<lst_record> out;
   for (size_t i = 0; i < string_start_.size(); ++i)
@@ -424,6 +443,11 @@ void TraceFile::validate() {
     }
     if (kind != LST_KIND_DEVICE && kind != LST_KIND_STACK)
       check_string_id(r->aux, at + offsetof(lst_record, aux), "name", id);
+    if (kind == LST_KIND_STACK && r->aux != 0 && major >= 2) {
+      check_string_id(r->aux, at + offsetof(lst_record, aux), "frame list", id);
+      if (string_start_[r->aux - 1] != LST_STR_FRAMES + 1)
+        throw bad(offsetof(lst_record, aux), format("frame list %u is not a frame list", r->aux));
+    }
     if (kind == LST_KIND_COMM && r->members != 0) {
       check_string_id(r->members, at + offsetof(lst_record, members), "member list", id);
       if (string_start_[r->members - 1] != LST_STR_MEMBERS + 1)

@@ -52,6 +52,15 @@ struct InternEntry {
   uint32_t len;
 };
 
+// intern_frames' table: read without the lock, written under meta_lock (id first, then the hash with
+// release order, so a reader that sees the hash sees its id). Entries are never removed.
+constexpr uint32_t kFramesSlots = 8192;  // power of two
+constexpr uint32_t kFramesProbes = 16;
+struct FramesEntry {
+  std::atomic<uint64_t> hash{0};  // frames_hash of the list, never 0; 0: free
+  std::atomic<uint32_t> id{0};
+};
+
 struct ModuleRange {
   uint64_t lo, hi;
 };
@@ -74,6 +83,7 @@ struct Impl {
   size_t reserved_len = 0;
   std::atomic<bool> meta_lock{false};
   InternEntry intern[kInternSlots];
+  FramesEntry frames[kFramesSlots];
   std::atomic<uint32_t> nmodules{0};
   ModuleRange modules[kMaxModules];
   int dirfd = -1;
@@ -677,6 +687,15 @@ static uint8_t* meta_alloc(Impl* im, lst_header* h, uint8_t* base, uint64_t nslo
   return base + h->meta_offset + next * LST_SLOT_SIZE;
 }
 
+// Fills the string entry at `p` (meta_alloc's slots) and publishes it.
+static void store_string(uint8_t* p, const void* bytes, size_t len, uint8_t subkind) {
+  auto* s = reinterpret_cast<lst_meta_string*>(p);
+  s->len = uint32_t(len);
+  memcpy(p + sizeof(lst_meta_string), bytes, len);
+  __atomic_store_n(&s->word, LST_WORD(LST_KIND_STRING, string_check(uint32_t(len), bytes), subkind),
+                   __ATOMIC_RELEASE);
+}
+
 static uint32_t intern_locked(lst_header* h, uint8_t* base, Impl* im, const void* bytes, size_t len,
                               uint8_t subkind) {
   const uint64_t hash = fnv1a(bytes, len, fnv1a(&subkind, 1));
@@ -694,11 +713,7 @@ static uint32_t intern_locked(lst_header* h, uint8_t* base, Impl* im, const void
   uint8_t* p =
       meta_alloc(im, h, base, (sizeof(lst_meta_string) + len + LST_SLOT_SIZE - 1) / LST_SLOT_SIZE, &first);
   if (!p) return 0;
-  auto* s = reinterpret_cast<lst_meta_string*>(p);
-  s->len = uint32_t(len);
-  memcpy(p + sizeof(lst_meta_string), bytes, len);
-  __atomic_store_n(&s->word, LST_WORD(LST_KIND_STRING, string_check(uint32_t(len), bytes), subkind),
-                   __ATOMIC_RELEASE);
+  store_string(p, bytes, len, subkind);
   const uint32_t id = first + 1;
   // Remember it in the first free probe position; a crowded neighbourhood just means no dedup.
   pos = uint32_t(hash) & (kInternSlots - 1);
@@ -708,6 +723,75 @@ static uint32_t intern_locked(lst_header* h, uint8_t* base, Impl* im, const void
       break;
     }
   }
+  return id;
+}
+
+// A hash of a frame list, never 0. Two multiply chains over alternate frames, so the latency of a
+// list of 6 is about 3 rounds rather than 6.
+static uint64_t frames_hash(const uint64_t* f, size_t n) {
+  uint64_t a = 0x9e3779b97f4a7c15ull ^ n, b = 0xc2b2ae3d27d4eb4full;
+  size_t i = 0;
+  for (; i + 1 < n; i += 2) {
+    a = (a ^ f[i]) * 0xff51afd7ed558ccdull;
+    b = (b ^ f[i + 1]) * 0xc4ceb9fe1a85ec53ull;
+    a ^= a >> 29;
+    b ^= b >> 31;
+  }
+  if (i < n) a = (a ^ f[i]) * 0xff51afd7ed558ccdull;
+  const uint64_t h = (a ^ (b >> 17) ^ (b << 23)) * 0x94d049bb133111ebull;
+  return (h ^ h >> 32) | 1;
+}
+
+uint32_t Writer::intern_frames(const uint64_t* frames, size_t n, bool* added) {
+  *added = false;
+  if (!header_ || n == 0 || n > 4096) return 0;
+  auto* im = static_cast<Impl*>(impl_);
+  const size_t len = n * sizeof(uint64_t);
+  const uint64_t hash = frames_hash(frames, n);
+  const uint8_t* meta = base_ + header_->meta_offset;
+  auto same = [&](uint32_t id) {
+    const uint8_t* slot = meta + uint64_t(id - 1) * LST_SLOT_SIZE;
+    return reinterpret_cast<const lst_meta_string*>(slot)->len == len &&
+           memcmp(slot + sizeof(lst_meta_string), frames, len) == 0;
+  };
+  const uint32_t home = uint32_t(hash >> 32) & (kFramesSlots - 1);
+  for (uint32_t probe = 0; probe < kFramesProbes; ++probe) {
+    const FramesEntry& e = im->frames[(home + probe) & (kFramesSlots - 1)];
+    const uint64_t h = e.hash.load(std::memory_order_acquire);
+    if (h == 0) break;
+    if (h == hash) {
+      const uint32_t id = e.id.load(std::memory_order_relaxed);
+      if (same(id)) return id;
+    }
+  }
+  // New here (or written by another thread since): under the lock, which is never waited for.
+  if (!try_lock(im->meta_lock)) return 0;
+  uint32_t id = 0;
+  FramesEntry* free_entry = nullptr;
+  for (uint32_t probe = 0; probe < kFramesProbes; ++probe) {
+    FramesEntry& e = im->frames[(home + probe) & (kFramesSlots - 1)];
+    const uint64_t h = e.hash.load(std::memory_order_relaxed);
+    if (h == 0) {
+      free_entry = &e;
+      break;
+    }
+    if (h == hash && same(e.id.load(std::memory_order_relaxed))) {
+      id = e.id.load(std::memory_order_relaxed);
+      break;
+    }
+  }
+  const uint64_t nslots = (sizeof(lst_meta_string) + len + LST_SLOT_SIZE - 1) / LST_SLOT_SIZE;
+  if (id == 0 && free_entry && !im->meta_full && header_->meta_next + nslots <= header_->meta_slots / 2) {
+    uint32_t first;
+    if (uint8_t* p = meta_alloc(im, header_, base_, nslots, &first)) {
+      store_string(p, frames, len, LST_STR_FRAMES);
+      id = first + 1;
+      free_entry->id.store(id, std::memory_order_relaxed);
+      free_entry->hash.store(hash, std::memory_order_release);
+      *added = true;
+    }
+  }
+  unlock(im->meta_lock);
   return id;
 }
 

@@ -12,7 +12,7 @@ extern "C" {
 
 #define LST_MAGIC "LSTRACE\x01" /* 8 bytes at offset 0 */
 #define LST_VERSION_MAJOR 2     /* bumped when a field changes meaning or place */
-#define LST_VERSION_MINOR 1     /* bumped when a field, kind or enum value is added */
+#define LST_VERSION_MINOR 2     /* bumped when a field, kind or enum value is added */
 #define LST_V1_LAST_MINOR 2     /* 1.x files (no record checks) are still read: 1.0 to 1.2 */
 #define LST_HEADER_SIZE 4096u   /* the header page */
 #define LST_SLOT_SIZE 64u       /* every record and metadata slot: one cache line */
@@ -326,7 +326,7 @@ typedef struct lst_record {
     struct {              /* LST_KIND_STACK */
       uint64_t ref;       /* 16: id of the record the frames belong to */
       uint64_t frames[2]; /* 24..40: return addresses, caller's caller first; 0 = none */
-    } stack;
+    } stack;              /* (2.2) aux: 0, or a LST_STR_FRAMES blob of the frames after frames[1] */
     uint8_t raw[24];
   } u;
   uint64_t caller; /* 40: return address in the caller of the intercepted function */
@@ -355,6 +355,9 @@ enum lst_string_subkind {
   LST_STR_BUILD_ID = 2,
   LST_STR_COMM = 3 /* (2.1) ring mode: a copy of a COMM creation record (one lst_record, 64 bytes), kept
                       where the ring cannot overwrite it */
+  ,
+  LST_STR_FRAMES = 4 /* (2.2) uint64 return addresses, outermost last: the frames of a STACK record
+                        after its two own (lst_record.stack, aux); written once per distinct tail */
 };
 
 typedef struct lst_meta_module {

@@ -75,6 +75,9 @@ class TraceFile {
   std::string_view string(uint32_t id) const;
   // Members blob (world ranks) by id; empty for 0.
   std::vector<int32_t> members(uint32_t id) const;
+  // The frames of a STACK record, outermost last: its own two (the zeros left out), then (2.2) those
+  // of its frame list. Throws FormatError when its aux names no frame list.
+  std::vector<uint64_t> stack_frames(const lst_record& stack) const;
   // (2.1) Ring mode: copies of the COMM creation records, in the order they were made (the ring may
   // have overwritten the records themselves).
   std::vector<lst_record> comm_copies() const;

@@ -139,6 +139,14 @@ class Writer {
   // Interns bytes into the metadata region; returns the string id (0 when the region is full or the
   // file system has no room for its page).
   uint32_t intern(const void* bytes, size_t len, uint8_t subkind = LST_STR_TEXT);
+  // (2.2) The id of a LST_STR_FRAMES blob holding `frames` (n return addresses), for a STACK record's
+  // aux: each distinct list is written once and found again without a lock (a table keyed by the
+  // list's hash, each hit compared with the blob itself). `added` says whether this call wrote it.
+  // Returns 0, and writes nothing, when the list is new and cannot be kept: the metadata lock is busy,
+  // the table's neighbourhood is full, or the blobs would take more than half of the metadata region
+  // (the rest stays for names and modules); the caller then writes the frames into records.
+  // Async-signal-safe (a lock it finds busy is never waited for).
+  uint32_t intern_frames(const uint64_t* frames, size_t n, bool* added);
   // Makes sure the module containing `addr` is in the module table (dl_iterate_phdr on a miss). Returns
   // false only when it could not look now (the metadata lock was busy): a later call may add it.
   bool note_module(uint64_t addr);
