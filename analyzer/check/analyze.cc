@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cstring>
 #include <deque>
 #include <functional>
 #include <map>
@@ -18,6 +19,7 @@
 #include "lockstep/check/check.h"
 #include "lockstep/check/myers.h"
 #include "lockstep/format/reader.h"
+#include "lockstep/format/record_check.h"
 #include "semantics.h"
 
 namespace lockstep::check {
@@ -221,6 +223,32 @@ class Analyzer {
     return s;
   }
 
+  // The extra frames of the record at `ref` (LOCKSTEP_TRACE_STACK): its STACK records' frames, in
+  // order. A call's STACK records follow it, though another thread's records may come in between,
+  // so a short window after it is searched for those that name it (format 2.2: one record, whose
+  // outer frames are a frame list).
+  std::vector<uint64_t> frames_of(const Rank& r, RecordRef ref) const {
+    constexpr uint64_t kWindow = 64;
+    std::vector<uint64_t> out;
+    const uint64_t id = r.source->first_id() + ref, end = std::min(r.source->end_id(), id + 1 + kWindow);
+    for (uint64_t k = id + 1; k < end; ++k) {
+      const lst_record* s = r.source->record(k);
+      if (!s || LST_WORD_KIND(s->word) != LST_KIND_STACK || s->u.stack.ref != id ||
+          format::verify_record(s, s->word, r.source->format_major()) != format::RecordVerdict::kIntact)
+        continue;
+      for (uint64_t f : s->u.stack.frames)
+        if (f) out.push_back(f);
+      if (s->aux == 0) continue;
+      const std::string_view list = r.source->string(s->aux);
+      for (size_t i = 0; i + sizeof(uint64_t) <= list.size(); i += sizeof(uint64_t)) {
+        uint64_t f;
+        std::memcpy(&f, list.data() + i, sizeof f);
+        out.push_back(f);
+      }
+    }
+    return out;
+  }
+
   std::string tensor_at(const Rank& r, const lst_record& rec) const {
     if (rec.api == LST_API_RT) return rec.aux ? std::string(r.source->string(rec.aux)) : "";
     const RtSpan* best = nullptr;
@@ -257,6 +285,7 @@ class Analyzer {
       d.peer = rec->u.coll.root_or_peer;
     d.tensor = tensor_at(r, *rec);
     d.site = site_of(r, rec->caller);
+    for (uint64_t f : frames_of(r, ref)) d.callers.push_back(site_of(r, f));
     d.time_s = time_of(r, rec->t_ns);
     d.context = std::string(r.context(ref));
     if (d.state == LST_STATE_FAILED)

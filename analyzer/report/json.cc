@@ -46,6 +46,11 @@ nlohmann::json detail_json(const check::RankDetail& d) {
   j["peer"] = d.peer == LST_NONE ? Json(nullptr) : Json(d.peer);
   j["state"] = format::state_name(d.state);
   j["call_site"] = site_json(d.site);
+  if (!d.callers.empty()) {
+    Json callers = Json::array();
+    for (const auto& c : d.callers) callers.push_back(site_json(c));
+    j["callers"] = callers;
+  }
   j["time_s"] = d.time_s;
   if (!d.tensor.empty()) j["tensor"] = d.tensor;
   return j;
@@ -97,7 +102,7 @@ nlohmann::json static_json(const StaticReason& s) {
 
 std::string json(const check::Result& r, const Context& ctx) {
   Json j;
-  j["schema_version"] = "1.3";
+  j["schema_version"] = "1.4";
   j["tool"] = {{"name", "lockstep"}, {"version", ctx.version}};
   j["directory"] = ctx.dir;
   j["verdict"] = r.in_lockstep() ? "in_lockstep" : "findings";

@@ -64,6 +64,38 @@ std::string where(const check::RankDetail* d) {
   return s.empty() ? "" : " (" + s + ")";
 }
 
+// The C library's frames below `main` and a thread's start function, which every stack ends in: left
+// out of the text (the JSON keeps every frame).
+bool startup_frame(const check::Site& s) {
+  static const char* const kNames[] = {"_start",
+                                       "__libc_start_main",
+                                       "__libc_start_main_impl",
+                                       "__libc_start_call_main",
+                                       "start_thread",
+                                       "clone",
+                                       "clone3",
+                                       "__clone3"};
+  return std::any_of(std::begin(kNames), std::end(kNames), [&](const char* n) { return s.function == n; });
+}
+
+// The call site and, with LOCKSTEP_TRACE_STACK, the frames above it: "a.c:12 < b.c:40 < main.c:9".
+std::string site_chain(const check::RankDetail& d) {
+  constexpr size_t kShown = 8;
+  std::string s = d.site.text().empty() ? "?" : d.site.text();
+  size_t n = d.callers.size();
+  while (n > 0 && startup_frame(d.callers[n - 1])) --n;
+  for (size_t i = 0; i < n && i < kShown; ++i)
+    s += " < " + (d.callers[i].text().empty() ? std::string("?") : d.callers[i].text());
+  if (n > kShown) s += fmt::format(" < ({} more)", n - kShown);
+  return s;
+}
+
+// where(), with the frames above the call site: for the post-mortem, which says where each rank is.
+std::string where_stack(const check::RankDetail* d) {
+  if (!d || d->callers.empty()) return where(d);
+  return " (" + site_chain(*d) + ")";
+}
+
 std::string state_text(const check::RankDetail& d) { return d.present ? format::state_name(d.state) : "-"; }
 
 }  // namespace
@@ -155,13 +187,15 @@ std::string hang_text(const check::Result& r) {
     s += fmt::format("  rank {:<4} ", st.rank);
     if (st.blocked) {
       if (st.in.peer == LST_ANY_SOURCE)
-        s += fmt::format("blocked in {} from any rank on {}{}", st.in.operation, st.comm.name, where(&st.in));
+        s += fmt::format("blocked in {} from any rank on {}{}", st.in.operation, st.comm.name,
+                         where_stack(&st.in));
       else if (st.in.peer != LST_NONE && st.in.seq < 0)  // an MPI message: no position on the communicator
         s += fmt::format("blocked in {} {} rank {} on {}{}", st.in.operation,
-                         st.in.op == LST_OP_SEND ? "to" : "from", st.in.peer, st.comm.name, where(&st.in));
+                         st.in.op == LST_OP_SEND ? "to" : "from", st.in.peer, st.comm.name,
+                         where_stack(&st.in));
       else
-        s +=
-            fmt::format("blocked in {} #{} on {}{}", st.in.operation, st.in.seq, st.comm.name, where(&st.in));
+        s += fmt::format("blocked in {} #{} on {}{}", st.in.operation, st.in.seq, st.comm.name,
+                         where_stack(&st.in));
       if (!st.waits_for.empty()) s += ", waiting for " + ranks_text(st.waits_for);
       s += fmt::format(" [{}]", check::end_state_name(st.end));
       if (!st.at_stop.empty())
@@ -272,7 +306,7 @@ std::string text(const check::Result& r, const Context& ctx) {
                                    ? fmt::format("{:<24}", d.position)
                                    : fmt::format("#{:<6} {:<16}", d.seq, d.operation);
       s += fmt::format("   {} rank {:<4} {} {:<36} {:<9} {} t={:.3f}s{}{}\n", culprit ? "*" : " ", d.rank,
-                       call, args, state_text(d), d.site.text().empty() ? "?" : d.site.text(), d.time_s,
+                       call, args, state_text(d), site_chain(d), d.time_s,
                        d.note.empty() ? "" : "  (" + d.note + ")",
                        d.context.empty() ? "" : " (in " + d.context + ")");
     }

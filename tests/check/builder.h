@@ -172,6 +172,20 @@ class RankBuilder {
     push(r);
     return *this;
   }
+  // A STACK record for the record with id `ref` (LOCKSTEP_TRACE_STACK): two frames of its own and, when
+  // `list` is not empty, a frame list with the rest (format 2.2). Sealed as a 1.x record (slot magic),
+  // which is what the in-memory source's format says.
+  RankBuilder& stack(uint64_t ref, uint64_t f0, uint64_t f1, const std::vector<uint64_t>& list = {}) {
+    lst_record r{};
+    r.word = LST_WORD(LST_KIND_STACK, 0, 0) | LST_SLOT_MAGIC;
+    r.u.stack.ref = ref;
+    r.u.stack.frames[0] = f0;
+    r.u.stack.frames[1] = f1;
+    if (!list.empty())
+      r.aux = str(std::string(reinterpret_cast<const char*>(list.data()), list.size() * sizeof(uint64_t)));
+    push(r);
+    return *this;
+  }
   uint64_t last_id() const { return src_->records.size() - 1; }
   // Ring mode: the first n collectives on `comm` were overwritten (numbers advance, no records).
   RankBuilder& lost(uint64_t comm, uint32_t n) {

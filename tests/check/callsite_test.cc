@@ -1,11 +1,13 @@
 // The same collective and arguments from another line (callsite_mismatch): a call made up from a
 // retry or flush path against per-rank helpers and branches that each rank takes at a step of its own.
+// And the frames above a call site that LOCKSTEP_TRACE_STACK records, as the post-mortem gives them.
 #include <gtest/gtest.h>
 
 #include <string>
 
 #include "builder.h"
 #include "lockstep/check/check.h"
+#include "lockstep/report/report.h"
 
 namespace lockstep::check::test {
 namespace {
@@ -147,6 +149,38 @@ TEST(Callsite, ASkipMadeUpFromALineOfItsOwnRightAfterIsStillASkip) {
   EXPECT_EQ(f.culprits, V{2});
   EXPECT_EQ(f.seq, 10);
   EXPECT_TRUE(f.silently_wrong);
+}
+
+// With LOCKSTEP_TRACE_STACK the post-mortem gives each blocked rank's frames above its call site, from
+// the call's STACK records: found though another thread's record came in between, in order, with a
+// frame list's frames after the record's own; a STACK record of another call is not taken.
+TEST(PostMortem, BlockedRanksComeWithTheFramesAboveTheirCall) {
+  auto b = ranks(2);
+  for (auto& x : b) x.calls(kWorld, allreduce(), 3);
+  Call in = allreduce();
+  in.state = LST_STATE_ENTERED;
+  b[0].call(kWorld, in);
+  const uint64_t id0 = b[0].last_id();
+  b[0].stack(id0 - 1, 0x9999, 0);          // an earlier call's
+  b[0].marker(LST_MARK_ANNOTATION, 0, 0);  // another thread's record
+  b[0].stack(id0, 0x3000, 0x3100, {0x3200, 0x3300});
+  b[0].stack(id0, 0x3400, 0);  // a stack the writer split into records, as before 2.2
+  b[1].call(kWorld, in);       // no stack recorded
+  b[1].stack(b[1].last_id() + 70, 0x7777, 0);
+  Result r = run(b, {EndState::kKilled, EndState::kKilled});
+  ASSERT_TRUE(r.hung) << dump(r);
+  ASSERT_EQ(r.states.size(), 2u);
+  std::vector<uint64_t> got;
+  for (const Site& s : r.states[0].in.callers) got.push_back(s.address);
+  EXPECT_EQ(got, (std::vector<uint64_t>{0x3000, 0x3100, 0x3200, 0x3300, 0x3400}));
+  EXPECT_TRUE(r.states[1].in.callers.empty());
+  const std::string text = report::render(r, report::Format::kText, {});
+  EXPECT_NE(text.find("blocked in MPI_Allreduce #3 on MPI_COMM_WORLD (app+0x1000 < app+0x3000 < app+0x3100 < "
+                      "app+0x3200 < app+0x3300 < app+0x3400)"),
+            std::string::npos)
+      << text;
+  const std::string json = report::render(r, report::Format::kJson, {});
+  EXPECT_NE(json.find("\"callers\""), std::string::npos);
 }
 
 }  // namespace

@@ -34,6 +34,9 @@ def main():
                     help="regular expression one of the report's warnings must match")
     ap.add_argument("--note", default=None,
                     help="regular expression one of the finding's notes must match")
+    ap.add_argument("--callers", action="append", default=[],
+                    help="RANK=F1,F2,...: the post-mortem says RANK is blocked in a call whose frames "
+                         "above the call site (LOCKSTEP_TRACE_STACK) name these functions, innermost first")
     a = ap.parse_args()
 
     with open(a.report) as f:
@@ -109,6 +112,12 @@ def main():
                 problems.append("not marked silently_wrong")
     if a.hung and not report["hang"]["hung"]:
         problems.append("expected the hang post-mortem to find blocked ranks")
+    for spec in a.callers:
+        rank, want = spec.split("=")
+        state = next((x for x in report["hang"]["ranks"] if x["rank"] == int(rank)), None)
+        got = [c.get("function", "?") for c in (state or {}).get("in", {}).get("callers", [])]
+        if got[:len(want.split(","))] != want.split(","):
+            problems.append(f"rank {rank} is blocked in a call whose callers are {got}, expected {want} first")
     for p in problems:
         print("FAIL:", p)
     if problems:

@@ -71,6 +71,9 @@ struct RankDetail {
   int32_t peer = LST_NONE;  // point-to-point
   std::string tensor;       // runtime tensor name, when known
   Site site;
+  // With LOCKSTEP_TRACE_STACK: the frames above the call site, from the call's STACK records
+  // (innermost first); empty without them.
+  std::vector<Site> callers;
   double time_s = 0;  // seconds since the earliest rank's trace start
   std::string note;   // e.g. "exited", "blocked in MPI_Bcast on comm 3 #4"
   // A call with no position of its own on the communicator (seq -1: a message), said where it stands
