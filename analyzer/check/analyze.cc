@@ -2191,11 +2191,16 @@ class Analyzer {
       out.push_back(&r);
       if (!inside) outside.push_back(&r);
     }
-    // A teardown may end a rank with SIGKILL too (one that outlived its SIGTERM): of several, the ones
-    // killed first are those in no call that others wait for; one killed inside a call only when it is
-    // the one alone.
+    // A teardown may end a rank with SIGKILL too (one that outlived its SIGTERM, or got no time to
+    // record it on a loaded machine): of several, the ones killed first are those in no call that
+    // others wait for; one killed inside a call when it is the one alone, or the one of them others
+    // wait for (a rank inside a call that nobody waits for was itself only waiting).
     if (!outside.empty()) return outside;
-    return out.size() == 1 ? out : std::vector<const Rank*>{};
+    if (out.size() == 1) return out;
+    std::vector<const Rank*> waited_inside;
+    for (const Rank* r : out)
+      if (awaited.count(r->world_rank)) waited_inside.push_back(r);
+    return waited_inside.size() == 1 ? waited_inside : std::vector<const Rank*>{};
   }
 
   // An MPI process that exited without MPI_Finalize, whatever its status (which an exit hook cannot

@@ -210,6 +210,33 @@ TEST(Death, ARankKilledInsideACallIsNoHangOfEveryRank) {
   EXPECT_EQ(outside.findings.front().ranks, V{1}) << dump(outside);
 }
 
+// check.scenario.rank_killed_inside as a loaded machine ran it: rank 2 killed with SIGKILL inside its
+// receive from rank 3 (which sleeps in no call), then mpirun's teardown, whose SIGTERM ranks 1 and 3
+// recorded but rank 0, inside the next allreduce, did not (its SIGKILL came first). Two ranks killed
+// inside calls with no end: the one the others wait for (rank 2) died first; rank 0 was only waiting.
+TEST(Death, OfTwoRanksKilledInsideCallsTheOneWaitedForDiedFirst) {
+  auto b = ranks(4);
+  for (auto& x : b) x.calls(kWorld, allreduce(), 3);
+  Call in = allreduce();
+  in.state = LST_STATE_ENTERED;
+  b[0].call(kWorld, in);
+  b[1].call(kWorld, in);
+  b[2].p2p(kWorld, LST_OP_RECV, 3, 99, LST_STATE_ENTERED);
+  std::vector<Rank> rs;
+  for (auto& x : b) rs.push_back(x.build(EndState::kKilled));
+  for (int i : {1, 3}) {
+    rs[size_t(i)].saw_signal = true;
+    rs[size_t(i)].signal = 15;
+    rs[size_t(i)].signal_t_ns = 1'500'000'000;
+  }
+  Result r = analyze(make_job(std::move(rs)));
+  ASSERT_EQ(r.findings.size(), 1u) << dump(r);
+  EXPECT_EQ(r.findings.front().kind, Kind::kRankDied) << dump(r);
+  EXPECT_EQ(r.findings.front().culprits, V{2}) << dump(r);
+  ASSERT_EQ(r.findings.front().detail.size(), 1u);
+  EXPECT_EQ(r.findings.front().detail.front().note, "killed inside it");
+}
+
 // A watchdog that aborts a rank stuck in a collective (PyTorch's NCCL one): ranks 0 and 2 crash with
 // SIGABRT inside the allreduce rank 1 never entered, rank 1 having been killed with SIGKILL before. The
 // rank killed is the first death, not the rank that crashed first; without the kill the crashes stand
