@@ -370,7 +370,7 @@ std::string html(const check::Job& job, const check::Result& r, Timeline& tl, co
       s["operation"] = st.in.operation;
       s["seq"] = st.in.seq;
       s["communicator"] = st.comm.name;
-      s["site"] = st.in.site.text();
+      s["site"] = st.in.site.text().empty() && st.in.callers.empty() ? std::string() : site_chain(st.in);
       if (!st.in.tensor.empty()) s["tensor"] = st.in.tensor;
     }
     hang["ranks"].push_back(s);

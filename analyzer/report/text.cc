@@ -78,7 +78,16 @@ bool startup_frame(const check::Site& s) {
   return std::any_of(std::begin(kNames), std::end(kNames), [&](const char* n) { return s.function == n; });
 }
 
-// The call site and, with LOCKSTEP_TRACE_STACK, the frames above it: "a.c:12 < b.c:40 < main.c:9".
+// where(), with the frames above the call site: for the post-mortem, which says where each rank is.
+std::string where_stack(const check::RankDetail* d) {
+  if (!d || d->callers.empty()) return where(d);
+  return " (" + site_chain(*d) + ")";
+}
+
+std::string state_text(const check::RankDetail& d) { return d.present ? format::state_name(d.state) : "-"; }
+
+}  // namespace
+
 std::string site_chain(const check::RankDetail& d) {
   constexpr size_t kShown = 8;
   std::string s = d.site.text().empty() ? "?" : d.site.text();
@@ -89,16 +98,6 @@ std::string site_chain(const check::RankDetail& d) {
   if (n > kShown) s += fmt::format(" < ({} more)", n - kShown);
   return s;
 }
-
-// where(), with the frames above the call site: for the post-mortem, which says where each rank is.
-std::string where_stack(const check::RankDetail* d) {
-  if (!d || d->callers.empty()) return where(d);
-  return " (" + site_chain(*d) + ")";
-}
-
-std::string state_text(const check::RankDetail& d) { return d.present ? format::state_name(d.state) : "-"; }
-
-}  // namespace
 
 std::string headline(const Finding& f) {
   const check::RankDetail* c = culprit_detail(f);

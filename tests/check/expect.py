@@ -37,6 +37,9 @@ def main():
     ap.add_argument("--callers", action="append", default=[],
                     help="RANK=F1,F2,...: the post-mortem says RANK is blocked in a call whose frames "
                          "above the call site (LOCKSTEP_TRACE_STACK) name these functions, innermost first")
+    ap.add_argument("--html", default=None,
+                    help="the same check's HTML report: with --callers, its post-mortem must show each "
+                         "rank's call site followed by those frames, as the JSON gives them")
     a = ap.parse_args()
 
     with open(a.report) as f:
@@ -118,6 +121,15 @@ def main():
         got = [c.get("function", "?") for c in (state or {}).get("in", {}).get("callers", [])]
         if got[:len(want.split(","))] != want.split(","):
             problems.append(f"rank {rank} is blocked in a call whose callers are {got}, expected {want} first")
+        if a.html and state:
+            page = open(a.html, encoding="utf-8").read()
+            data = json.loads(re.search(r'<script type="application/json" id="lockstep-data">(.*?)</script>',
+                                        page, re.S).group(1))
+            row = next((x for x in data["hang"]["ranks"] if x["rank"] == int(rank)), {})
+            chain = " < ".join([state["in"]["call_site"]["text"]] +
+                               [c["text"] for c in state["in"]["callers"] if c.get("function") in want.split(",")])
+            if not row.get("site", "").startswith(chain):
+                problems.append(f"the HTML report shows rank {rank} at {row.get('site')!r}, expected {chain!r} first")
     for p in problems:
         print("FAIL:", p)
     if problems:

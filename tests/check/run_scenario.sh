@@ -2,7 +2,8 @@
 # Runs one 4-rank scenario under `lockstep run`, checks its traces with `lockstep check --format json`
 # and compares the findings with what the scenario is about (expect.py).
 # usage: run_scenario.sh LOCKSTEP PROGRAM OUTDIR TIMEOUT_S EXPECT_ARGS...
-# MPIRUN_FLAGS go to every mpirun; SCENARIO_RUN_FLAGS only to the traced job's.
+# MPIRUN_FLAGS go to every mpirun; SCENARIO_RUN_FLAGS only to the traced job's; SCENARIO_HTML=1 checks the
+# HTML report's post-mortem as well.
 set -uo pipefail
 lockstep=$1 prog=$2 out=$3 timeout=$4
 shift 4
@@ -49,4 +50,11 @@ for attempt in 1 2 3; do
 done
 # shellcheck disable=SC2086
 "$lockstep" check ${CHECK_FLAGS:-} "$out/traces" || true
-exec python3 "$here/expect.py" "$out.json" --exit-code "$rc" --run-exit "$run_rc" --schema "$here/../../docs/check-output.schema.json" "$@"
+# SCENARIO_HTML=1: the HTML report too, whose data expect.py reads where it asks about the post-mortem.
+html=()
+if [ "${SCENARIO_HTML:-0}" = 1 ]; then
+  # shellcheck disable=SC2086
+  "$lockstep" check ${CHECK_FLAGS:-} "$out/traces" --format html -o "$out.html" >/dev/null
+  html=(--html "$out.html")
+fi
+exec python3 "$here/expect.py" "$out.json" --exit-code "$rc" --run-exit "$run_rc" --schema "$here/../../docs/check-output.schema.json" "${html[@]}" "$@"

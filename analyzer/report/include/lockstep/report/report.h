@@ -53,5 +53,9 @@ std::string render(const check::Result& r, Format format, const Context& ctx);
 
 // The hang picture alone (per rank: blocked where, waiting for whom; who to look at), as text.
 std::string hang_text(const check::Result& r);
+// A rank's call site followed, when the job recorded stacks (LOCKSTEP_TRACE_STACK), by the frames above
+// it, without the C library's start-up frames: "train.c:12 < train.c:17 < train.c:32" ("?" for a site
+// with no text).
+std::string site_chain(const check::RankDetail& d);
 
 }  // namespace lockstep::report
