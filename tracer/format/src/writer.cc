@@ -764,7 +764,7 @@ uint32_t Writer::intern_frames(const uint64_t* frames, size_t n, bool* added) {
       if (same(id)) return id;
     }
   }
-  // New here (or written by another thread since): under the lock, which is never waited for.
+  // New here (or written by another thread since): under the lock, waited for a bounded time only.
   if (!try_lock(im->meta_lock)) return 0;
   uint32_t id = 0;
   FramesEntry* free_entry = nullptr;

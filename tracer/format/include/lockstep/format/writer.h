@@ -142,10 +142,11 @@ class Writer {
   // (2.2) The id of a LST_STR_FRAMES blob holding `frames` (n return addresses), for a STACK record's
   // aux: each distinct list is written once and found again without a lock (a table keyed by the
   // list's hash, each hit compared with the blob itself). `added` says whether this call wrote it.
-  // Returns 0, and writes nothing, when the list is new and cannot be kept: the metadata lock is busy,
+  // Returns 0, and writes nothing, when the list is new and cannot be kept: the metadata lock stays busy,
   // the table's neighbourhood is full, or the blobs would take more than half of the metadata region
   // (the rest stays for names and modules); the caller then writes the frames into records.
-  // Async-signal-safe (a lock it finds busy is never waited for).
+  // Async-signal-safe, as intern() is: the lock is waited for a bounded time only (a signal handler may
+  // have interrupted its holder).
   uint32_t intern_frames(const uint64_t* frames, size_t n, bool* added);
   // Makes sure the module containing `addr` is in the module table (dl_iterate_phdr on a miss). Returns
   // false only when it could not look now (the metadata lock was busy): a later call may add it.
