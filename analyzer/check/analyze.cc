@@ -7,7 +7,6 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <cstring>
 #include <deque>
 #include <functional>
 #include <map>
@@ -236,15 +235,8 @@ class Analyzer {
       if (!s || LST_WORD_KIND(s->word) != LST_KIND_STACK || s->u.stack.ref != id ||
           format::verify_record(s, s->word, r.source->format_major()) != format::RecordVerdict::kIntact)
         continue;
-      for (uint64_t f : s->u.stack.frames)
-        if (f) out.push_back(f);
-      if (s->aux == 0) continue;
-      const std::string_view list = r.source->string(s->aux);
-      for (size_t i = 0; i + sizeof(uint64_t) <= list.size(); i += sizeof(uint64_t)) {
-        uint64_t f;
-        std::memcpy(&f, list.data() + i, sizeof f);
+      for (uint64_t f : format::stack_frames_of(*s, s->aux ? r.source->string(s->aux) : std::string_view()))
         out.push_back(f);
-      }
     }
     return out;
   }

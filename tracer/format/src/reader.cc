@@ -339,19 +339,23 @@ std::vector<int32_t> TraceFile::members(uint32_t id) const {
   return out;
 }
 
-std::vector<uint64_t> TraceFile::stack_frames(const lst_record& r) const {
+std::vector<uint64_t> stack_frames_of(const lst_record& r, std::string_view list) {
   std::vector<uint64_t> out;
   for (uint64_t f : r.u.stack.frames)
     if (f) out.push_back(f);
-  if (r.aux == 0 || header_->version_major < 2) return out;
+  const size_t own = out.size(), n = list.size() / sizeof(uint64_t);
+  out.resize(own + n);
+  if (n) memcpy(out.data() + own, list.data(), n * sizeof(uint64_t));
+  return out;
+}
+
+std::vector<uint64_t> TraceFile::stack_frames(const lst_record& r) const {
+  if (r.aux == 0 || header_->version_major < 2) return stack_frames_of(r, {});
   std::string_view b = string(r.aux);
   const uint64_t at = header_->meta_offset + (uint64_t(r.aux) - 1) * LST_SLOT_SIZE;
   if (string_start_[r.aux - 1] != LST_STR_FRAMES + 1 || b.size() % sizeof(uint64_t) != 0)
     throw FormatError(path_, at, format("string %u is not a frame list", r.aux));
-  const size_t own = out.size();
-  out.resize(own + b.size() / sizeof(uint64_t));
-  memcpy(out.data() + own, b.data(), b.size());
-  return out;
+  return stack_frames_of(r, b);
 }
 
 std::vector<lst_record> TraceFile::comm_copies() const {

@@ -754,32 +754,31 @@ uint32_t Writer::intern_frames(const uint64_t* frames, size_t n, bool* added) {
     return reinterpret_cast<const lst_meta_string*>(slot)->len == len &&
            memcmp(slot + sizeof(lst_meta_string), frames, len) == 0;
   };
+  // The list's id in its neighbourhood of the table (0: not there), and where it ends: the first free
+  // entry, or null when the neighbourhood is full.
   const uint32_t home = uint32_t(hash >> 32) & (kFramesSlots - 1);
-  for (uint32_t probe = 0; probe < kFramesProbes; ++probe) {
-    const FramesEntry& e = im->frames[(home + probe) & (kFramesSlots - 1)];
-    const uint64_t h = e.hash.load(std::memory_order_acquire);
-    if (h == 0) break;
-    if (h == hash) {
-      const uint32_t id = e.id.load(std::memory_order_relaxed);
-      if (same(id)) return id;
+  auto find = [&](FramesEntry** free_entry) -> uint32_t {
+    for (uint32_t probe = 0; probe < kFramesProbes; ++probe) {
+      FramesEntry& e = im->frames[(home + probe) & (kFramesSlots - 1)];
+      const uint64_t h = e.hash.load(std::memory_order_acquire);
+      if (h == 0) {
+        *free_entry = &e;
+        return 0;
+      }
+      if (h == hash) {
+        const uint32_t id = e.id.load(std::memory_order_relaxed);
+        if (same(id)) return id;
+      }
     }
-  }
-  // New here (or written by another thread since): under the lock, waited for a bounded time only.
-  if (!try_lock(im->meta_lock)) return 0;
-  uint32_t id = 0;
+    *free_entry = nullptr;
+    return 0;
+  };
   FramesEntry* free_entry = nullptr;
-  for (uint32_t probe = 0; probe < kFramesProbes; ++probe) {
-    FramesEntry& e = im->frames[(home + probe) & (kFramesSlots - 1)];
-    const uint64_t h = e.hash.load(std::memory_order_relaxed);
-    if (h == 0) {
-      free_entry = &e;
-      break;
-    }
-    if (h == hash && same(e.id.load(std::memory_order_relaxed))) {
-      id = e.id.load(std::memory_order_relaxed);
-      break;
-    }
-  }
+  if (const uint32_t id = find(&free_entry)) return id;
+  // New here, or written by another thread since: looked up again under the lock, which is waited for
+  // a bounded time only.
+  if (!try_lock(im->meta_lock)) return 0;
+  uint32_t id = find(&free_entry);
   const uint64_t nslots = (sizeof(lst_meta_string) + len + LST_SLOT_SIZE - 1) / LST_SLOT_SIZE;
   if (id == 0 && free_entry && !im->meta_full && header_->meta_next + nslots <= header_->meta_slots / 2) {
     uint32_t first;

@@ -353,9 +353,8 @@ enum lst_string_subkind {
   LST_STR_TEXT = 0,
   LST_STR_MEMBERS = 1 /* int32 world ranks */,
   LST_STR_BUILD_ID = 2,
-  LST_STR_COMM = 3 /* (2.1) ring mode: a copy of a COMM creation record (one lst_record, 64 bytes), kept
-                      where the ring cannot overwrite it */
-  ,
+  LST_STR_COMM = 3,  /* (2.1) ring mode: a copy of a COMM creation record (one lst_record, 64 bytes), kept
+                        where the ring cannot overwrite it */
   LST_STR_FRAMES = 4 /* (2.2) uint64 return addresses, outermost last: the frames of a STACK record
                         after its two own (lst_record.stack, aux); written once per distinct tail */
 };

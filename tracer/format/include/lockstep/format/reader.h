@@ -115,6 +115,11 @@ std::optional<TraceFileName> parse_trace_file_name(std::string_view name);
 // Throws FormatError when `dir` cannot be read.
 std::vector<std::string> find_traces(const std::string& dir, std::vector<std::string>* skipped = nullptr);
 
+// The frames of a STACK record given the bytes of its frame list (empty when it has none): its own two,
+// the zeros left out, then the list's, a whole 8 bytes each. For readers whose records come from
+// elsewhere than a TraceFile (the checker's record sources); TraceFile::stack_frames checks the list.
+std::vector<uint64_t> stack_frames_of(const lst_record& stack, std::string_view list);
+
 // Names for enum values, shared by show, check and the report renderers.
 // op_name gives the API's own spelling: "MPI_Iallreduce", "ncclAllReduce", "rt.allreduce".
 std::string op_name(const lst_record& r);
