@@ -196,7 +196,7 @@ std::string hang_text(const check::Result& r) {
         s += fmt::format("blocked in {} #{} on {}{}", st.in.operation, st.in.seq, st.comm.name,
                          where_stack(&st.in));
       if (!st.waits_for.empty()) s += ", waiting for " + ranks_text(st.waits_for);
-      s += fmt::format(" [{}]", check::end_state_name(st.end));
+      s += fmt::format("; process: {}", check::end_state_name(st.end));
       if (!st.at_stop.empty())
         s += "; at the stop: " + check::at_stop_text(st.at_stop, st.at_stop_cpu, st.at_stop_wchan);
     } else {

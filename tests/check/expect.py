@@ -40,6 +40,9 @@ def main():
     ap.add_argument("--html", default=None,
                     help="the same check's HTML report: with --callers, its post-mortem must show each "
                          "rank's call site followed by those frames, as the JSON gives them")
+    ap.add_argument("--text", default=None,
+                    help="the same check's text report: its post-mortem must have a line for each rank of "
+                         "the JSON's, saying what the rank is blocked in and how its process ended")
     a = ap.parse_args()
 
     with open(a.report) as f:
@@ -130,6 +133,8 @@ def main():
                                [c["text"] for c in state["in"]["callers"] if c.get("function") in want.split(",")])
             if not row.get("site", "").startswith(chain):
                 problems.append(f"the HTML report shows rank {rank} at {row.get('site')!r}, expected {chain!r} first")
+    if a.text:
+        problems += text_problems(open(a.text, encoding="utf-8").read(), report["hang"])
     for p in problems:
         print("FAIL:", p)
     if problems:
@@ -137,6 +142,48 @@ def main():
         return 1
     print("ok")
     return 0
+
+
+def text_problems(text, hang):
+    """The text post-mortem against the JSON's: printed when the job hung, with one line per rank,
+    "blocked in OP ...; process: END" or "in no collective: END". A rank's end is looked up in /proc
+    while its job is stopped, so one check may say "running" where the next says "killed"; any other
+    difference is a problem."""
+    lines = text.split("hang post-mortem (per rank):\n", 1)
+    if (len(lines) == 2) != hang["hung"]:
+        return [f"the text report {'has' if len(lines) == 2 else 'has no'} hang post-mortem, the JSON says "
+                f"hung: {hang['hung']}"]
+    if not hang["hung"]:
+        return []
+    ranks = hang["ranks"]
+    post = {}
+    for line in lines[1].splitlines():
+        m = re.match(r"  rank (\d+) +(.*)$", line)
+        if m:
+            post[int(m.group(1))] = m.group(2)
+    problems = []
+    for st in ranks:
+        line = post.get(st["rank"])
+        if line is None:
+            problems.append(f"the text post-mortem has no line for rank {st['rank']}")
+            continue
+        if st.get("blocked"):
+            m = re.match(r"blocked in (\S+) .*; process: (\w+)", line)
+            want_op = st["in"]["operation"]
+        else:
+            m = re.match(r"in no collective: (\w+)()", line)
+            want_op = None
+        if not m:
+            problems.append(f"rank {st['rank']}'s text post-mortem line {line!r} does not say "
+                            f"{'what it is blocked in and how its process ended' if want_op else 'how it ended'}")
+            continue
+        end = m.group(2) if want_op else m.group(1)
+        if want_op and m.group(1) != want_op:
+            problems.append(f"rank {st['rank']}'s text post-mortem line says {m.group(1)}, the JSON {want_op}")
+        if end != st["end"] and "running" not in (end, st["end"]):
+            problems.append(f"rank {st['rank']}'s text post-mortem line says its process {end}, the JSON "
+                            f"{st['end']}")
+    return problems
 
 
 if __name__ == "__main__":

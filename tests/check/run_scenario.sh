@@ -48,8 +48,10 @@ for attempt in 1 2 3; do
   fi
   sleep 1
 done
+# The text report, printed for the log and checked by expect.py against the JSON's post-mortem.
 # shellcheck disable=SC2086
-"$lockstep" check ${CHECK_FLAGS:-} "$out/traces" || true
+"$lockstep" check ${CHECK_FLAGS:-} "$out/traces" >"$out.txt"
+cat "$out.txt"
 # SCENARIO_HTML=1: the HTML report too, whose data expect.py reads where it asks about the post-mortem.
 html=()
 if [ "${SCENARIO_HTML:-0}" = 1 ]; then
@@ -57,4 +59,4 @@ if [ "${SCENARIO_HTML:-0}" = 1 ]; then
   "$lockstep" check ${CHECK_FLAGS:-} "$out/traces" --format html -o "$out.html" >/dev/null
   html=(--html "$out.html")
 fi
-exec python3 "$here/expect.py" "$out.json" --exit-code "$rc" --run-exit "$run_rc" --schema "$here/../../docs/check-output.schema.json" "${html[@]}" "$@"
+exec python3 "$here/expect.py" "$out.json" --exit-code "$rc" --run-exit "$run_rc" --schema "$here/../../docs/check-output.schema.json" --text "$out.txt" "${html[@]}" "$@"
