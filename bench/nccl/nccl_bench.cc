@@ -1,8 +1,9 @@
 // Added cost per intercepted NCCL call, in one process: ncclAllReduce of one float on a one-rank
 // communicator of the CPU stand-in (tests/nccl_standin), through liblockstep_trace.so (linked first,
 // so ncclAllReduce resolves to the tracer) against the stand-in's own ncclAllReduce called directly.
-// Three child processes: tracing off, tracing on, tracing on with LOCKSTEP_TRACE_STACK=8 (the tracer
-// reads its environment when it is loaded).
+// Four child processes: tracing off, tracing on (a growing file), tracing on into a ring of 65,536
+// records (the MPI paths' figures are a ring's: bench/tracer/path_time.sh), and tracing on with
+// LOCKSTEP_TRACE_STACK=8 (the tracer reads its environment when it is loaded).
 //   bench_nccl [google benchmark flags]
 #include <benchmark/benchmark.h>
 #include <dlfcn.h>
@@ -69,5 +70,5 @@ int child(int argc, char** argv, const char* mode) {
 int main(int argc, char** argv) {
   if (const char* mode = getenv("LOCKSTEP_BENCH_MODE")) return child(argc, argv, mode);
   char tmpl[] = "/tmp/lockstep-bench-nccl-XXXXXX";
-  return lockstep::bench::run_modes(argv, {"off", "traced", "traced+stack8"}, tmpl);
+  return lockstep::bench::run_modes(argv, {"off", "traced", "traced+ring", "traced+stack8"}, tmpl);
 }

@@ -244,10 +244,19 @@ void flush_deferred(uint64_t group_end) {
   for (int i = 0; i < n; ++i) track(g->members[i].record_id, g->members[i].stream);
 }
 
+// Nothing on the device to watch, for good: the CUDA runtime was looked for and found no device (or
+// LOCKSTEP_TRACE_DEVICE=0), and CUPTI, which starts when the library loads or never, is off. Then a
+// collective, or a group's end, has nothing to hand over, and returns without touching the thread's
+// GPU state (two thread-local lookups through __tls_get_addr, and the calls around them, per call).
+bool nothing_to_watch() noexcept {
+  return g_rt_state.load(std::memory_order_relaxed) == kUnavailable && !cupti_active();
+}
+
 void on_nccl_collective(uint64_t record_id, void* stream) noexcept {
   if (g_forked.load(std::memory_order_relaxed)) return;
   // Read first: a store on every call would bounce the cache line between the calling threads.
   if (!g_interposed.load(std::memory_order_relaxed)) g_interposed.store(true, std::memory_order_relaxed);
+  if (nothing_to_watch()) return;
   if (thread_state().nccl_group_depth > 0) {
     // What the member launched itself (a one-rank NCCL copies at once) is its own; the group's kernel
     // comes at ncclGroupEnd.
@@ -267,6 +276,7 @@ void on_nccl_collective(uint64_t record_id, void* stream) noexcept {
 void on_nccl_group_end(uint64_t marker_id) noexcept {
   if (g_forked.load(std::memory_order_relaxed)) return;
   if (thread_state().nccl_group_depth > 0) return;  // an inner group ended; the kernel comes later
+  if (nothing_to_watch()) return;  // members deferred before that was known would be dropped anyway
   flush_deferred(marker_id);
 }
 
