@@ -2,7 +2,8 @@
  * path has a traced loop (MPI_* through the preloaded tracer) and its PMPI_* twin, and callgrind
  * counts the instructions inside each loop function alone (--toggle-collect).
  *   path_loop PATH N      PATH: allreduce | iallreduce_wait | iallreduce_test | send_recv | sendrecv |
- *                               isend_irecv_waitall | annotate | rt_collective | allreduce_8deep_fp |
+ *                               isend_irecv_waitall | annotate | rt_collective | rt_collective_named |
+ *                               rt_collective_long | rt_collective_moving | allreduce_8deep_fp |
  *                               allreduce_8deep_nofp | floor | allreduce_cold | send_recv_cold | floor_cold
  *   allreduce_8deep_fp: MPI_Allreduce 8 frames deep in code built with frame pointers (call_chain.c),
  *   what LOCKSTEP_TRACE_STACK=8 walks; allreduce_8deep_nofp: the same code built without them.
@@ -175,6 +176,29 @@ LOOP(traced_rt_collective, {
     lockstep_rt_collective_end(lockstep_rt_collective_begin(7, 3, NULL, 1, 0, 4, 1, -1), 1);
 })
 LOOP(pmpi_rt_collective, (void)x)
+/* The same with a tensor name, as a runtime passes one: a short one, and one as long as the names of
+ * Horovod's gradient ops (which the tracer cannot keep a copy of in its per-thread cache). */
+static const char kShortTensor[] = "grad/dense0/kernel";
+static const char kLongTensor[] = "DistributedGradientTape_Allreduce/cond_1/HorovodAllreduce_grads_1_0";
+LOOP(traced_rt_collective_named, {
+  if (lockstep_rt_collective_begin && lockstep_rt_collective_end)
+    lockstep_rt_collective_end(lockstep_rt_collective_begin(7, 3, kShortTensor, 1, 0, 4, 1, -1), 1);
+})
+LOOP(traced_rt_collective_long, {
+  if (lockstep_rt_collective_begin && lockstep_rt_collective_end)
+    lockstep_rt_collective_end(lockstep_rt_collective_begin(7, 3, kLongTensor, 1, 0, 4, 1, -1), 1);
+})
+LOOP(pmpi_rt_collective_named, (void)x)
+LOOP(pmpi_rt_collective_long, (void)x)
+/* Long names at a new address on most calls, as a runtime that builds each step's request afresh passes
+ * them: 16 names in 64 buffers (filled by main), taken in turn; the twin takes them in turn too. */
+static char moving_names[64][96];
+LOOP(traced_rt_collective_moving, {
+  if (lockstep_rt_collective_begin && lockstep_rt_collective_end)
+    lockstep_rt_collective_end(
+        lockstep_rt_collective_begin(7, 3, moving_names[(unsigned long)i & 63], 1, 0, 4, 1, -1), 1);
+})
+LOOP(pmpi_rt_collective_moving, y += moving_names[(unsigned long)i & 63][0])
 int fp_allreduce(int traced);
 LOOP(traced_allreduce_8deep_fp, y += fp_allreduce(1))
 LOOP(pmpi_allreduce_8deep_fp, y += fp_allreduce(0))
@@ -196,6 +220,9 @@ static const struct path kPaths[] = {
     {"isend_irecv_waitall", traced_isend_irecv_waitall, pmpi_isend_irecv_waitall},
     {"annotate", traced_annotate, pmpi_annotate},
     {"rt_collective", traced_rt_collective, pmpi_rt_collective},
+    {"rt_collective_named", traced_rt_collective_named, pmpi_rt_collective_named},
+    {"rt_collective_long", traced_rt_collective_long, pmpi_rt_collective_long},
+    {"rt_collective_moving", traced_rt_collective_moving, pmpi_rt_collective_moving},
     {"allreduce_8deep_fp", traced_allreduce_8deep_fp, pmpi_allreduce_8deep_fp},
     {"allreduce_8deep_nofp", traced_allreduce_8deep_nofp, pmpi_allreduce_8deep_nofp},
     {"floor", traced_floor, pmpi_allreduce},
@@ -247,6 +274,8 @@ int main(int argc, char** argv) {
     const int32_t me = 0;
     lockstep_rt_process_set(7, "self", &me, 1, 0);
   }
+  for (int k = 0; k < 64; ++k)
+    snprintf(moving_names[k], sizeof moving_names[k], "%s_%d", kLongTensor, k % 16);
   int rc = 2;
   for (size_t i = 0; i < sizeof kPaths / sizeof kPaths[0]; ++i)
     if (strcmp(argv[1], kPaths[i].name) == 0) {

@@ -18,6 +18,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <random>
 #include <set>
 #include <string>
@@ -219,6 +220,88 @@ TEST(Metadata, StringsAreInternedAndBounded) {
   EXPECT_THROW(t.members(a), FormatError);
   EXPECT_THROW(t.string(l + 1), FormatError) << "an id inside a string is not a string";
   EXPECT_THROW(t.string(100000), FormatError);
+}
+
+// Strings are hashed eight bytes at a time, the last word overlapping the one before: strings of every
+// length up to 80 that differ in one byte anywhere, or by a prefix, are strings of their own, and each
+// is found again (and not written again) when interned a second time.
+TEST(Metadata, StringsOfEveryLengthAreTheirOwnAndFoundAgain) {
+  TempDir d;
+  Writer w;
+  WriterConfig c = small_config(d.path());
+  c.meta_slots = 16384;
+  ASSERT_EQ(open_error(w, c), "");
+  std::map<std::string, uint32_t> ids;
+  for (size_t len = 1; len <= 80; ++len) {
+    std::string base(len, 'a');
+    for (size_t i = 0; i < len; ++i) base[i] = char('a' + (i * 7) % 26);
+    std::vector<std::string> texts = {base};
+    for (size_t at : {size_t(0), len / 2, len - 1}) {
+      std::string t = base;
+      t[at] = char(t[at] == 'Z' ? 'Y' : 'Z');
+      texts.push_back(t);
+    }
+    for (const std::string& t : texts) {
+      const uint32_t id = w.intern(t.data(), t.size());
+      ASSERT_NE(id, 0u) << t;
+      auto [it, fresh] = ids.try_emplace(t, id);
+      EXPECT_EQ(it->second, id) << "'" << t << "' interned twice as two strings";
+      if (fresh)
+        for (const auto& [other, other_id] : ids)
+          if (other != t) EXPECT_NE(other_id, id) << "'" << t << "' and '" << other << "' share an id";
+    }
+  }
+  const uint64_t written = w.header()->meta_next;
+  for (const auto& [t, id] : ids) EXPECT_EQ(w.intern(t.data(), t.size()), id) << t;
+  EXPECT_NE(w.intern("aZ", 2, LST_STR_BUILD_ID), ids.at("aZ")) << "another subkind, another string";
+  EXPECT_EQ(w.header()->meta_next, written + 1) << "strings met before are not written again";
+  const std::string p = w.path();
+  w.close();
+  TraceFile t = TraceFile::open(p);
+  for (const auto& [text, id] : ids) EXPECT_EQ(t.string(id), text);
+}
+
+// Many threads interning the same names at once, as every thread of a runtime names its tensors: one id
+// per name, and each name written once (found without the lock once another thread wrote it).
+TEST(Metadata, StringsInternedByManyThreadsAtOnceKeepOneIdPerString) {
+  TempDir d;
+  Writer w;
+  WriterConfig c = small_config(d.path());
+  c.meta_slots = 8192;
+  ASSERT_EQ(open_error(w, c), "");
+  constexpr int kThreads = 4, kNames = 300;
+  std::vector<std::string> names;
+  for (int j = 0; j < kNames; ++j) names.push_back("HorovodAllreduce_grads_" + std::to_string(j) + "_0");
+  std::vector<std::vector<uint32_t>> ids(kThreads, std::vector<uint32_t>(kNames));
+  std::atomic<int> go{0};
+  std::vector<std::thread> threads;
+  for (int k = 0; k < kThreads; ++k)
+    threads.emplace_back([&, k] {
+      go.fetch_add(1);
+      while (go.load() < kThreads) sched_yield();
+      for (int round = 0; round < 3; ++round)
+        for (int i = 0; i < kNames; ++i) {
+          const int j = (k % 2) ? kNames - 1 - i : i;
+          // A busy lock gives 0 for a name not written yet: retry, as a later call would.
+          uint32_t id = 0;
+          for (int tries = 0; id == 0 && tries < 1000; ++tries)
+            id = w.intern(names[j].data(), names[j].size());
+          if (round > 0) {
+            EXPECT_EQ(id, ids[k][j]) << names[j] << " changed id";
+          }
+          ids[k][j] = id;
+        }
+    });
+  for (auto& th : threads) th.join();
+  std::set<uint32_t> distinct;
+  for (int j = 0; j < kNames; ++j) {
+    ASSERT_NE(ids[0][j], 0u);
+    for (int k = 1; k < kThreads; ++k) EXPECT_EQ(ids[k][j], ids[0][j]) << names[j];
+    distinct.insert(ids[0][j]);
+  }
+  EXPECT_EQ(distinct.size(), size_t(kNames));
+  EXPECT_EQ(w.header()->meta_next, uint64_t(kNames)) << "each name written once";
+  w.close();
 }
 
 // (2.1) Copies of communicator creations, kept in the metadata region for rings: read back whole and

@@ -1113,35 +1113,29 @@ void wait_return(Pending& p, uint32_t ncompleted, bool ok, uint32_t us) noexcept
 uint32_t wait_elapsed_us(const Pending& p) noexcept { return p.rec ? elapsed_us(p.t0, p.ticks0) : 0; }
 
 namespace {
+// The texts this thread interned lately, by address: the string's id and length, checked against the
+// stored string before each use, since the same address may hold other text by now (a reused buffer).
+// Nothing of the text is copied, so a name of any length is kept.
 struct Interned {
   const char* ptr;
   uint32_t len, id, gen;
-  char text[44];
 };
-__attribute__((tls_model("initial-exec"))) thread_local Interned t_interned[8];
+constexpr int kInternedBits = 4;
+__attribute__((tls_model("initial-exec"))) thread_local Interned t_interned[1 << kInternedBits];
 }  // namespace
 
-uint32_t intern_text(format::Writer* w, const char* text) noexcept {
-  if (!text || !*text) return 0;
-  Interned& c = t_interned[(reinterpret_cast<uintptr_t>(text) >> 3) & 7];
+uint32_t intern_nonempty_text(format::Writer* w, const char* text) noexcept {
+  Interned& c =
+      t_interned[(reinterpret_cast<uintptr_t>(text) * 0x9e3779b97f4a7c15ull) >> (64 - kInternedBits)];
   const uint32_t gen = g_writer_gen.load(std::memory_order_relaxed);
-  // The same address may hold other text by now (a reused buffer): the content decides, compared in
-  // one pass that stops at the first difference (the text's NUL differs from the copy's next byte).
-  if (c.ptr == text && c.gen == gen) {
-    uint32_t i = 0;
-    while (i < c.len && text[i] == c.text[i]) ++i;
-    if (i == c.len && text[i] == '\0') return c.id;
-  }
+  // strncmp stops at the text's NUL, so it never reads past a shorter text; the text then ends where the
+  // stored one does.
+  if (c.ptr == text && c.gen == gen && std::strncmp(text, w->string_bytes(c.id), c.len) == 0 &&
+      text[c.len] == '\0')
+    return c.id;
   const size_t len = std::strlen(text);
-  if (len > sizeof(Interned::text)) return w->intern(text, len);
   const uint32_t id = w->intern(text, len);
-  if (id) {
-    c.ptr = text;
-    c.len = static_cast<uint32_t>(len);
-    c.id = id;
-    c.gen = gen;
-    std::memcpy(c.text, text, len);
-  }
+  if (id) c = Interned{text, static_cast<uint32_t>(len), id, gen};
   return id;
 }
 

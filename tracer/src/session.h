@@ -203,8 +203,12 @@ void collective_complete(uint64_t id) noexcept;
 void complete_request(uint64_t id) noexcept;
 
 // The interned id of a NUL-terminated text (0 for null or empty). A thread remembers the last few
-// texts it interned, by address and content, so a name passed on every call is hashed once.
-uint32_t intern_text(format::Writer* w, const char* text) noexcept;
+// texts it interned, by address, each checked against the stored string before it is used again, so a
+// name passed on every call is hashed once; other texts met before are found without a lock.
+uint32_t intern_nonempty_text(format::Writer* w, const char* text) noexcept;
+inline uint32_t intern_text(format::Writer* w, const char* text) noexcept {
+  return text && *text ? intern_nonempty_text(w, text) : 0;  // no call for a call without a name
+}
 
 // Markers (process lifecycle, MPI_Init/Finalize, NCCL groups, annotations).
 uint64_t marker(uint8_t op, uint64_t value, const char* text, uint64_t caller) noexcept;

@@ -138,7 +138,15 @@ class Writer {
 
   // Interns bytes into the metadata region; returns the string id (0 when the region is full or the
   // file system has no room for its page).
+  // A string met before is found without the lock (a table keyed by its hash, each hit compared with the
+  // stored string); a new one is written under the metadata lock.
   uint32_t intern(const void* bytes, size_t len, uint8_t subkind = LST_STR_TEXT);
+  // The bytes of string `id` (returned by intern() of this writer) as stored, not NUL terminated: for a
+  // caller that keeps a text's id and checks that the text still says the same before using it again.
+  const char* string_bytes(uint32_t id) const {
+    return reinterpret_cast<const char*>(base_ + header_->meta_offset + uint64_t(id - 1) * LST_SLOT_SIZE +
+                                         sizeof(lst_meta_string));
+  }
   // (2.2) The id of a LST_STR_FRAMES blob holding `frames` (n return addresses), for a STACK record's
   // aux: each distinct list is written once and found again without a lock (a table keyed by the
   // list's hash, each hit compared with the blob itself). `added` says whether this call wrote it.
