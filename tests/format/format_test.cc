@@ -246,9 +246,12 @@ TEST(Metadata, StringsOfEveryLengthAreTheirOwnAndFoundAgain) {
       ASSERT_NE(id, 0u) << t;
       auto [it, fresh] = ids.try_emplace(t, id);
       EXPECT_EQ(it->second, id) << "'" << t << "' interned twice as two strings";
-      if (fresh)
-        for (const auto& [other, other_id] : ids)
-          if (other != t) EXPECT_NE(other_id, id) << "'" << t << "' and '" << other << "' share an id";
+      if (!fresh) continue;
+      for (const auto& [other, other_id] : ids) {
+        if (other != t) {
+          EXPECT_NE(other_id, id) << "'" << t << "' and '" << other << "' share an id";
+        }
+      }
     }
   }
   const uint64_t written = w.header()->meta_next;
