@@ -1135,7 +1135,18 @@ uint32_t intern_nonempty_text(format::Writer* w, const char* text) noexcept {
     return c.id;
   const size_t len = std::strlen(text);
   const uint32_t id = w->intern(text, len);
-  if (id) c = Interned{text, static_cast<uint32_t>(len), id, gen};
+  if (id) {
+    // The address last, after a signal fence: a signal handler that interns a text on this thread while
+    // the entry changes sees the entry either not matching its address or whole, never one text's
+    // address with another's id and length (which would read past the stored string).
+    c.ptr = nullptr;
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    c.len = static_cast<uint32_t>(len);
+    c.id = id;
+    c.gen = gen;
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    c.ptr = text;
+  }
   return id;
 }
 
