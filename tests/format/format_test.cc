@@ -264,6 +264,42 @@ TEST(Metadata, StringsOfEveryLengthAreTheirOwnAndFoundAgain) {
   for (const auto& [text, id] : ids) EXPECT_EQ(t.string(id), text);
 }
 
+// Four threads interning items 0..n-1 at once (half of them backwards), three rounds each; intern(j)
+// gives item j's id, 0 while the lock is busy (retried, as a later call would). Expects every thread
+// to find one id per item, the same in every round and thread, distinct ids for distinct items, and
+// each item written once (`meta_next` counts one slot per item).
+template <class Intern>
+void expect_one_id_per_item_from_threads(Writer& w, int n, Intern intern) {
+  constexpr int kThreads = 4;
+  std::vector<std::vector<uint32_t>> ids(kThreads, std::vector<uint32_t>(size_t(n)));
+  std::atomic<int> go{0};
+  std::vector<std::thread> threads;
+  for (int k = 0; k < kThreads; ++k)
+    threads.emplace_back([&, k] {
+      go.fetch_add(1);
+      while (go.load() < kThreads) sched_yield();
+      for (int round = 0; round < 3; ++round)
+        for (int i = 0; i < n; ++i) {
+          const int j = (k % 2) ? n - 1 - i : i;
+          uint32_t id = 0;
+          for (int tries = 0; id == 0 && tries < 1000; ++tries) id = intern(j);
+          if (round > 0) {
+            EXPECT_EQ(id, ids[k][j]) << "item " << j << " changed id";
+          }
+          ids[k][j] = id;
+        }
+    });
+  for (auto& th : threads) th.join();
+  std::set<uint32_t> distinct;
+  for (int j = 0; j < n; ++j) {
+    ASSERT_NE(ids[0][j], 0u);
+    for (int k = 1; k < kThreads; ++k) EXPECT_EQ(ids[k][j], ids[0][j]) << "item " << j;
+    distinct.insert(ids[0][j]);
+  }
+  EXPECT_EQ(distinct.size(), size_t(n));
+  EXPECT_EQ(w.header()->meta_next, uint64_t(n)) << "each item written once";
+}
+
 // Many threads interning the same names at once, as every thread of a runtime names its tensors: one id
 // per name, and each name written once (found without the lock once another thread wrote it).
 TEST(Metadata, StringsInternedByManyThreadsAtOnceKeepOneIdPerString) {
@@ -272,38 +308,10 @@ TEST(Metadata, StringsInternedByManyThreadsAtOnceKeepOneIdPerString) {
   WriterConfig c = small_config(d.path());
   c.meta_slots = 8192;
   ASSERT_EQ(open_error(w, c), "");
-  constexpr int kThreads = 4, kNames = 300;
   std::vector<std::string> names;
-  for (int j = 0; j < kNames; ++j) names.push_back("HorovodAllreduce_grads_" + std::to_string(j) + "_0");
-  std::vector<std::vector<uint32_t>> ids(kThreads, std::vector<uint32_t>(kNames));
-  std::atomic<int> go{0};
-  std::vector<std::thread> threads;
-  for (int k = 0; k < kThreads; ++k)
-    threads.emplace_back([&, k] {
-      go.fetch_add(1);
-      while (go.load() < kThreads) sched_yield();
-      for (int round = 0; round < 3; ++round)
-        for (int i = 0; i < kNames; ++i) {
-          const int j = (k % 2) ? kNames - 1 - i : i;
-          // A busy lock gives 0 for a name not written yet: retry, as a later call would.
-          uint32_t id = 0;
-          for (int tries = 0; id == 0 && tries < 1000; ++tries)
-            id = w.intern(names[j].data(), names[j].size());
-          if (round > 0) {
-            EXPECT_EQ(id, ids[k][j]) << names[j] << " changed id";
-          }
-          ids[k][j] = id;
-        }
-    });
-  for (auto& th : threads) th.join();
-  std::set<uint32_t> distinct;
-  for (int j = 0; j < kNames; ++j) {
-    ASSERT_NE(ids[0][j], 0u);
-    for (int k = 1; k < kThreads; ++k) EXPECT_EQ(ids[k][j], ids[0][j]) << names[j];
-    distinct.insert(ids[0][j]);
-  }
-  EXPECT_EQ(distinct.size(), size_t(kNames));
-  EXPECT_EQ(w.header()->meta_next, uint64_t(kNames)) << "each name written once";
+  for (int j = 0; j < 300; ++j) names.push_back("HorovodAllreduce_grads_" + std::to_string(j) + "_0");
+  expect_one_id_per_item_from_threads(w, 300,
+                                      [&](int j) { return w.intern(names[j].data(), names[j].size()); });
   w.close();
 }
 
@@ -404,37 +412,12 @@ TEST(Metadata, FrameListsInternedByManyThreadsAtOnceKeepOneIdPerList) {
   WriterConfig c = small_config(d.path());
   c.meta_slots = 8192;
   ASSERT_EQ(open_error(w, c), "");
-  constexpr int kThreads = 4, kLists = 400;
-  std::vector<std::vector<uint32_t>> ids(kThreads, std::vector<uint32_t>(kLists));
-  std::atomic<int> go{0};
-  std::vector<std::thread> threads;
-  for (int k = 0; k < kThreads; ++k)
-    threads.emplace_back([&, k] {
-      go.fetch_add(1);
-      while (go.load() < kThreads) sched_yield();
-      for (int round = 0; round < 3; ++round)
-        for (int i = 0; i < kLists; ++i) {
-          const int j = (k % 2) ? kLists - 1 - i : i;  // half the threads walk the lists backwards
-          const uint64_t f[4] = {0x500000, uint64_t(0x600000 + j * 16), 0x700000, uint64_t(j % 7)};
-          bool added;
-          // A busy lock gives 0, and the caller writes records instead: retry, as a later call would.
-          uint32_t id = 0;
-          for (int tries = 0; id == 0 && tries < 1000; ++tries) id = w.intern_frames(f, 4, &added);
-          if (round > 0) {
-            EXPECT_EQ(id, ids[k][j]) << "list " << j << " changed id";
-          }
-          ids[k][j] = id;
-        }
-    });
-  for (auto& th : threads) th.join();
-  std::set<uint32_t> distinct;
-  for (int j = 0; j < kLists; ++j) {
-    ASSERT_NE(ids[0][j], 0u);
-    for (int k = 1; k < kThreads; ++k) EXPECT_EQ(ids[k][j], ids[0][j]) << "list " << j;
-    distinct.insert(ids[0][j]);
-  }
-  EXPECT_EQ(distinct.size(), size_t(kLists));
-  EXPECT_EQ(w.header()->meta_next, uint64_t(kLists)) << "each list written once";
+  // A busy lock gives 0, and the caller writes records instead: the helper retries.
+  expect_one_id_per_item_from_threads(w, 400, [&](int j) {
+    const uint64_t f[4] = {0x500000, uint64_t(0x600000 + j * 16), 0x700000, uint64_t(j % 7)};
+    bool added;
+    return w.intern_frames(f, 4, &added);
+  });
   w.close();
 }
 
