@@ -792,6 +792,9 @@ CommEntry* comm_add(uint8_t api, uintptr_t handle, uint8_t comm_op, uint64_t id,
     e.api = api;
     e.next_seq.store(0, std::memory_order_relaxed);
     e.children.store(0, std::memory_order_relaxed);
+    e.owner.store(0, std::memory_order_relaxed);
+    e.owner_counting.store(0, std::memory_order_relaxed);
+    e.sharing.store(0, std::memory_order_relaxed);
     target->used.store(true, std::memory_order_release);
     target->key.store(key, std::memory_order_release);
     g_comm_gen.fetch_add(1, std::memory_order_release);
@@ -828,16 +831,100 @@ void comm_remove(uint8_t api, uintptr_t handle, uint8_t comm_op, uint64_t caller
 }
 
 namespace {
+// ---- a runtime process set's positions --------------------------------------------------------------
+//
+// A runtime collective reserves its slot with a locked add, and a second locked add for the set's
+// position right before it cost about 5 ns per call (docs/benchmarks.md, "One thread's runtime
+// positions"). Most sets are used by one thread, so the first thread to use a set owns it and counts
+// with a load and a store, marking the few instructions in between (owner_counting) with compiler
+// fences only. The first other thread takes the set over, once: it announces it (kTakingOver), makes
+// every thread of the process pass a full memory barrier (membarrier(2), expedited), and waits until
+// the owner is not between its load and store; from then on (kShared) every thread, the owner too,
+// takes the locked add. The barrier is what makes the owner's side safe without a fence of its own:
+// after it, the owner either sees the announcement before counting, or its mark is visible to the
+// thread taking over, which then waits for it. Where the barrier is refused (no membarrier, a
+// seccomp filter), no thread owns a set and every count is the locked add.
+constexpr uint8_t kOwned = 0, kTakingOver = 1, kShared = 2;
+std::atomic<pid_t> g_membarrier_pid{0};  // the process whose expedited barriers are registered; -1: refused
+
+// The barrier's registration for this process (again in a forked child, whose memory is another).
+bool membarrier_ready() noexcept {
+  const pid_t pid = getpid();
+  const pid_t was = g_membarrier_pid.load(std::memory_order_acquire);
+  if (was == pid) return true;
+  if (was == -pid) return false;
+  constexpr int kRegisterPrivateExpedited = 1 << 4;  // MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED
+  const bool ok = syscall(SYS_membarrier, kRegisterPrivateExpedited, 0, 0) == 0;
+  g_membarrier_pid.store(ok ? pid : -pid, std::memory_order_release);
+  return ok;
+}
+
+bool membarrier_all_threads() noexcept {
+  constexpr int kPrivateExpedited = 1 << 3;  // MEMBARRIER_CMD_PRIVATE_EXPEDITED
+  return membarrier_ready() && syscall(SYS_membarrier, kPrivateExpedited, 0, 0) == 0;
+}
+
+inline uintptr_t this_thread_key() noexcept {
+  return reinterpret_cast<uintptr_t>(__builtin_thread_pointer());
+}
+
+__attribute__((noinline)) uint32_t next_rt_seq_slow(CommEntry& c, uintptr_t self) noexcept {
+  if (c.sharing.load(std::memory_order_acquire) == kOwned && c.owner.load(std::memory_order_relaxed) == 0) {
+    if (!membarrier_ready()) {
+      // No thread of this process can own a set: shared from its first count.
+      uint8_t owned = kOwned;
+      c.sharing.compare_exchange_strong(owned, kShared, std::memory_order_acq_rel);
+      return c.next_seq.fetch_add(1, std::memory_order_relaxed);
+    }
+    // The claim is itself a locked instruction; this first count takes the locked add too.
+    uintptr_t none = 0;
+    if (c.owner.compare_exchange_strong(none, self, std::memory_order_acq_rel))
+      return c.next_seq.fetch_add(1, std::memory_order_relaxed);
+  }
+  uint8_t owned = kOwned;
+  if (c.sharing.compare_exchange_strong(owned, kTakingOver, std::memory_order_acq_rel)) {
+    if (!membarrier_all_threads()) {
+      // Refused after it was granted (a filter added since): the owner's mark reaches this thread
+      // within a store buffer's drain, far less than the pause here.
+      const timespec pause{0, 1'000'000};
+      nanosleep(&pause, nullptr);
+    }
+    while (c.owner_counting.load(std::memory_order_acquire) != 0) sched_yield();
+    c.sharing.store(kShared, std::memory_order_release);
+  } else {
+    while (c.sharing.load(std::memory_order_acquire) != kShared) sched_yield();
+  }
+  return c.next_seq.fetch_add(1, std::memory_order_relaxed);
+}
+
+inline uint32_t next_rt_seq(CommEntry& c) noexcept {
+  const uintptr_t self = this_thread_key();
+  if (__builtin_expect(c.owner.load(std::memory_order_relaxed) == self, 1)) {
+    c.owner_counting.store(1, std::memory_order_relaxed);
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    if (__builtin_expect(c.sharing.load(std::memory_order_relaxed) == kOwned, 1)) {
+      const uint32_t v = c.next_seq.load(std::memory_order_relaxed);
+      c.next_seq.store(v + 1, std::memory_order_relaxed);
+      std::atomic_signal_fence(std::memory_order_seq_cst);
+      c.owner_counting.store(0, std::memory_order_release);
+      return v;
+    }
+    c.owner_counting.store(0, std::memory_order_release);
+    return c.next_seq.fetch_add(1, std::memory_order_relaxed);
+  }
+  return next_rt_seq_slow(c, self);
+}
+
 // A communicator's next position. The MPI standard leaves it to the user that no two collectives use
 // one communicator at the same time in a process (the collective chapter, "Correctness"), and NCCL
 // rules out a communicator's concurrent use from two threads, so for those a call's increment cannot
 // race another's in a correct program: a load and a store, not a locked add, which on some processors
 // delays the clock read that follows it (docs/benchmarks.md). A program that breaks that rule may
 // record one position twice; the checker keeps the order of the records, and a ring's window
-// alignment falls back as for any gap. Runtime process sets (annotations) carry no such rule and keep
-// the locked add.
+// alignment falls back as for any gap. Runtime process sets (annotations) carry no such rule: several
+// threads may submit to one set at once, and next_rt_seq counts exactly.
 inline uint32_t next_seq(CommEntry& c) noexcept {
-  if (c.api == LST_API_RT) return c.next_seq.fetch_add(1, std::memory_order_relaxed);
+  if (c.api == LST_API_RT) return next_rt_seq(c);
   const uint32_t v = c.next_seq.load(std::memory_order_relaxed);
   c.next_seq.store(v + 1, std::memory_order_relaxed);
   return v;

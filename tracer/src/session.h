@@ -73,6 +73,12 @@ struct CommEntry {
   uint8_t api = LST_API_NONE;
   std::atomic<uint32_t> next_seq{0};
   std::atomic<uint32_t> children{0};  // communicators created from this one so far (identity of the next)
+  // A runtime process set's positions are counted by one thread without a locked add while it is the
+  // only thread that has used the set (session.cc, next_rt_seq): that thread (its thread pointer; 0:
+  // none yet), whether it is between its load and store of next_seq, and kOwned, kTakingOver or kShared.
+  std::atomic<uintptr_t> owner{0};
+  std::atomic<uint8_t> owner_counting{0};
+  std::atomic<uint8_t> sharing{0};
 };
 
 // Registry keyed by (api, handle): lock-free lookup, insertion under a lock (creation is rare).
