@@ -5,11 +5,19 @@
  * first of them taking the set over while the owner is counting. Every set after the first is also
  * first used by two threads at the same moment, racing for the ownership. Call i of thread t on set s
  * has count (s * 16 + t) * 100000 + i, so tests/tracer/rt_threads.sh can tell every call apart.
- *   rt_threads SETS THREADS CALLS */
+ * With `fork`, the main thread then forks while thread 13 counts on set 0; in the child (a trace of its
+ * own), thread 14 (the forking one) and a new thread 15 make CALLS calls each on set 0, taking it over
+ * from an owner the child does not have.
+ *   rt_threads SETS THREADS CALLS [fork] */
 #include <pthread.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "lockstep/annotate.h"
 
@@ -23,6 +31,45 @@ static void calls(uint64_t set, int thread) {
   }
 }
 
+static volatile int g_progress;
+
+static void* counter(void* arg) {
+  const int thread = (int)(intptr_t)arg;
+  for (int i = 0; i < g_calls; ++i) {
+    const uint64_t count = (uint64_t)thread * 100000 + (uint64_t)i;
+    lockstep_rt_collective_end(lockstep_rt_collective_begin(100, 3, "grad", count, 0, 4, 1, -1), 1);
+    __atomic_store_n(&g_progress, i, __ATOMIC_RELAXED);
+  }
+  return NULL;
+}
+
+/* Forks while thread 13 counts on set 0; the child's two threads count on it too. 0 when the child
+ * exited 0 within 60 s. */
+static int fork_while_counting(void) {
+  pthread_t busy;
+  pthread_create(&busy, NULL, counter, (void*)(intptr_t)13);
+  while (__atomic_load_n(&g_progress, __ATOMIC_RELAXED) < g_calls / 4) sched_yield();
+  const pid_t child = fork();
+  if (child == 0) {
+    pthread_t other;
+    pthread_create(&other, NULL, counter, (void*)(intptr_t)15);
+    counter((void*)(intptr_t)14);
+    pthread_join(other, NULL);
+    exit(0);
+  }
+  pthread_join(busy, NULL);
+  if (child < 0) return 1;
+  for (int waited = 0; waited < 600; ++waited) {
+    int status = 0;
+    const pid_t done = waitpid(child, &status, WNOHANG);
+    if (done == child) return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
+    usleep(100000);
+  }
+  fprintf(stderr, "rt_threads: the forked child did not finish in 60 s\n");
+  kill(child, SIGKILL);
+  return 1;
+}
+
 static void* worker(void* arg) {
   const int thread = (int)(intptr_t)arg;
   for (int s = 0; s < g_sets; ++s) {
@@ -34,15 +81,16 @@ static void* worker(void* arg) {
 }
 
 int main(int argc, char** argv) {
-  if (argc != 4) {
-    fprintf(stderr, "usage: rt_threads SETS THREADS CALLS\n");
+  const int with_fork = argc == 5 && strcmp(argv[4], "fork") == 0;
+  if (argc != 4 && !with_fork) {
+    fprintf(stderr, "usage: rt_threads SETS THREADS CALLS [fork]\n");
     return 2;
   }
   g_sets = atoi(argv[1]);
   g_threads = atoi(argv[2]);
   g_calls = atoi(argv[3]);
-  if (g_sets < 1 || g_sets > 1000 || g_threads < 1 || g_threads > 15 || g_calls < 1 || g_calls > 99999) {
-    fprintf(stderr, "rt_threads: SETS 1-1000, THREADS 1-15, CALLS 1-99999\n");
+  if (g_sets < 1 || g_sets > 1000 || g_threads < 1 || g_threads > 12 || g_calls < 4 || g_calls > 99999) {
+    fprintf(stderr, "rt_threads: SETS 1-1000, THREADS 1-12, CALLS 4-99999\n");
     return 2;
   }
   if (!lockstep_rt_collective_begin || !lockstep_rt_collective_end || !lockstep_rt_process_set) {
@@ -69,6 +117,7 @@ int main(int argc, char** argv) {
   }
   for (int t = 0; t < g_threads; ++t) pthread_join(pool[t], NULL);
   free(pool);
+  if (with_fork && fork_while_counting() != 0) return 1;
   printf("%d %d %d\n", g_sets, g_threads, g_calls);
   return 0;
 }

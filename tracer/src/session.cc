@@ -604,6 +604,16 @@ void on_fork_child() {
   g_ended.store(false, std::memory_order_relaxed);
   new (&g_open_mutex) std::mutex();
   new (&g_comm_mutex) std::mutex();
+  // A runtime process set may be owned by a thread the child does not have, even one stopped between
+  // its load and store of the set's position (next_rt_seq): every set is unowned again, and the child's
+  // first thread to use one claims it.
+  if (g_comm_slots)
+    for (size_t i = 0; i < kCommSlots; ++i) {
+      CommEntry& e = g_comm_slots[i].entry;
+      e.owner.store(0, std::memory_order_relaxed);
+      e.owner_counting.store(0, std::memory_order_relaxed);
+      e.sharing.store(0, std::memory_order_relaxed);  // kOwned
+    }
 }
 
 // The configuration, read from the environment, and the process hooks: once, at the first intercepted
