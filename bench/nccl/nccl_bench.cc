@@ -1,6 +1,8 @@
 // Added cost per intercepted NCCL call, in one process: ncclAllReduce of one float on a one-rank
 // communicator of the CPU stand-in (tests/nccl_standin), through liblockstep_trace.so (linked first,
 // so ncclAllReduce resolves to the tracer) against the stand-in's own ncclAllReduce called directly.
+// The same call inside ncclGroupStart/ncclGroupEnd (a group of one, as a framework's coalesced
+// collectives are issued), direct and intercepted: the group's start and end pass through the tracer too.
 // Four child processes: tracing off, tracing on (a growing file), tracing on into a ring of 65,536
 // records (the MPI paths' figures are a ring's: bench/tracer/path_time.sh), and tracing on with
 // LOCKSTEP_TRACE_STACK=8 (the tracer reads its environment when it is loaded).
@@ -20,8 +22,10 @@ namespace {
 
 using AllReduceFn = ncclResult_t (*)(const void*, void*, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t,
                                      cudaStream_t);
+using GroupFn = ncclResult_t (*)();
 ncclComm_t g_comm = nullptr;
 AllReduceFn g_direct = nullptr;
+GroupFn g_group_start = nullptr, g_group_end = nullptr;
 
 void BM_direct(benchmark::State& state) {
   float x = 1, y = 0;
@@ -39,6 +43,26 @@ void BM_intercepted(benchmark::State& state) {
   }
 }
 
+void BM_grouped_direct(benchmark::State& state) {
+  float x = 1, y = 0;
+  for (auto _ : state) {
+    g_group_start();
+    g_direct(&x, &y, 1, ncclFloat32, ncclSum, g_comm, nullptr);
+    g_group_end();
+    benchmark::DoNotOptimize(y);
+  }
+}
+
+void BM_grouped_intercepted(benchmark::State& state) {
+  float x = 1, y = 0;
+  for (auto _ : state) {
+    ncclGroupStart();
+    ncclAllReduce(&x, &y, 1, ncclFloat32, ncclSum, g_comm, nullptr);
+    ncclGroupEnd();
+    benchmark::DoNotOptimize(y);
+  }
+}
+
 // Fixed iterations keep the trace file bounded (64 bytes per record).
 constexpr int kIterations = 300000;
 
@@ -46,7 +70,11 @@ int child(int argc, char** argv, const char* mode) {
   MPI_Init(&argc, &argv);
   void* nccl = dlopen("libnccl.so.2", RTLD_LAZY | RTLD_NOLOAD);
   g_direct = nccl ? reinterpret_cast<AllReduceFn>(dlsym(nccl, "ncclAllReduce")) : nullptr;
+  g_group_start = nccl ? reinterpret_cast<GroupFn>(dlsym(nccl, "ncclGroupStart")) : nullptr;
+  g_group_end = nccl ? reinterpret_cast<GroupFn>(dlsym(nccl, "ncclGroupEnd")) : nullptr;
   if (!g_direct || reinterpret_cast<void*>(g_direct) == reinterpret_cast<void*>(&ncclAllReduce) ||
+      !g_group_start || !g_group_end ||
+      reinterpret_cast<void*>(g_group_end) == reinterpret_cast<void*>(&ncclGroupEnd) ||
       ncclCommInitAll(&g_comm, 1, nullptr) != ncclSuccess) {
     std::fprintf(stderr, "bench_nccl: the NCCL stand-in is not behind the tracer\n");
     return 1;
@@ -55,7 +83,10 @@ int child(int argc, char** argv, const char* mode) {
   for (auto* b :
        {benchmark::RegisterBenchmark((std::string("ncclAllReduce_direct/") + mode).c_str(), BM_direct),
         benchmark::RegisterBenchmark((std::string("ncclAllReduce_intercepted/") + mode).c_str(),
-                                     BM_intercepted)})
+                                     BM_intercepted),
+        benchmark::RegisterBenchmark((std::string("grouped_direct/") + mode).c_str(), BM_grouped_direct),
+        benchmark::RegisterBenchmark((std::string("grouped_intercepted/") + mode).c_str(),
+                                     BM_grouped_intercepted)})
     b->Iterations(kIterations)->Repetitions(7)->ReportAggregatesOnly(true);
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();

@@ -3,7 +3,8 @@
  * counts the instructions inside each loop function alone (--toggle-collect).
  *   path_loop PATH N      PATH: allreduce | iallreduce_wait | iallreduce_test | send_recv | sendrecv |
  *                               isend_irecv_waitall | annotate | rt_collective | rt_collective_named |
- *                               rt_collective_long | rt_collective_moving | allreduce_8deep_fp |
+ *                               rt_collective_long | rt_collective_moving | rt_collective_batch |
+ *                               allreduce_8deep_fp |
  *                               allreduce_8deep_nofp | floor | allreduce_cold | send_recv_cold | floor_cold
  *   allreduce_8deep_fp: MPI_Allreduce 8 frames deep in code built with frame pointers (call_chain.c),
  *   what LOCKSTEP_TRACE_STACK=8 walks; allreduce_8deep_nofp: the same code built without them.
@@ -199,6 +200,19 @@ LOOP(traced_rt_collective_moving, {
         lockstep_rt_collective_begin(7, 3, moving_names[(unsigned long)i & 63], 1, 0, 4, 1, -1), 1);
 })
 LOOP(pmpi_rt_collective_moving, y += moving_names[(unsigned long)i & 63][0])
+/* As a runtime submits a step's requests and completes them later (the bundled runtime ends them on its
+ * background thread): four begun, then the four ended in order, each end for a request other than the
+ * thread's last one begun but the fourth. Four collectives per iteration. */
+static const char* const kBatchTensors[4] = {"grad/dense0/kernel", "grad/dense0/bias", "grad/dense1/kernel",
+                                             "grad/dense1/bias"};
+LOOP(traced_rt_collective_batch, {
+  if (lockstep_rt_collective_begin && lockstep_rt_collective_end) {
+    uint64_t t[4];
+    for (int k = 0; k < 4; ++k) t[k] = lockstep_rt_collective_begin(7, 3, kBatchTensors[k], 1, 0, 4, 1, -1);
+    for (int k = 0; k < 4; ++k) lockstep_rt_collective_end(t[k], 1);
+  }
+})
+LOOP(pmpi_rt_collective_batch, (void)x)
 int fp_allreduce(int traced);
 LOOP(traced_allreduce_8deep_fp, y += fp_allreduce(1))
 LOOP(pmpi_allreduce_8deep_fp, y += fp_allreduce(0))
@@ -223,6 +237,7 @@ static const struct path kPaths[] = {
     {"rt_collective_named", traced_rt_collective_named, pmpi_rt_collective_named},
     {"rt_collective_long", traced_rt_collective_long, pmpi_rt_collective_long},
     {"rt_collective_moving", traced_rt_collective_moving, pmpi_rt_collective_moving},
+    {"rt_collective_batch", traced_rt_collective_batch, pmpi_rt_collective_batch},
     {"allreduce_8deep_fp", traced_allreduce_8deep_fp, pmpi_allreduce_8deep_fp},
     {"allreduce_8deep_nofp", traced_allreduce_8deep_nofp, pmpi_allreduce_8deep_nofp},
     {"floor", traced_floor, pmpi_allreduce},

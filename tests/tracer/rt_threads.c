@@ -7,7 +7,8 @@
  * has count (s * 16 + t) * 100000 + i, so tests/tracer/rt_threads.sh can tell every call apart.
  * With `fork`, the main thread then forks while thread 13 counts on set 0; in the child (a trace of its
  * own), thread 14 (the forking one) and a new thread 15 make CALLS calls each on set 0, taking it over
- * from an owner the child does not have.
+ * from an owner the child does not have. Before that, four collectives on set "handoff" are begun by
+ * the main thread and ended 20 ms later by another, as a runtime's background thread ends them.
  *   rt_threads SETS THREADS CALLS [fork] */
 #include <pthread.h>
 #include <sched.h>
@@ -29,6 +30,15 @@ static void calls(uint64_t set, int thread) {
     const uint64_t count = ((uint64_t)set * 16 + (uint64_t)thread) * 100000 + (uint64_t)i;
     lockstep_rt_collective_end(lockstep_rt_collective_begin(100 + set, 3, "grad", count, 0, 4, 1, -1), 1);
   }
+}
+
+static uint64_t g_handed[4];
+
+static void* end_later(void* arg) {
+  (void)arg;
+  usleep(20000);
+  for (int k = 0; k < 4; ++k) lockstep_rt_collective_end(g_handed[k], 1);
+  return NULL;
 }
 
 static volatile int g_progress;
@@ -117,6 +127,12 @@ int main(int argc, char** argv) {
   }
   for (int t = 0; t < g_threads; ++t) pthread_join(pool[t], NULL);
   free(pool);
+  lockstep_rt_process_set(99, "handoff", members, 1, 0);
+  for (int k = 0; k < 4; ++k)
+    g_handed[k] = lockstep_rt_collective_begin(99, 3, "grad", (uint64_t)k, 0, 4, 1, -1);
+  pthread_t ender;
+  pthread_create(&ender, NULL, end_later, NULL);
+  pthread_join(ender, NULL);
   if (with_fork && fork_while_counting() != 0) return 1;
   printf("%d %d %d\n", g_sets, g_threads, g_calls);
   return 0;

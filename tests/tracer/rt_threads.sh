@@ -2,7 +2,9 @@
 # tests/tracer/rt_threads.c, read back by `lockstep show --format json`: on every process set, one
 # position per call, 0 to N-1, none twice, and every call the program made recorded once. With `fork`,
 # set 0 also holds thread 13's calls, and the child's trace holds its two threads' calls on set 0, at
-# consecutive positions (they go on from where the parent's count stood), none twice.
+# consecutive positions (they go on from where the parent's count stood), none twice. The four
+# collectives of set "handoff", ended on another thread 20 ms after they began, are returned with a
+# duration of at least 20 ms.
 #   rt_threads.sh LOCKSTEP LIB PROGRAM PYTHON SETS THREADS CALLS [fork]
 set -euo pipefail
 lockstep=$1 lib=$2 prog=$3 python=$4 sets=$5 threads=$6 calls=$7 mode=${8:-}
@@ -33,8 +35,18 @@ if forked:
     if seqs != list(range(seqs[0], seqs[0] + len(seqs))):
         sys.exit(f"rt_threads: the child's positions are not consecutive, once each ({seqs[:3]}...)")
 by_set = collections.defaultdict(list)
+handed = []
 for r in rt_calls(parent[0]):
-    by_set[r["comm_name"]].append((r["seq"], r["count"]))
+    if r["comm_name"] == "handoff":
+        handed.append(r)
+    else:
+        by_set[r["comm_name"]].append((r["seq"], r["count"]))
+if sorted(r["count"] for r in handed) != [0, 1, 2, 3]:
+    sys.exit(f"rt_threads: {len(handed)} collectives on set handoff, want 4")
+for r in handed:
+    if r["state"] != "returned" or not 20000 <= r["return_us"] < 10_000_000:
+        sys.exit(f"rt_threads: handoff collective {r['count']}: {r['state']}, {r['return_us']} us "
+                 "(ended on another thread 20 ms after it began)")
 if len(by_set) != sets:
     sys.exit(f"rt_threads: {len(by_set)} process sets recorded, the program used {sets}")
 for s in range(sets):
