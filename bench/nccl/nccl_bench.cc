@@ -27,38 +27,26 @@ ncclComm_t g_comm = nullptr;
 AllReduceFn g_direct = nullptr;
 GroupFn g_group_start = nullptr, g_group_end = nullptr;
 
+// One ncclAllReduce per iteration, alone or as a group of one: the stand-in's own functions (direct)
+// or the names the tracer intercepts.
+template <bool kGrouped>
 void BM_direct(benchmark::State& state) {
   float x = 1, y = 0;
   for (auto _ : state) {
+    if constexpr (kGrouped) g_group_start();
     g_direct(&x, &y, 1, ncclFloat32, ncclSum, g_comm, nullptr);
+    if constexpr (kGrouped) g_group_end();
     benchmark::DoNotOptimize(y);
   }
 }
 
+template <bool kGrouped>
 void BM_intercepted(benchmark::State& state) {
   float x = 1, y = 0;
   for (auto _ : state) {
+    if constexpr (kGrouped) ncclGroupStart();
     ncclAllReduce(&x, &y, 1, ncclFloat32, ncclSum, g_comm, nullptr);
-    benchmark::DoNotOptimize(y);
-  }
-}
-
-void BM_grouped_direct(benchmark::State& state) {
-  float x = 1, y = 0;
-  for (auto _ : state) {
-    g_group_start();
-    g_direct(&x, &y, 1, ncclFloat32, ncclSum, g_comm, nullptr);
-    g_group_end();
-    benchmark::DoNotOptimize(y);
-  }
-}
-
-void BM_grouped_intercepted(benchmark::State& state) {
-  float x = 1, y = 0;
-  for (auto _ : state) {
-    ncclGroupStart();
-    ncclAllReduce(&x, &y, 1, ncclFloat32, ncclSum, g_comm, nullptr);
-    ncclGroupEnd();
+    if constexpr (kGrouped) ncclGroupEnd();
     benchmark::DoNotOptimize(y);
   }
 }
@@ -81,12 +69,12 @@ int child(int argc, char** argv, const char* mode) {
   }
   benchmark::AddCustomContext("tracer", mode);
   for (auto* b :
-       {benchmark::RegisterBenchmark((std::string("ncclAllReduce_direct/") + mode).c_str(), BM_direct),
+       {benchmark::RegisterBenchmark((std::string("ncclAllReduce_direct/") + mode).c_str(), BM_direct<false>),
         benchmark::RegisterBenchmark((std::string("ncclAllReduce_intercepted/") + mode).c_str(),
-                                     BM_intercepted),
-        benchmark::RegisterBenchmark((std::string("grouped_direct/") + mode).c_str(), BM_grouped_direct),
+                                     BM_intercepted<false>),
+        benchmark::RegisterBenchmark((std::string("grouped_direct/") + mode).c_str(), BM_direct<true>),
         benchmark::RegisterBenchmark((std::string("grouped_intercepted/") + mode).c_str(),
-                                     BM_grouped_intercepted)})
+                                     BM_intercepted<true>)})
     b->Iterations(kIterations)->Repetitions(7)->ReportAggregatesOnly(true);
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();

@@ -222,9 +222,9 @@ TEST(Metadata, StringsAreInternedAndBounded) {
   EXPECT_THROW(t.string(100000), FormatError);
 }
 
-// Strings are hashed eight bytes at a time, the last word overlapping the one before: strings of every
-// length up to 80 that differ in one byte anywhere, or by a prefix, are strings of their own, and each
-// is found again (and not written again) when interned a second time.
+// Strings are hashed in four lanes of eight bytes, the last word overlapping the ones before: strings
+// of every length up to 80 that differ in one byte anywhere, or by a prefix, are strings of their own,
+// and each is found again (and not written again) when interned a second time.
 TEST(Metadata, StringsOfEveryLengthAreTheirOwnAndFoundAgain) {
   TempDir d;
   Writer w;

@@ -323,6 +323,13 @@ __attribute__((always_inline)) inline uint32_t elapsed_us(uint64_t t0_ns, uint64
   return saturated_us(t0_ns, t > ticks0 ? ticks_to_ns(t - ticks0, q) : 0);
 }
 
+// The duration in us from a timestamp t0_ns written by any thread to now on this thread's clock (a
+// record known only by its id, returned from another thread than its entry's).
+inline uint32_t elapsed_us_since(uint64_t t0_ns) noexcept {
+  const uint64_t now = stamp().ns;
+  return saturated_us(t0_ns, now > t0_ns ? now - t0_ns : 0);
+}
+
 void start_session() noexcept;
 
 format::Writer* open_writer() noexcept {
@@ -608,12 +615,7 @@ void on_fork_child() {
   // its load and store of the set's position (next_rt_seq): every set is unowned again, and the child's
   // first thread to use one claims it.
   if (g_comm_slots)
-    for (size_t i = 0; i < kCommSlots; ++i) {
-      CommEntry& e = g_comm_slots[i].entry;
-      e.owner.store(0, std::memory_order_relaxed);
-      e.owner_counting.store(0, std::memory_order_relaxed);
-      e.sharing.store(0, std::memory_order_relaxed);  // kOwned
-    }
+    for (size_t i = 0; i < kCommSlots; ++i) g_comm_slots[i].entry.unown();
 }
 
 // The configuration, read from the environment, and the process hooks: once, at the first intercepted
@@ -802,9 +804,7 @@ CommEntry* comm_add(uint8_t api, uintptr_t handle, uint8_t comm_op, uint64_t id,
     e.api = api;
     e.next_seq.store(0, std::memory_order_relaxed);
     e.children.store(0, std::memory_order_relaxed);
-    e.owner.store(0, std::memory_order_relaxed);
-    e.owner_counting.store(0, std::memory_order_relaxed);
-    e.sharing.store(0, std::memory_order_relaxed);
+    e.unown();
     target->used.store(true, std::memory_order_release);
     target->key.store(key, std::memory_order_release);
     g_comm_gen.fetch_add(1, std::memory_order_release);
@@ -879,7 +879,10 @@ inline uintptr_t this_thread_key() noexcept {
 }
 
 __attribute__((noinline)) uint32_t next_rt_seq_slow(CommEntry& c, uintptr_t self) noexcept {
-  if (c.sharing.load(std::memory_order_acquire) == kOwned && c.owner.load(std::memory_order_relaxed) == 0) {
+  const uint8_t sharing = c.sharing.load(std::memory_order_acquire);
+  // A set already shared: the locked add alone, as every count before ownership took.
+  if (sharing == kShared) return c.next_seq.fetch_add(1, std::memory_order_relaxed);
+  if (sharing == kOwned && c.owner.load(std::memory_order_relaxed) == 0) {
     if (!membarrier_ready()) {
       // No thread of this process can own a set: shared from its first count.
       uint8_t owned = kOwned;
@@ -1143,9 +1146,7 @@ void collective_return_id(uint64_t id, bool ok) noexcept {
   lst_record* r = w->at(id);
   if (!r || LST_WORD_KIND(r->word) != LST_KIND_COLLECTIVE || r->u.coll.id_lo != static_cast<uint32_t>(id))
     return;
-  const uint64_t t0 = r->t_ns, now = stamp().ns;
-  format::Writer::finish(r, ok ? LST_STATE_RETURNED : LST_STATE_FAILED,
-                         saturated_us(t0, now > t0 ? now - t0 : 0));
+  format::Writer::finish(r, ok ? LST_STATE_RETURNED : LST_STATE_FAILED, elapsed_us_since(r->t_ns));
 }
 
 void collective_complete(uint64_t id) noexcept {
@@ -1284,9 +1285,7 @@ void marker_return(uint64_t id, bool ok) noexcept {
   if (!w) return;
   lst_record* r = w->at(id);
   if (!r || LST_WORD_KIND(r->word) != LST_KIND_MARKER) return;
-  const uint64_t t0 = r->t_ns, now = stamp().ns;
-  format::Writer::finish(r, ok ? LST_STATE_RETURNED : LST_STATE_FAILED,
-                         saturated_us(t0, now > t0 ? now - t0 : 0));
+  format::Writer::finish(r, ok ? LST_STATE_RETURNED : LST_STATE_FAILED, elapsed_us_since(r->t_ns));
 }
 
 }  // namespace lockstep::trace

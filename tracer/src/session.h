@@ -79,6 +79,12 @@ struct CommEntry {
   std::atomic<uintptr_t> owner{0};
   std::atomic<uint8_t> owner_counting{0};
   std::atomic<uint8_t> sharing{0};
+  // No thread owns the set (a set registered afresh, or every set in a forked child).
+  void unown() noexcept {
+    owner.store(0, std::memory_order_relaxed);
+    owner_counting.store(0, std::memory_order_relaxed);
+    sharing.store(0, std::memory_order_relaxed);
+  }
 };
 
 // Registry keyed by (api, handle): lock-free lookup, insertion under a lock (creation is rare).
