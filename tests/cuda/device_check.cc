@@ -2,6 +2,7 @@
 //   device_check DIR NRANKS completed     device_program: 6 of 8 NCCL collectives COMPLETED with DEVICE
 //                                         records, the last 2 RETURNED
 //   device_check DIR NRANKS none [N]      N (8) NCCL collectives, all RETURNED, no DEVICE record
+//   device_check DIR NRANKS all N         N NCCL collectives, all COMPLETED, each with one DEVICE record
 //   device_check DIR NRANKS kernels N [C] N NCCL collectives, all COMPLETED with kernel/copy times that
 //                                         start after the call was entered; C (comma separated): how many
 //                                         DEVICE records each has (default 1)
@@ -25,16 +26,18 @@ namespace fs = std::filesystem;
 
 int main(int argc, char** argv) {
   if (argc < 4) {
-    std::fprintf(stderr, "usage: device_check DIR NRANKS completed|none|kernels|inferred [N|OPS]\n");
+    std::fprintf(stderr, "usage: device_check DIR NRANKS completed|none|all|kernels|inferred [N|OPS]\n");
     return 2;
   }
   const std::string dir = argv[1];
   const int nranks = std::atoi(argv[2]);
   const std::string mode = argv[3];
-  const bool completed = mode == "completed";
+  const bool all = mode == "all";
+  const bool completed = mode == "completed" || all;
   const bool kernels = mode == "kernels";
   const bool infer = mode == "inferred";
-  size_t want_colls = (kernels || (mode == "none" && argc > 4)) ? std::strtoul(argv[4], nullptr, 10) : 8;
+  size_t want_colls =
+      (kernels || all || (mode == "none" && argc > 4)) ? std::strtoul(argv[4], nullptr, 10) : 8;
   auto numbers = [](const std::string& list) {
     std::vector<unsigned> out;
     for (size_t at = 0; at <= list.size();) {
@@ -132,7 +135,7 @@ int main(int argc, char** argv) {
                              " ns before the call was entered");
           continue;
         }
-        bool want_done = completed && i < 6;
+        bool want_done = completed && (all || i < 6);
         auto d = device.find(id);
         if (want_done) {
           if (state != LST_STATE_COMPLETED)

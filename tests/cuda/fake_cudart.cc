@@ -8,17 +8,25 @@
 #include <cstdlib>
 #include <cstring>
 
+#include <unistd.h>
+
 namespace {
 
-struct FakeStream {
+// A line of its own, as the events: recording takes it with a locked add on every call, and the tracer's
+// GPU thread reads the data next to it (the query's settings) as often.
+struct alignas(64) FakeStream {
   std::atomic<uint64_t> recorded{0};
   std::atomic<uint64_t> released{0};
 };
-struct FakeEvent {
+// A cache line each, as a real runtime's event object spans one or more: 16-byte events packed four to a
+// line would have the application's thread, recording one, and the tracer's GPU thread, querying its
+// neighbour, take the line from each other on every call, a cost no real runtime shows.
+struct alignas(64) FakeEvent {
   FakeStream* stream = nullptr;
   uint64_t ticket = 0;
 };
 FakeStream g_default_stream;
+std::atomic<bool> g_hold_queries{false};
 
 constexpr int kSuccess = 0;
 constexpr int kInvalidValue = 1;
@@ -53,9 +61,12 @@ __attribute__((visibility("default"))) int cudaEventRecord(void* ev, void* strea
   e->ticket = e->stream->recorded.fetch_add(1) + 1;
   return kSuccess;
 }
-// LOCKSTEP_FAKE_CUDA_INSTANT=1: every event is complete when first queried (for benchmarks).
+// LOCKSTEP_FAKE_CUDA_INSTANT=1: every event is complete when first queried (for benchmarks). While the
+// test program holds the queries (fake_cuda_hold_queries), a query waits: the caller, the tracer's GPU
+// thread, stands still.
 __attribute__((visibility("default"))) int cudaEventQuery(void* ev) {
   static const bool instant = std::getenv("LOCKSTEP_FAKE_CUDA_INSTANT") != nullptr;
+  while (g_hold_queries.load()) usleep(1000);
   auto* e = static_cast<FakeEvent*>(ev);
   if (!e || !e->stream) return kInvalidValue;
   return instant || e->stream->released.load() >= e->ticket ? kSuccess : kNotReady;
@@ -86,6 +97,9 @@ __attribute__((visibility("default"))) void* fake_cuda_stream_create() { return 
 // Lets the next `n` events recorded on `stream` complete, in order.
 __attribute__((visibility("default"))) void fake_cuda_stream_release(void* stream, uint64_t n) {
   stream_of(stream)->released.fetch_add(n);
+}
+__attribute__((visibility("default"))) void fake_cuda_hold_queries(int hold) {
+  g_hold_queries.store(hold != 0);
 }
 __attribute__((visibility("default"))) uint64_t fake_cuda_stream_recorded(void* stream) {
   return stream_of(stream)->recorded.load();

@@ -83,12 +83,7 @@ struct ThreadIds {
   Launch ids[kMaxThreadIds];
   int n = 0;
 };
-// Only a pointer in TLS (see device_events.cc: the library may be dlopen'ed as an NCCL plugin).
-struct ThreadIdsHolder {
-  ThreadIds* p = nullptr;
-  ~ThreadIdsHolder() { delete p; }
-};
-thread_local ThreadIdsHolder t_ids;
+using ThreadIdsOf = PerThread<ThreadIds>;  // every NCCL call reads it (cupti_bind)
 
 const char* result_name(CUptiResult rc) {
   const char* s = nullptr;
@@ -107,8 +102,7 @@ void CUPTIAPI on_api(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void* 
   // too, and its copies are no collective's.
   const uint64_t inside = thread_state().inside;
   if (inside == 0) return;
-  if (!t_ids.p) t_ids.p = new (std::nothrow) ThreadIds();
-  ThreadIds* t = t_ids.p;
+  ThreadIds* t = ThreadIdsOf::get_or_make();
   if (!t) return;
   // A runtime launch (cudaMemcpyAsync, cudaLaunchKernel) calls the driver's under the same
   // correlation id: both callbacks fire, and the launch is noted once.
@@ -250,7 +244,7 @@ void cupti_start() noexcept {
 bool cupti_active() noexcept { return g_active.load(std::memory_order_acquire); }
 
 void cupti_bind(uint64_t made_in, const uint64_t* records, size_t n) noexcept {
-  ThreadIds* t = t_ids.p;
+  ThreadIds* t = ThreadIdsOf::get();
   if (!t || t->n == 0) return;
   int nids = t->n;
   t->n = 0;

@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <time.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <cstdlib>
@@ -118,46 +119,133 @@ struct Tracked {
   void* event;
 };
 
-// Bounded: beyond this many collectives in flight, further ones are not tracked (warned once).
+// Bounded: while the GPU thread watches this many collectives, further ones are not tracked (warned once).
 constexpr size_t kMaxInFlight = 1u << 16;
 constexpr size_t kMaxPooled = 4096;
 
 // Shared with the GPU thread, which may still run while static destructors do at exit: allocated once,
 // never destroyed.
 struct Shared {
-  std::mutex mu;  // guards the queue and the pool; never held across a CUDA call
+  std::mutex mu;  // guards the overflow list and the pool; never held across a CUDA call
   std::condition_variable cv;
-  std::vector<Tracked> queue;  // recorded on the application's thread, not yet seen by the poller
-  std::vector<void*> pool;     // events ready for reuse (one device per process is the rule)
-  bool idle = false;           // the GPU thread waits on cv: a push must wake it
+  std::vector<Tracked> overflow;  // recorded while the ring below was full
+  std::vector<void*> pool;        // events ready for reuse (one device per process is the rule)
+  std::atomic<bool> idle{false};  // the GPU thread waits on cv, or is about to: a push must wake it
 };
 Shared& shared() {
   static Shared* s = new Shared();
   return *s;
 }
-std::atomic<size_t> g_in_flight{0};
+
+// Recorded events on their way to the GPU thread, without a lock on the calling thread: a bounded ring
+// that any thread pushes into with one compare-and-swap on its head and the GPU thread alone drains.
+// Each cell's sequence number says whose turn it is: a pusher's at position p when it reads p, the
+// drain's when it reads p + 1 (the pusher's store after filling it); the drain then gives the cell to
+// the push one lap later. A full ring sends the push to the locked overflow list.
+constexpr uint64_t kQueueCells = 4096;  // power of two
+struct QueueCell {
+  std::atomic<uint64_t> seq;
+  Tracked t;
+};
+struct Queue {
+  alignas(64) std::atomic<uint64_t> head{0};  // the next position to push
+  alignas(64) uint64_t tail = 0;              // the next position to drain (the GPU thread's)
+  alignas(64) QueueCell cells[kQueueCells];
+  Queue() {
+    for (uint64_t i = 0; i < kQueueCells; ++i) cells[i].seq.store(i, std::memory_order_relaxed);
+  }
+};
+Queue& queue() {
+  static Queue* q = new Queue();
+  return *q;
+}
+
+bool push(const Tracked& t) noexcept {
+  Queue& q = queue();
+  uint64_t pos = q.head.load(std::memory_order_relaxed);
+  while (true) {
+    QueueCell& c = q.cells[pos & (kQueueCells - 1)];
+    const auto turn = static_cast<int64_t>(c.seq.load(std::memory_order_acquire) - pos);
+    if (turn == 0) {
+      // seq_cst: ordered before the load of `idle` that follows the push (wake_if_idle).
+      if (q.head.compare_exchange_weak(pos, pos + 1, std::memory_order_seq_cst, std::memory_order_relaxed)) {
+        c.t = t;
+        c.seq.store(pos + 1, std::memory_order_release);
+        return true;
+      }
+    } else if (turn < 0) {
+      return false;  // the cell still holds the push of a lap ago: full
+    } else {
+      pos = q.head.load(std::memory_order_relaxed);  // another thread took this position
+    }
+  }
+}
+
+// The GPU thread's: what was pushed and published, in order, up to `max`; a push still filling its
+// cell stops the drain there until the next one.
+void drain(std::vector<Tracked>& out, size_t max) noexcept {
+  Queue& q = queue();
+  for (size_t n = 0; n < max; ++n) {
+    QueueCell& c = q.cells[q.tail & (kQueueCells - 1)];
+    if (c.seq.load(std::memory_order_acquire) != q.tail + 1) return;
+    out.push_back(c.t);
+    c.seq.store(q.tail + kQueueCells, std::memory_order_release);
+    ++q.tail;
+  }
+}
+
+// Whether a push has taken a position the GPU thread has not drained yet (published or not).
+bool queue_busy() noexcept { return queue().head.load(std::memory_order_seq_cst) != queue().tail; }
+
+std::atomic<bool> g_saturated{false};  // the GPU thread watches kMaxInFlight collectives
 std::atomic<bool> g_stop{false};
 std::atomic<bool> g_thread_done{false};
 std::atomic<bool> g_forked{false};
 std::atomic<bool> g_interposed{false};
 std::atomic<bool> g_plugin{false};
+std::atomic<bool> g_tracking{
+    false};  // the GPU thread started, and the exit pass registered after the runtime
 std::once_flag g_thread_once;
 
-void* take_event() {
-  {
+// Events this thread took from the pool and has not used yet: the pool's lock is taken once per
+// kEventBatch calls. At the thread's exit they go back to the pool.
+constexpr int kEventBatch = 16;
+struct EventCache {
+  void* ev[kEventBatch];
+  int n = 0;
+  ~EventCache() {
     std::lock_guard<std::mutex> lock(shared().mu);
-    if (!shared().pool.empty()) {
-      void* ev = shared().pool.back();
-      shared().pool.pop_back();
-      return ev;
+    while (n > 0) shared().pool.push_back(ev[--n]);
+  }
+};
+using EventsOf = PerThread<EventCache>;
+
+__attribute__((noinline)) void* take_event_slow(EventCache* c) {
+  if (c) {
+    std::lock_guard<std::mutex> lock(shared().mu);
+    std::vector<void*>& pool = shared().pool;
+    while (c->n < kEventBatch && !pool.empty()) {
+      c->ev[c->n++] = pool.back();
+      pool.pop_back();
     }
   }
+  if (c && c->n > 0) return c->ev[--c->n];
   void* ev = nullptr;
   if (g_rt.eventCreateWithFlags(&ev, kCudaEventDisableTiming) != kCudaSuccess) return nullptr;
   return ev;
 }
 
+void* take_event() {
+  EventCache* c = EventsOf::get_or_make();
+  if (__builtin_expect(c && c->n > 0, 1)) return c->ev[--c->n];
+  return take_event_slow(c);
+}
+
 void give_event(void* ev) {
+  if (EventCache* c = EventsOf::get(); c && c->n < kEventBatch) {
+    c->ev[c->n++] = ev;
+    return;
+  }
   {
     std::lock_guard<std::mutex> lock(shared().mu);
     if (shared().pool.size() < kMaxPooled) {
@@ -168,14 +256,36 @@ void give_event(void* ev) {
   g_rt.eventDestroy(ev);
 }
 
+// The first tracked collective starts the GPU thread, and registers its exit pass again now that the
+// runtime is initialised: exit handlers run in reverse order, so this last pass comes before the
+// runtime's own teardown.
+__attribute__((noinline)) void start_tracking() {
+  start_gpu_thread();
+  static std::once_flag after_runtime;
+  std::call_once(after_runtime, [] { std::atexit(on_exit_stop_thread); });
+  g_tracking.store(true, std::memory_order_release);
+}
+
+// The GPU thread waits on cv only after it stored `idle` and then found the ring empty; a push read
+// `idle` after taking its position. Both in one total order: either the thread sees the position taken
+// and does not wait, or the push sees it idle and wakes it, through the lock it waits under.
+__attribute__((noinline)) void wake_idle() {
+  {
+    std::lock_guard<std::mutex> lock(shared().mu);
+  }
+  shared().cv.notify_one();
+}
+
 void track(uint64_t record_id, void* stream) {
   if (!runtime_ready()) return;
+  if (__builtin_expect(!g_tracking.load(std::memory_order_acquire), 0)) start_tracking();
+  if (g_thread_done.load(std::memory_order_relaxed)) return;  // no GPU thread to watch it
   if (g_rt.streamIsCapturing) {
     // Inside stream capture an event record becomes a graph node: the collective runs at replay.
     int capturing = 0;
     if (g_rt.streamIsCapturing(stream, &capturing) == kCudaSuccess && capturing != 0) return;
   }
-  if (g_in_flight.load(std::memory_order_relaxed) >= kMaxInFlight) {
+  if (g_saturated.load(std::memory_order_relaxed)) {
     warn_once(kWarnEventQueueFull,
               "more than %zu NCCL collectives in flight on the device: the rest are not "
               "tracked to completion",
@@ -196,20 +306,12 @@ void track(uint64_t record_id, void* stream) {
     give_event(ev);
     return;
   }
-  start_gpu_thread();
-  // Registered again now that the runtime is initialised: exit handlers run in reverse order, so this
-  // last pass comes before the runtime's own teardown.
-  static std::once_flag after_runtime;
-  std::call_once(after_runtime, [] { std::atexit(on_exit_stop_thread); });
-  g_in_flight.fetch_add(1, std::memory_order_relaxed);
-  bool wake;
-  {
+  if (__builtin_expect(!push({record_id, ev}), 0)) {
     std::lock_guard<std::mutex> lock(shared().mu);
-    shared().queue.push_back({record_id, ev});
-    wake = shared().idle;
+    shared().overflow.push_back({record_id, ev});
   }
   // Only an idle thread is woken: a steady stream of calls finds it polling, and costs no wake-up.
-  if (wake) shared().cv.notify_one();
+  if (shared().idle.load(std::memory_order_seq_cst)) wake_idle();
 }
 
 // ---- NCCL groups ----------------------------------------------------------------------------------
@@ -225,16 +327,10 @@ struct GroupMembers {
   Deferred members[kMaxDeferred];
   int n = 0;
 };
-// Only a pointer lives in TLS: when NCCL loads the library as a profiler plugin (dlopen), its TLS must
-// fit the small static TLS surplus, since the session uses initial-exec TLS.
-struct GroupMembersHolder {
-  GroupMembers* p = nullptr;
-  ~GroupMembersHolder() { delete p; }
-};
-thread_local GroupMembersHolder t_group;
+using GroupOf = PerThread<GroupMembers>;
 
 void flush_deferred(uint64_t group_end) {
-  GroupMembers* g = t_group.p;
+  GroupMembers* g = GroupOf::get();
   if (!g || g->n == 0) return;
   int n = g->n;
   g->n = 0;
@@ -247,7 +343,7 @@ void flush_deferred(uint64_t group_end) {
 // Nothing on the device to watch, for good: the CUDA runtime was looked for and found no device (or
 // LOCKSTEP_TRACE_DEVICE=0), and CUPTI, which starts when the library loads or never, is off. Then a
 // collective, or a group's end, has nothing to hand over, and returns without touching the thread's
-// GPU state (two thread-local lookups through __tls_get_addr, and the calls around them, per call).
+// GPU state (the calls that bind launches, flush a group and track an event).
 bool nothing_to_watch() noexcept {
   return g_rt_state.load(std::memory_order_relaxed) == kUnavailable && !cupti_active();
 }
@@ -261,8 +357,8 @@ void on_nccl_collective(uint64_t record_id, void* stream) noexcept {
     // What the member launched itself (a one-rank NCCL copies at once) is its own; the group's kernel
     // comes at ncclGroupEnd.
     cupti_bind(record_id, &record_id, 1);
-    if (!t_group.p) t_group.p = new (std::nothrow) GroupMembers();
-    if (GroupMembers* g = t_group.p; g && g->n < kMaxDeferred) g->members[g->n++] = {record_id, stream};
+    if (GroupMembers* g = GroupOf::get_or_make(); g && g->n < kMaxDeferred)
+      g->members[g->n++] = {record_id, stream};
     return;
   }
   // This call's own launches first: the flush below forgets what it does not bind.
@@ -299,22 +395,30 @@ void* gpu_thread_main(void*) {
   while (true) {
     {
       std::unique_lock<std::mutex> lock(shared().mu);
-      if (pending.empty() && shared().queue.empty() && !g_stop.load(std::memory_order_acquire)) {
+      if (pending.empty() && !queue_busy() && shared().overflow.empty() &&
+          !g_stop.load(std::memory_order_acquire)) {
         if (idle_polls < 200) {
           ++idle_polls;
           lock.unlock();
           sleep_ns(50'000);
           continue;
         }
-        shared().idle = true;
-        shared().cv.wait_for(lock, std::chrono::milliseconds(100));
-        shared().idle = false;
+        // Idle first, then the ring looked at again (wake_idle says why).
+        shared().idle.store(true, std::memory_order_seq_cst);
+        if (!queue_busy()) shared().cv.wait_for(lock, std::chrono::milliseconds(100));
+        shared().idle.store(false, std::memory_order_relaxed);
       }
-      if (!shared().queue.empty()) idle_polls = 0;
-      pending.insert(pending.end(), shared().queue.begin(), shared().queue.end());
-      shared().queue.clear();
+      if (queue_busy() || !shared().overflow.empty()) idle_polls = 0;
+      // Beyond kMaxInFlight watched, the rest waits where it is and new calls are not tracked.
+      const size_t room = pending.size() < kMaxInFlight ? kMaxInFlight - pending.size() : 0;
+      const size_t from_overflow = std::min(room, shared().overflow.size());
+      pending.insert(pending.end(), shared().overflow.end() - static_cast<std::ptrdiff_t>(from_overflow),
+                     shared().overflow.end());
+      shared().overflow.resize(shared().overflow.size() - from_overflow);
       stopping = g_stop.load(std::memory_order_acquire);
     }
+    drain(pending, pending.size() < kMaxInFlight ? kMaxInFlight - pending.size() : 0);
+    g_saturated.store(pending.size() >= kMaxInFlight, std::memory_order_relaxed);
     bool progressed = false;
     size_t keep = 0;
     for (size_t i = 0; i < pending.size(); ++i) {
@@ -331,7 +435,6 @@ void* gpu_thread_main(void*) {
         break;
       }
       progressed = true;
-      g_in_flight.fetch_sub(1, std::memory_order_relaxed);
       if (rc == kCudaSuccess) {
         write_device(t.record_id, 0, now_ns());
         collective_complete(t.record_id);
@@ -343,7 +446,7 @@ void* gpu_thread_main(void*) {
     }
     pending.resize(keep);
     if (!done.empty()) {
-      // Back to the pool in one go: the application's threads take from it on every call.
+      // Back to the pool in one go: the application's threads take from it kEventBatch at a time.
       size_t kept = 0;
       {
         std::lock_guard<std::mutex> lock(shared().mu);
@@ -358,7 +461,7 @@ void* gpu_thread_main(void*) {
       last_flush = now;
     }
     if (stopping) break;
-    if (!pending.empty()) {
+    if (!pending.empty() || queue_busy()) {  // the latter: a push between its position and its cell
       // Poll fast while collectives finish, back off while the device is busy with a long one.
       idle_sleep_ns = progressed ? 50'000 : (idle_sleep_ns < 2'000'000 ? idle_sleep_ns * 2 : 2'000'000);
       sleep_ns(idle_sleep_ns);
@@ -396,7 +499,7 @@ bool plugin_active() noexcept { return g_plugin.load(std::memory_order_relaxed);
 
 void start_gpu_thread() noexcept {
   std::call_once(g_thread_once, [] {
-    shared().queue.reserve(1024);
+    queue();
     // The thread takes no signals: the application's handlers must not run on it.
     sigset_t all, old;
     sigfillset(&all);

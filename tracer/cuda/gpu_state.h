@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <new>
 
 namespace lockstep::trace::gpu {
 
@@ -29,5 +30,43 @@ bool cupti_active() noexcept;
 // thread.
 void cupti_bind(uint64_t made_in, const uint64_t* records, size_t n) noexcept;
 void cupti_flush(bool final) noexcept;  // from the GPU thread only
+
+// One heap object of type T per thread, made on its first use there and freed when the thread exits.
+// Every call reads the pointer from static TLS (initial-exec: one load relative to the thread pointer,
+// no __tls_get_addr and no guard, though the library is dlopen'ed when NCCL loads it as a profiler
+// plugin; 8 bytes, which the small static TLS surplus left for such libraries holds). Only the first
+// use on a thread touches the thread_local that frees it: a destructor, registered by the C++ runtime,
+// which keeps the library loaded until it has run.
+template <class T>
+class PerThread {
+ public:
+  static T* get() noexcept { return ptr_; }  // null before the first make() on this thread
+  static T* get_or_make() noexcept {
+    T* p = ptr_;
+    return __builtin_expect(p != nullptr, 1) ? p : make();
+  }
+
+ private:
+  struct Owner {
+    T* p = nullptr;
+    ~Owner() {
+      ptr_ = nullptr;
+      gone_ = true;  // a call from a later thread-exit destructor makes none again
+      delete p;
+    }
+  };
+  __attribute__((noinline)) static T* make() noexcept {
+    if (gone_) return nullptr;
+    T* p = new (std::nothrow) T();
+    if (p) {
+      owner_.p = p;
+      ptr_ = p;
+    }
+    return p;
+  }
+  [[gnu::tls_model("initial-exec")]] static inline constinit thread_local T* ptr_ = nullptr;
+  [[gnu::tls_model("initial-exec")]] static inline constinit thread_local bool gone_ = false;
+  static inline thread_local Owner owner_;
+};
 
 }  // namespace lockstep::trace::gpu
