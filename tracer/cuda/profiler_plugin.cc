@@ -38,7 +38,10 @@ struct Task {
   uint32_t nchannels = 0;
   std::atomic<uint32_t> ch_started{0};
   std::atomic<uint32_t> ch_stopped{0};
-  std::atomic<uint64_t> host_start{0};  // CLOCK_MONOTONIC when the first channel was reported started
+  // The records' own clock (record_clock: TSC-derived where the kernel keeps time with the TSC), so that a
+  // kernel is never placed before the call that launched it by two clocks' disagreement, and each of the
+  // two readings per kernel channel, on NCCL's proxy thread, costs no clock_gettime call.
+  std::atomic<uint64_t> host_start{0};  // when the first channel was reported started
   std::atomic<uint64_t> host_end{0};    // ... and when the last one was reported stopped
   std::atomic<uint64_t> gpu_start{0};   // GPU globaltimer: earliest channel start, latest stop
   std::atomic<uint64_t> gpu_end{0};
@@ -210,7 +213,7 @@ lst_nccl_result plugin_start(void* context, void** handle, const Descr& d) noexc
     ch->gpu_start = d.ch_timer;
     ch->gpu_stop = 0;
     t->ch_started.fetch_add(1, std::memory_order_acq_rel);
-    min_store(t->host_start, now_ns());
+    min_store(t->host_start, record_clock(nullptr));
     if (d.ch_timer) min_store(t->gpu_start, d.ch_timer);
     ch->magic.store(kChannelMagic, std::memory_order_release);
     *handle = ch;
@@ -231,7 +234,7 @@ lst_nccl_result plugin_stop(void* handle) noexcept {
     ch->magic.store(0, std::memory_order_relaxed);
     Task* t = ch->task;
     if (!task_from(t)) return LST_NCCL_SUCCESS;
-    max_store(t->host_end, now_ns());
+    max_store(t->host_end, record_clock(nullptr));
     if (ch->gpu_stop) max_store(t->gpu_end, ch->gpu_stop);
     t->ch_stopped.fetch_add(1, std::memory_order_acq_rel);
     maybe_complete(t);
