@@ -167,7 +167,7 @@ bool push(const Tracked& t) noexcept {
     QueueCell& c = q.cells[pos & (kQueueCells - 1)];
     const auto turn = static_cast<int64_t>(c.seq.load(std::memory_order_acquire) - pos);
     if (turn == 0) {
-      // seq_cst: ordered before the load of `idle` that follows the push (wake_if_idle).
+      // seq_cst: ordered before the load of `idle` that follows the push (wake_idle).
       if (q.head.compare_exchange_weak(pos, pos + 1, std::memory_order_seq_cst, std::memory_order_relaxed)) {
         c.t = t;
         c.seq.store(pos + 1, std::memory_order_release);
@@ -203,8 +203,8 @@ std::atomic<bool> g_thread_done{false};
 std::atomic<bool> g_forked{false};
 std::atomic<bool> g_interposed{false};
 std::atomic<bool> g_plugin{false};
-std::atomic<bool> g_tracking{
-    false};  // the GPU thread started, and the exit pass registered after the runtime
+// The GPU thread started, and the exit pass registered after the runtime.
+std::atomic<bool> g_tracking{false};
 std::once_flag g_thread_once;
 
 // Events this thread took from the pool and has not used yet: the pool's lock is taken once per
@@ -214,6 +214,8 @@ struct EventCache {
   void* ev[kEventBatch];
   int n = 0;
   ~EventCache() {
+    // A forked child may have been forked while another thread held the lock: it never takes it.
+    if (g_forked.load(std::memory_order_relaxed)) return;
     std::lock_guard<std::mutex> lock(shared().mu);
     while (n > 0) shared().pool.push_back(ev[--n]);
   }
