@@ -45,8 +45,9 @@ extern const unsigned int __rseq_size __attribute__((weak));
 // profile-guided build's .text.hot, this object's first) after every object's cold parts, so without
 // this its start moved with the size of code no call runs, and with it which level-1 instruction cache
 // sets the record path shares with the program's own code (docs/tracer.md, "One layout for every
-// build"). A 4 KiB alignment of this object's .text.hot fixes that offset.
-__asm__(".section .text.hot,\"ax\",@progbits\n\t.p2align 12\n\t.previous");
+// build"). A 4 KiB alignment of this object's .text.hot fixes that offset; the label marks it for
+// tests/tracer/profile_feedback.sh.
+__asm__(".section .text.hot,\"ax\",@progbits\n\t.p2align 12\nlockstep_hot_text:\n\t.previous");
 
 namespace lockstep::trace {
 namespace {
