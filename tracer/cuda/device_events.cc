@@ -391,6 +391,8 @@ void* gpu_thread_main(void*) {
   pending.reserve(1024);
   done.reserve(1024);
   long idle_sleep_ns = 50'000;
+  // Beyond kMaxInFlight watched, the rest waits where it is and new calls are not tracked.
+  auto room = [&pending] { return pending.size() < kMaxInFlight ? kMaxInFlight - pending.size() : 0; };
   int idle_polls = 0;  // polls that found nothing to do; after ~10 ms of them the thread waits on cv
   uint64_t last_flush = now_ns();
   bool stopping = false;
@@ -411,15 +413,13 @@ void* gpu_thread_main(void*) {
         shared().idle.store(false, std::memory_order_relaxed);
       }
       if (queue_busy() || !shared().overflow.empty()) idle_polls = 0;
-      // Beyond kMaxInFlight watched, the rest waits where it is and new calls are not tracked.
-      const size_t room = pending.size() < kMaxInFlight ? kMaxInFlight - pending.size() : 0;
-      const size_t from_overflow = std::min(room, shared().overflow.size());
+      const size_t from_overflow = std::min(room(), shared().overflow.size());
       pending.insert(pending.end(), shared().overflow.end() - static_cast<std::ptrdiff_t>(from_overflow),
                      shared().overflow.end());
       shared().overflow.resize(shared().overflow.size() - from_overflow);
       stopping = g_stop.load(std::memory_order_acquire);
     }
-    drain(pending, pending.size() < kMaxInFlight ? kMaxInFlight - pending.size() : 0);
+    drain(pending, room());
     g_saturated.store(pending.size() >= kMaxInFlight, std::memory_order_relaxed);
     bool progressed = false;
     size_t keep = 0;
