@@ -6,14 +6,20 @@
 // Four child processes: tracing off, tracing on (a growing file), tracing on into a ring of 65,536
 // records (the MPI paths' figures are a ring's: bench/tracer/path_time.sh), and tracing on with
 // LOCKSTEP_TRACE_STACK=8 (the tracer reads its environment when it is loaded).
+// LOCKSTEP_BENCH_CPUS=A,B (a child's): the calling thread runs on CPU A and the threads the tracer starts
+// at the first watched collective (its GPU thread) on CPU B, so that what they pass between them is
+// measured the same way in every process (the scheduler otherwise puts them on one CPU in some runs and
+// on two in others). A = B puts both on one CPU.
 //   bench_nccl [google benchmark flags]
 #include <benchmark/benchmark.h>
 #include <dlfcn.h>
 #include <mpi.h>
 #include <nccl.h>
+#include <sched.h>
 #include <stdlib.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "../common/tracer_modes.h"
@@ -51,6 +57,30 @@ void BM_intercepted(benchmark::State& state) {
   }
 }
 
+// LOCKSTEP_BENCH_CPUS (above): this thread on B for a first intercepted call, which starts the tracer's
+// GPU thread where device tracking is on (it inherits the mask), then on A. False on a malformed value or
+// a CPU this process may not use.
+bool place_threads() {
+  const char* v = getenv("LOCKSTEP_BENCH_CPUS");
+  if (!v) return true;
+  char* end = nullptr;
+  const long a = std::strtol(v, &end, 10);
+  if (end == v || *end != ',') return false;
+  const char* second = end + 1;
+  const long b = std::strtol(second, &end, 10);
+  if (end == second || *end != '\0' || a < 0 || b < 0 || a >= CPU_SETSIZE || b >= CPU_SETSIZE) return false;
+  auto pin = [](long cpu) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    return sched_setaffinity(0, sizeof(set), &set) == 0;
+  };
+  if (!pin(b)) return false;
+  float x = 1, y = 0;
+  ncclAllReduce(&x, &y, 1, ncclFloat32, ncclSum, g_comm, nullptr);
+  return pin(a);
+}
+
 // Fixed iterations keep the trace file bounded (64 bytes per record).
 constexpr int kIterations = 300000;
 
@@ -66,6 +96,11 @@ int child(int argc, char** argv, const char* mode) {
       ncclCommInitAll(&g_comm, 1, nullptr) != ncclSuccess) {
     std::fprintf(stderr, "bench_nccl: the NCCL stand-in is not behind the tracer\n");
     return 1;
+  }
+  if (!place_threads()) {
+    std::fprintf(stderr, "bench_nccl: LOCKSTEP_BENCH_CPUS=%s: want A,B, two CPUs this process may use\n",
+                 getenv("LOCKSTEP_BENCH_CPUS"));
+    return 2;
   }
   benchmark::AddCustomContext("tracer", mode);
   for (auto* b :
