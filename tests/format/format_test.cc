@@ -727,6 +727,11 @@ TEST(Ring, KeepsTheLastRecordsAndForgetsOlderOnes) {
     ASSERT_NE(w.at(n - ring), nullptr);
     EXPECT_EQ(w.at(n - ring)->u.coll.count, n - ring);
     EXPECT_EQ(w.at(n), nullptr) << "not reserved yet";
+    // With a cursor value read earlier (a thread updating many records reads it once): the same
+    // answers, a reused slot still told by its word where the old value would have kept it.
+    EXPECT_EQ(w.at(n - ring, n), w.at(n - ring));
+    EXPECT_EQ(w.at(10, 11), nullptr) << "slot reused since the cursor value was read";
+    EXPECT_EQ(w.at(n - 1, n - 1), nullptr) << "not reserved when the cursor value was read";
     // A slot reserved but not yet refilled still holds an older record: the reader must not take it.
     uint64_t pending;
     lst_record* r = w.reserve(&pending);

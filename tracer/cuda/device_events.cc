@@ -143,7 +143,9 @@ Shared& shared() {
 // drain's when it reads p + 1 (the pusher's store after filling it); the drain then gives the cell to
 // the push one lap later. A full ring sends the push to the locked overflow list.
 constexpr uint64_t kQueueCells = 4096;  // power of two
-struct QueueCell {
+// Two to a cache line, none across two: a push takes the line the drain last wrote from the GPU thread
+// once per two calls.
+struct alignas(32) QueueCell {
   std::atomic<uint64_t> seq;
   Tracked t;
 };
@@ -208,8 +210,9 @@ std::atomic<bool> g_tracking{false};
 std::once_flag g_thread_once;
 
 // Events this thread took from the pool and has not used yet: the pool's lock is taken once per
-// kEventBatch calls. At the thread's exit they go back to the pool.
-constexpr int kEventBatch = 16;
+// kEventBatch calls, and the lines the GPU thread wrote (the lock, the pool's pointers) are taken from it
+// as rarely. At the thread's exit they go back to the pool.
+constexpr int kEventBatch = 64;
 struct EventCache {
   void* ev[kEventBatch];
   int n = 0;
@@ -388,8 +391,10 @@ void sleep_ns(long ns) {
 void* gpu_thread_main(void*) {
   std::vector<Tracked> pending;
   std::vector<void*> done;
+  std::vector<uint64_t> completed;  // the record ids of `done`'s events
   pending.reserve(1024);
   done.reserve(1024);
+  completed.reserve(1024);
   long idle_sleep_ns = 50'000;
   // Beyond kMaxInFlight watched, the rest waits where it is and new calls are not tracked.
   auto room = [&pending] { return pending.size() < kMaxInFlight ? kMaxInFlight - pending.size() : 0; };
@@ -420,7 +425,9 @@ void* gpu_thread_main(void*) {
       stopping = g_stop.load(std::memory_order_acquire);
     }
     drain(pending, room());
-    g_saturated.store(pending.size() >= kMaxInFlight, std::memory_order_relaxed);
+    // Stored only when it changes: the application's threads read it on every call.
+    if (const bool full = pending.size() >= kMaxInFlight; full != g_saturated.load(std::memory_order_relaxed))
+      g_saturated.store(full, std::memory_order_relaxed);
     bool progressed = false;
     size_t keep = 0;
     for (size_t i = 0; i < pending.size(); ++i) {
@@ -438,8 +445,7 @@ void* gpu_thread_main(void*) {
       }
       progressed = true;
       if (rc == kCudaSuccess) {
-        write_device(t.record_id, 0, now_ns());
-        collective_complete(t.record_id);
+        completed.push_back(t.record_id);
         done.push_back(t.event);
       } else {
         warn_once(kWarnCudaEvent, "cudaEventQuery failed (%s, %d): a collective's completion is unknown",
@@ -447,6 +453,11 @@ void* gpu_thread_main(void*) {
       }
     }
     pending.resize(keep);
+    if (!completed.empty()) {
+      // Dated by this poll, which saw them complete.
+      complete_on_device(completed.data(), completed.size(), now_ns());
+      completed.clear();
+    }
     if (!done.empty()) {
       // Back to the pool in one go: the application's threads take from it kEventBatch at a time.
       size_t kept = 0;

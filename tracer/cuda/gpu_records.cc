@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdarg>
 #include <cstdio>
@@ -35,6 +36,31 @@ void write_device(uint64_t ref, uint64_t start_ns, uint64_t end_ns) noexcept {
   r->u.device.end_ns = end_ns;
   r->t_ns = now_ns();
   format::Writer::publish(r, LST_WORD(LST_KIND_DEVICE, 0, 0));
+}
+
+void complete_on_device(const uint64_t* refs, size_t n, uint64_t end_ns) noexcept {
+  format::Writer* w = writer();
+  if (!w) return;
+  constexpr size_t kBlock = 64;
+  const uint64_t t = now_ns();
+  for (size_t from = 0; from < n; from += kBlock) {
+    const size_t m = std::min(kBlock, n - from);
+    lst_record* slots[kBlock];
+    uint64_t first = 0;
+    w->reserve_n(slots, static_cast<int>(m), &first);
+    for (size_t k = 0; k < m; ++k) {
+      lst_record* r = slots[k];
+      if (!r) continue;
+      clear(r);
+      r->api = LST_API_CUDA;
+      r->u.device.ref = refs[from + k];
+      r->u.device.end_ns = end_ns;
+      r->t_ns = t;
+      format::Writer::publish(r, LST_WORD(LST_KIND_DEVICE, 0, 0));
+    }
+    // Every ref was reserved before this block was: first + m is a cursor value read after them all.
+    collective_complete(refs + from, m, first + m);
+  }
 }
 
 uint64_t write_inferred_collective(const InferredCollective& c) noexcept {

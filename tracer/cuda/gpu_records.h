@@ -4,12 +4,18 @@
 // the session's writer; every function is a no-op when tracing is off.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 namespace lockstep::trace::gpu {
 
 // Device-side times of collective `ref` (CLOCK_MONOTONIC ns; start 0 when not known).
 void write_device(uint64_t ref, uint64_t start_ns, uint64_t end_ns) noexcept;
+// Collectives `refs[0..n)` seen complete on the device by one poll at `end_ns`: a DEVICE record each,
+// then each record COMPLETED. The application's threads add to the record cursor on every call, so
+// the records are reserved in blocks, one atomic add each, and the cursor is not read again for every
+// record: the GPU thread takes the cursor's cache line from them once per block, not twice per record.
+void complete_on_device(const uint64_t* refs, size_t n, uint64_t end_ns) noexcept;
 
 struct InferredCollective {
   uint64_t comm = 0;

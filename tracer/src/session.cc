@@ -1157,13 +1157,24 @@ void collective_return_id(uint64_t id, bool ok) noexcept {
   format::Writer::finish(r, ok ? LST_STATE_RETURNED : LST_STATE_FAILED, elapsed_us_since(r->t_ns));
 }
 
-void collective_complete(uint64_t id) noexcept {
-  format::Writer* w = open_writer_or_null();
-  if (!w) return;
-  lst_record* r = w->at(id);
+namespace {
+void complete_slot(lst_record* r, uint64_t id) noexcept {
   if (!r || LST_WORD_KIND(r->word) != LST_KIND_COLLECTIVE || r->u.coll.id_lo != static_cast<uint32_t>(id))
     return;
   advance(r, LST_STATE_COMPLETED);
+}
+}  // namespace
+
+void collective_complete(uint64_t id) noexcept {
+  format::Writer* w = open_writer_or_null();
+  if (!w) return;
+  complete_slot(w->at(id), id);
+}
+
+void collective_complete(const uint64_t* ids, size_t n, uint64_t next) noexcept {
+  format::Writer* w = open_writer_or_null();
+  if (!w) return;
+  for (size_t i = 0; i < n; ++i) complete_slot(w->at(ids[i], next), ids[i]);
 }
 
 void complete_request(uint64_t id) noexcept {

@@ -209,6 +209,9 @@ void collective_return_pair(const PendingPair& p, bool ok) noexcept;
 // Marks an earlier record COMPLETED where other threads may update it too (device completions); no-op
 // if it was overwritten.
 void collective_complete(uint64_t id) noexcept;
+// The same for records `ids[0..n)`, all reserved before `next` was read from the record cursor (or
+// returned by a reservation): the cursor is not read again for each.
+void collective_complete(const uint64_t* ids, size_t n, uint64_t next) noexcept;
 // The same for the one thread that completes a nonblocking call's request (MPI Wait/Test): the call's
 // own return came before (the request was handed out after it) and no other thread updates the record,
 // so in a growing file, whose slots are never reused, this is one release store.

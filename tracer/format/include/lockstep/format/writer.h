@@ -124,8 +124,15 @@ class Writer {
   // reused it.
   lst_record* at(uint64_t id) {
     if (__builtin_expect(hot_.records == nullptr, 0)) return at_any(id);
-    const uint64_t next = __atomic_load_n(&header_->record_next, __ATOMIC_ACQUIRE);
+    return at(id, __atomic_load_n(&header_->record_next, __ATOMIC_ACQUIRE));
+  }
+  // at() with `next`, a value of the record cursor read (or returned by a reservation) after record
+  // `id` was reserved, instead of reading the cursor again: for a thread that updates many records in
+  // a row and must not take the cursor's cache line from the threads adding to it on every call. A
+  // ring slot reused since `next` was read is told by its word, as in at().
+  lst_record* at(uint64_t id, uint64_t next) {
     if (id >= next) return nullptr;
+    if (__builtin_expect(hot_.records == nullptr, 0)) return at_any(id);
     if (hot_.ring_mask) {
       if (next - id > hot_.ring_mask + 1) return nullptr;
       auto* r = reinterpret_cast<lst_record*>(hot_.records + (id & hot_.ring_mask) * LST_SLOT_SIZE);
