@@ -339,7 +339,7 @@ void flush_deferred(uint64_t group_end) {
   if (!g || g->n == 0) return;
   int n = g->n;
   g->n = 0;
-  uint64_t ids[kMaxDeferred] = {};
+  uint64_t ids[kMaxDeferred];  // the first n only: a group end need not zero 2 KiB
   for (int i = 0; i < n; ++i) ids[i] = g->members[i].record_id;
   cupti_bind(group_end, ids, static_cast<size_t>(n));
   for (int i = 0; i < n; ++i) track(g->members[i].record_id, g->members[i].stream);
