@@ -48,7 +48,7 @@ static uint64_t rt_collective_begin(uint64_t process_set, int op, const char* na
   a.root_or_peer = root;
   a.name = intern_text(w, name);
   Pending p = collective_enter(a, caller);
-  t_last_begun = p;
+  keep_pending(t_last_begun, p);
   t_last_begun_gen = writer_generation();
   // The token is the record id + 1, so that 0 can mean "not traced".
   return p.rec ? p.id + 1 : 0;

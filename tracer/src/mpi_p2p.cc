@@ -89,7 +89,7 @@ void polled(int source, int tag, MPI_Comm comm, bool found, uint64_t caller) noe
   if (found) return;  // found at the first poll: nothing was waited for
   CollectiveArgs a = p2p_args(LST_OP_PROBE, 0, nullptr, source, tag, comm);
   a.flags |= LST_F_NONBLOCKING;
-  t_poll.pending = collective_enter(a, caller);
+  keep_pending(t_poll.pending, collective_enter(a, caller));
   t_hot.polling = t_poll.pending.rec != nullptr;
   t_poll.comm = comm;
   t_poll.source = source;

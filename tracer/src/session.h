@@ -178,6 +178,19 @@ struct Pending {
   uint64_t ticks0 = 0;  // cycle counter at entry: the call's duration without a second clock read
 };
 Pending collective_enter(const CollectiveArgs& a, uint64_t caller) noexcept;
+// `to = from` for a Pending just returned by collective_enter and kept in a thread-local (the runtime's
+// last collective, a probe's poll), eight bytes at a time. The compiler's copy read it with 16-byte
+// loads of what collective_enter had just stored eight bytes at a time, which the processor cannot
+// forward from its store buffer: the loads waited for the stores to reach the cache.
+inline void keep_pending(Pending& to, const Pending& from) noexcept {
+  lst_record* rec = from.rec;
+  uint64_t id = from.id, t0 = from.t0, ticks0 = from.ticks0;
+  asm("" : "+r"(rec), "+r"(id), "+r"(t0), "+r"(ticks0));  // in four registers, not two vector ones
+  to.rec = rec;
+  to.id = id;
+  to.t0 = t0;
+  to.ticks0 = ticks0;
+}
 void collective_return(Pending& p, bool ok) noexcept;
 // While the thread is inside the real call of record `id`: a process that ends there (an error handler
 // that aborts, a signal) names that record in its end marker, and a kernel launched there (CUPTI,
