@@ -21,43 +21,37 @@ void clear(lst_record* r) noexcept {
 
 std::atomic<bool> g_warned[kWarn__count];
 
+void store_device(lst_record* r, uint64_t ref, uint64_t start_ns, uint64_t end_ns, uint64_t t_ns) noexcept {
+  clear(r);
+  r->api = LST_API_CUDA;
+  r->u.device.ref = ref;
+  r->u.device.start_ns = start_ns;
+  r->u.device.end_ns = end_ns;
+  r->t_ns = t_ns;
+  format::Writer::publish(r, LST_WORD(LST_KIND_DEVICE, 0, 0));
+}
+
 }  // namespace
 
 void write_device(uint64_t ref, uint64_t start_ns, uint64_t end_ns) noexcept {
   format::Writer* w = writer();
   if (!w) return;
   uint64_t id = 0;
-  lst_record* r = w->reserve(&id);
-  if (!r) return;
-  clear(r);
-  r->api = LST_API_CUDA;
-  r->u.device.ref = ref;
-  r->u.device.start_ns = start_ns;
-  r->u.device.end_ns = end_ns;
-  r->t_ns = now_ns();
-  format::Writer::publish(r, LST_WORD(LST_KIND_DEVICE, 0, 0));
+  if (lst_record* r = w->reserve(&id)) store_device(r, ref, start_ns, end_ns, now_ns());
 }
 
 void complete_on_device(const uint64_t* refs, size_t n, uint64_t end_ns) noexcept {
   format::Writer* w = writer();
   if (!w) return;
   constexpr size_t kBlock = 64;
-  const uint64_t t = now_ns();
   for (size_t from = 0; from < n; from += kBlock) {
     const size_t m = std::min(kBlock, n - from);
     lst_record* slots[kBlock];
     uint64_t first = 0;
     w->reserve_n(slots, static_cast<int>(m), &first);
-    for (size_t k = 0; k < m; ++k) {
-      lst_record* r = slots[k];
-      if (!r) continue;
-      clear(r);
-      r->api = LST_API_CUDA;
-      r->u.device.ref = refs[from + k];
-      r->u.device.end_ns = end_ns;
-      r->t_ns = t;
-      format::Writer::publish(r, LST_WORD(LST_KIND_DEVICE, 0, 0));
-    }
+    // Written when the poll saw them complete: the record's own time is end_ns too.
+    for (size_t k = 0; k < m; ++k)
+      if (slots[k]) store_device(slots[k], refs[from + k], 0, end_ns, end_ns);
     // Every ref was reserved before this block was: first + m is a cursor value read after them all.
     collective_complete(refs + from, m, first + m);
   }
