@@ -222,9 +222,10 @@ TEST(Metadata, StringsAreInternedAndBounded) {
   EXPECT_THROW(t.string(100000), FormatError);
 }
 
-// Strings are hashed in four lanes of eight bytes, the last word overlapping the ones before: strings
-// of every length up to 80 that differ in one byte anywhere, or by a prefix, are strings of their own,
-// and each is found again (and not written again) when interned a second time.
+// Strings are hashed by 16-byte parts up to 128 bytes (the last part overlapping the ones before) and
+// in four lanes of eight bytes beyond: strings of every length up to 160 that differ in one byte at
+// the start, middle or end, or by a prefix, are strings of their own, and each is found again (and not
+// written again) when interned a second time.
 TEST(Metadata, StringsOfEveryLengthAreTheirOwnAndFoundAgain) {
   TempDir d;
   Writer w;
@@ -232,7 +233,7 @@ TEST(Metadata, StringsOfEveryLengthAreTheirOwnAndFoundAgain) {
   c.meta_slots = 16384;
   ASSERT_EQ(open_error(w, c), "");
   std::map<std::string, uint32_t> ids;
-  for (size_t len = 1; len <= 80; ++len) {
+  for (size_t len = 1; len <= 160; ++len) {
     std::string base(len, 'a');
     for (size_t i = 0; i < len; ++i) base[i] = char('a' + (i * 7) % 26);
     std::vector<std::string> texts = {base};
@@ -264,10 +265,10 @@ TEST(Metadata, StringsOfEveryLengthAreTheirOwnAndFoundAgain) {
   for (const auto& [text, id] : ids) EXPECT_EQ(t.string(id), text);
 }
 
-// Tensor names that differ only in a few digits, at one of several places (each place one of the
-// hash's lanes, or its tail): every name is remembered where the lookup finds it, so a second round
-// writes nothing. A hash that ignored a place would give a family one value, a probe sequence too long
-// to remember every name, and that family's names written again.
+// Tensor names that differ only in a few digits, at one of several places (in different 16-byte parts
+// of the hash, or in its overlapping last part): every name is remembered where the lookup finds it, so
+// a second round writes nothing. A hash that ignored a place would give a family one value, a probe
+// sequence too long to remember every name, and that family's names written again.
 TEST(Metadata, SimilarNamesAreFoundAgainWithoutBeingWrittenAgain) {
   TempDir d;
   Writer w;

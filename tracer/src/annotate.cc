@@ -46,8 +46,7 @@ static uint64_t rt_collective_begin(uint64_t process_set, int op, const char* na
   a.dtype_size = dtype_size;
   a.redop = static_cast<uint8_t>(redop);
   a.root_or_peer = root;
-  a.name = intern_text(w, name);
-  Pending p = collective_enter(a, caller);
+  Pending p = collective_enter_named(a, name, caller);
   keep_pending(t_last_begun, p);
   t_last_begun_gen = writer_generation();
   // The token is the record id + 1, so that 0 can mean "not traced".

@@ -972,7 +972,11 @@ inline void store_collective(lst_record* r, uint64_t id, const CollectiveArgs& a
 }
 }  // namespace
 
-Pending collective_enter(const CollectiveArgs& a, uint64_t caller) noexcept {
+namespace {
+// collective_enter's body; with kNamed, `name` is interned into a.name after the slot is reserved.
+template <bool kNamed>
+__attribute__((always_inline)) inline Pending enter_impl(CollectiveArgs& a, const char* name,
+                                                         uint64_t caller) noexcept {
   Pending p;
   format::Writer* w = writer();
   if (!w) return p;
@@ -992,6 +996,7 @@ Pending collective_enter(const CollectiveArgs& a, uint64_t caller) noexcept {
   lst_record* r = w->reserve(&id);
   if (!r) return p;
   note(w, caller);
+  if constexpr (kNamed) a.name = intern_text(w, name);
   store_collective(r, id, a, seq, flags, caller, t0.ns);
   if (npy > 1)
     write_stack(w, id, py + 1, npy - 1, t0.ns);
@@ -1002,6 +1007,15 @@ Pending collective_enter(const CollectiveArgs& a, uint64_t caller) noexcept {
   p.t0 = t0.ns;
   p.ticks0 = t0.tsc;
   return p;
+}
+}  // namespace
+
+Pending collective_enter(const CollectiveArgs& a, uint64_t caller) noexcept {
+  return enter_impl<false>(const_cast<CollectiveArgs&>(a), nullptr, caller);  // a is not written
+}
+
+Pending collective_enter_named(CollectiveArgs& a, const char* name, uint64_t caller) noexcept {
+  return enter_impl<true>(a, name, caller);
 }
 
 namespace {

@@ -178,6 +178,11 @@ struct Pending {
   uint64_t ticks0 = 0;  // cycle counter at entry: the call's duration without a second clock read
 };
 Pending collective_enter(const CollectiveArgs& a, uint64_t caller) noexcept;
+// collective_enter() for a record named by a text (a runtime's tensor name): a.name becomes the text's
+// interned id once the slot is reserved. Interning a text at an address the thread has not met is a
+// chain of dependent steps (its length, hash, table entry, comparison); done before the slot's locked
+// add, the add waited for all of it, where after it the chain overlaps the rest of the record's work.
+Pending collective_enter_named(CollectiveArgs& a, const char* name, uint64_t caller) noexcept;
 // `to = from` for a Pending just returned by collective_enter and kept in a thread-local (the runtime's
 // last collective, a probe's poll), eight bytes at a time. The compiler's copy read it with 16-byte
 // loads of what collective_enter had just stored eight bytes at a time, which the processor cannot

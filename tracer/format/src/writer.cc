@@ -699,10 +699,6 @@ static void store_string(uint8_t* p, const void* bytes, size_t len, uint8_t subk
                    __ATOMIC_RELEASE);
 }
 
-// A hash of a string and its subkind, never 0. Four independent lanes take eight bytes each per step,
-// so a tensor name of 68 bytes is two steps of latency and a tail where one chain took nine steps (and
-// a byte at a time took 68): on a name at an address the caller's cache does not know, the hash is
-// most of what interning costs.
 static inline uint64_t intern_word(const uint8_t* p) {
   uint64_t w;
   memcpy(&w, p, sizeof w);
@@ -712,11 +708,11 @@ static inline uint64_t intern_mix(uint64_t h, uint64_t w, uint64_t k) {
   h = (h ^ w) * k;
   return h ^ (h >> 32);
 }
-static uint64_t intern_hash(const void* bytes, size_t len, uint8_t subkind) {
+// Strings over 128 bytes: four independent lanes take eight bytes each per step.
+static uint64_t intern_hash_long(const uint8_t* b, size_t len, uint64_t seed) {
   constexpr uint64_t k0 = 0xff51afd7ed558ccdull, k1 = 0xc4ceb9fe1a85ec53ull, k2 = 0x9e3779b97f4a7c15ull,
                      k3 = 0xd6e8feb86659fd93ull;
-  const auto* b = static_cast<const uint8_t*>(bytes);
-  uint64_t h0 = k2 ^ (uint64_t(len) << 8) ^ subkind, h1 = k0, h2 = k1, h3 = k3;
+  uint64_t h0 = k2 ^ seed, h1 = k0, h2 = k1, h3 = k3;
   size_t i = 0;
   for (; i + 32 <= len; i += 32) {
     h0 = intern_mix(h0, intern_word(b + i), k0);
@@ -724,24 +720,68 @@ static uint64_t intern_hash(const void* bytes, size_t len, uint8_t subkind) {
     h2 = intern_mix(h2, intern_word(b + i + 16), k2);
     h3 = intern_mix(h3, intern_word(b + i + 24), k3);
   }
-  // The 0-31 bytes left: whole words into lanes 0-2, then the last eight bytes into lane 3, overlapping
-  // the words before them (the length is in the seed); a string under eight bytes byte by byte, since a
-  // copy of a variable length would be a call.
-  if (i < len) {
-    if (len >= 8) {
-      if (i + 8 < len) h0 = intern_mix(h0, intern_word(b + i), k1);
-      if (i + 16 < len) h1 = intern_mix(h1, intern_word(b + i + 8), k2);
-      if (i + 24 < len) h2 = intern_mix(h2, intern_word(b + i + 16), k3);
-      h3 = intern_mix(h3, intern_word(b + len - 8), k0);
+  // The last 32 bytes again, overlapping the words before them (the length is in the seed).
+  h0 = intern_mix(h0, intern_word(b + len - 32), k1);
+  h1 = intern_mix(h1, intern_word(b + len - 24), k2);
+  h2 = intern_mix(h2, intern_word(b + len - 16), k3);
+  h3 = intern_mix(h3, intern_word(b + len - 8), k0);
+  return (h0 ^ (h1 << 21 | h1 >> 43)) + ((h2 << 42 | h2 >> 22) ^ (h3 << 13 | h3 >> 51));
+}
+// Keys for intern_hash: every byte has its top bit set, so no word of ASCII text equals one (a word
+// equal to its key would zero its product and hide the other word).
+constexpr uint64_t kInternKeys[18] = {0xaacae79f82d3899full, 0x888ffe83acd0a9c9ull, 0xd6c2fba689a3acd9ull,
+                                      0xdde0daabacde99cdull, 0x9e80f1eed1809addull, 0xf2b4b28b9df68ee9ull,
+                                      0x99d5aacebbe2e8fdull, 0x879d8dc284a49d9full, 0xdc97c2d799f8a591ull,
+                                      0xa7b282aba588d2b5ull, 0xc3b0f5fc9ea4fed3ull, 0xe1ece083929786a7ull,
+                                      0xe886babdf085a4d9ull, 0xef95c7d297f6d1afull, 0xe4e59fa1a1c8efffull,
+                                      0x918696fadeabcdfdull, 0x8484f69d8eb5bcd1ull, 0xfac287cfb4d0e0b3ull};
+// The 128-bit product of a and b, its halves folded together.
+static inline uint64_t intern_fold(uint64_t a, uint64_t b) {
+  const unsigned __int128 p = static_cast<unsigned __int128>(a) * b;
+  return uint64_t(p) ^ uint64_t(p >> 64);
+}
+// A hash of a string and its subkind, never 0. Up to 128 bytes, each 16 bytes (the last 16 overlapping
+// the bytes before them) with keys of their own make one product, and the products are summed: they are
+// independent, so a tensor name of 68 bytes costs the latency of one multiply and a few adds, where a
+// chain of multiplies took one per eight bytes. On a name at an address the caller's cache does not
+// know, the hash is on the path of every call.
+static uint64_t intern_hash(const void* bytes, size_t len, uint8_t subkind) {
+  const auto* b = static_cast<const uint8_t*>(bytes);
+  const uint64_t seed = uint64_t(len) << 8 | subkind;
+  uint64_t h;
+  if (len > 128) {
+    h = intern_hash_long(b, len, seed);
+  } else {
+    h = seed * kInternKeys[16];
+    if (len > 16) {
+      size_t i = 0, k = 0;
+      for (; i + 16 < len; i += 16, k += 2)
+        h += intern_fold(intern_word(b + i) ^ kInternKeys[k], intern_word(b + i + 8) ^ kInternKeys[k + 1]);
+      h += intern_fold(intern_word(b + len - 16) ^ kInternKeys[k],
+                       intern_word(b + len - 8) ^ kInternKeys[k + 1]);
     } else {
-      uint64_t w = 0;
-      for (size_t k = 0; k < len; ++k) w |= uint64_t(b[k]) << (8 * k);
-      h3 = intern_mix(h3, w, k0);
+      // 0-16 bytes: two words overlapping, two halves of words overlapping, or three bytes (a copy of a
+      // variable length would be a call).
+      uint64_t lo = 0, hi = 0;
+      if (len >= 8) {
+        lo = intern_word(b);
+        hi = intern_word(b + len - 8);
+      } else if (len >= 4) {
+        uint32_t x, y;
+        memcpy(&x, b, sizeof x);
+        memcpy(&y, b + len - 4, sizeof y);
+        lo = x;
+        hi = y;
+      } else if (len > 0) {
+        lo = uint64_t(b[0]) | uint64_t(b[len >> 1]) << 8 | uint64_t(b[len - 1]) << 16;
+      }
+      h += intern_fold(lo ^ kInternKeys[0], hi ^ kInternKeys[1]);
     }
   }
-  uint64_t h = (h0 ^ (h1 << 21 | h1 >> 43)) + ((h2 << 42 | h2 >> 22) ^ (h3 << 13 | h3 >> 51));
-  h = (h ^ h >> 29) * 0x94d049bb133111ebull;
-  return (h ^ h >> 32) | 1;
+  h ^= h >> 31;
+  h *= kInternKeys[17];
+  h ^= h >> 29;
+  return h | 1;
 }
 
 // The id of the string (bytes, subkind) in the intern table, 0 when it is not there; *free_pos: the
