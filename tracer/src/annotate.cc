@@ -33,8 +33,11 @@ LOCKSTEP_EXPORT void lockstep_rt_process_set(uint64_t id, const char* name, cons
 static __attribute__((tls_model("initial-exec"))) thread_local Pending t_last_begun;
 static __attribute__((tls_model("initial-exec"))) thread_local uint32_t t_last_begun_gen;
 
-static uint64_t rt_collective_begin(uint64_t process_set, int op, const char* name, uint64_t count, int dtype,
-                                    uint32_t dtype_size, int redop, int root, uint64_t caller) {
+__attribute__((always_inline)) static inline uint64_t rt_collective_begin(uint64_t process_set, int op,
+                                                                          const char* name, uint64_t count,
+                                                                          int dtype, uint32_t dtype_size,
+                                                                          int redop, int root,
+                                                                          uint64_t caller) {
   lockstep::format::Writer* w = writer();
   if (!w) return 0;
   CollectiveArgs a;

@@ -152,9 +152,6 @@ uint64_t g_load_ns = 0;
 // Never destroyed: other threads may still record while exit handlers run.
 alignas(format::Writer) unsigned char g_writer_storage[sizeof(format::Writer)];
 format::Writer* g_writer = nullptr;
-// Bumped each time this process opens a writer (after fork, the child's own): per-thread caches of
-// what the writer already knows (modules noted) are valid for one generation.
-LOCKSTEP_HOT_DATA std::atomic<uint32_t> g_writer_gen{0};
 
 void write_process_start(format::Writer* w) noexcept;
 
@@ -658,6 +655,9 @@ __attribute__((constructor)) void on_load() {
 
 LOCKSTEP_HOT_DATA std::atomic<format::Writer*> g_live_writer{nullptr};
 LOCKSTEP_HOT_DATA std::atomic<bool> g_tracing_off{false};
+// Bumped each time this process opens a writer (after fork, the child's own): per-thread caches of
+// what the writer already knows (modules noted) are valid for one generation.
+LOCKSTEP_HOT_DATA std::atomic<uint32_t> g_writer_gen{0};
 constinit __attribute__((tls_model("initial-exec"))) thread_local HotThread t_hot{};
 
 format::Writer* writer_slow() noexcept {
@@ -1283,8 +1283,6 @@ uint32_t intern_nonempty_text(format::Writer* w, const char* text) noexcept {
   }
   return id;
 }
-
-uint32_t writer_generation() noexcept { return g_writer_gen.load(std::memory_order_relaxed); }
 
 uint64_t record_clock(uint64_t* ticks) noexcept {
   const Stamp s = stamp();

@@ -37,7 +37,8 @@ uint64_t now_ns() noexcept;  // CLOCK_MONOTONIC
 uint64_t record_clock(uint64_t* ticks) noexcept;
 // Changes each time this process opens a trace (a forked child opens its own): a record pointer kept
 // across calls is only good for the generation it was made in.
-uint32_t writer_generation() noexcept;
+extern std::atomic<uint32_t> g_writer_gen;
+inline uint32_t writer_generation() noexcept { return g_writer_gen.load(std::memory_order_relaxed); }
 
 // Set while this thread is inside an intercepted call, so that calls the library makes internally
 // (NCCL implemented over MPI in tests, MPI collectives built from other MPI calls) are not recorded
