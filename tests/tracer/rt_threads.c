@@ -7,8 +7,11 @@
  * has count (s * 16 + t) * 100000 + i, so tests/tracer/rt_threads.sh can tell every call apart.
  * With `fork`, the main thread then forks while thread 13 counts on set 0; in the child (a trace of its
  * own), thread 14 (the forking one) and a new thread 15 make CALLS calls each on set 0, taking it over
- * from an owner the child does not have. Before that, four collectives on set "handoff" are begun by
- * the main thread and ended 20 ms later by another, as a runtime's background thread ends them.
+ * from an owner the child does not have. Just before the fork, the main thread begins a collective on
+ * set "straddle" that the parent never ends; the child, once its first call has opened its own trace,
+ * ends it: the parent's record must stay entered (the child never writes into the parent's file, and
+ * its trace has no such record). Before that, four collectives on set "handoff" are begun by the main
+ * thread and ended 20 ms later by another, as a runtime's background thread ends them.
  *   rt_threads SETS THREADS CALLS [fork] */
 #include <pthread.h>
 #include <sched.h>
@@ -59,8 +62,13 @@ static int fork_while_counting(void) {
   pthread_t busy;
   pthread_create(&busy, NULL, counter, (void*)(intptr_t)13);
   while (__atomic_load_n(&g_progress, __ATOMIC_RELAXED) < g_calls / 4) sched_yield();
+  static const int32_t members[1] = {0};
+  lockstep_rt_process_set(98, "straddle", members, 1, 0);
+  const uint64_t straddle = lockstep_rt_collective_begin(98, 3, "grad", 7, 0, 4, 1, -1);
   const pid_t child = fork();
   if (child == 0) {
+    lockstep_annotate("child");  // opens the child's trace
+    lockstep_rt_collective_end(straddle, 1);
     pthread_t other;
     pthread_create(&other, NULL, counter, (void*)(intptr_t)15);
     counter((void*)(intptr_t)14);
@@ -72,7 +80,13 @@ static int fork_while_counting(void) {
   for (int waited = 0; waited < 600; ++waited) {
     int status = 0;
     const pid_t done = waitpid(child, &status, WNOHANG);
-    if (done == child) return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
+    if (done == child) {
+      if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return 0;
+      fprintf(stderr, "rt_threads: the forked child %s %d\n",
+              WIFSIGNALED(status) ? "died of signal" : "exited",
+              WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+      return 1;
+    }
     usleep(100000);
   }
   fprintf(stderr, "rt_threads: the forked child did not finish in 60 s\n");

@@ -2,7 +2,9 @@
 # tests/tracer/rt_threads.c, read back by `lockstep show --format json`: on every process set, one
 # position per call, 0 to N-1, none twice, and every call the program made recorded once. With `fork`,
 # set 0 also holds thread 13's calls, and the child's trace holds its two threads' calls on set 0, at
-# consecutive positions (they go on from where the parent's count stood), none twice. The four
+# consecutive positions (they go on from where the parent's count stood), none twice; the collective
+# on set "straddle", begun by the parent just before the fork and ended only by the child, stays
+# entered in the parent's trace and is in no other. The four
 # collectives of set "handoff", ended on another thread 20 ms after they began, are returned with a
 # duration of at least 20 ms.
 #   rt_threads.sh LOCKSTEP LIB PROGRAM PYTHON SETS THREADS CALLS [fork]
@@ -36,9 +38,12 @@ if forked:
         sys.exit(f"rt_threads: the child's positions are not consecutive, once each ({seqs[:3]}...)")
 by_set = collections.defaultdict(list)
 handed = []
+straddle = []
 for r in rt_calls(parent[0]):
     if r["comm_name"] == "handoff":
         handed.append(r)
+    elif r["comm_name"] == "straddle":
+        straddle.append(r)
     else:
         by_set[r["comm_name"]].append((r["seq"], r["count"]))
 if sorted(r["count"] for r in handed) != [0, 1, 2, 3]:
@@ -47,6 +52,14 @@ for r in handed:
     if r["state"] != "returned" or not 20000 <= r["return_us"] < 10_000_000:
         sys.exit(f"rt_threads: handoff collective {r['count']}: {r['state']}, {r['return_us']} us "
                  "(ended on another thread 20 ms after it began)")
+if forked:
+    if [(r["count"], r["state"]) for r in straddle] != [(7, "entered")]:
+        sys.exit("rt_threads: the collective begun before the fork and ended only in the child reads "
+                 f"{[(r['count'], r['state']) for r in straddle]} in the parent's trace, want [(7, 'entered')]")
+    if any(r["comm_name"] == "straddle" for r in rt_calls(child[0])):
+        sys.exit("rt_threads: the child's trace holds a collective on set straddle, which it never began")
+elif straddle:
+    sys.exit("rt_threads: a collective on set straddle without a fork")
 if len(by_set) != sets:
     sys.exit(f"rt_threads: {len(by_set)} process sets recorded, the program used {sets}")
 for s in range(sets):
