@@ -124,15 +124,21 @@ class Writer {
   // reused it.
   lst_record* at(uint64_t id) {
     if (__builtin_expect(hot_.records == nullptr, 0)) return at_any(id);
-    return at(id, __atomic_load_n(&header_->record_next, __ATOMIC_ACQUIRE));
+    return at_mapped(id, __atomic_load_n(&header_->record_next, __ATOMIC_ACQUIRE));
   }
   // at() with `next`, a value of the record cursor read (or returned by a reservation) after record
   // `id` was reserved, instead of reading the cursor again: for a thread that updates many records in
   // a row and must not take the cursor's cache line from the threads adding to it on every call. A
   // ring slot reused since `next` was read is told by its word, as in at().
   lst_record* at(uint64_t id, uint64_t next) {
+    if (__builtin_expect(hot_.records == nullptr, 0)) return id < next ? at_any(id) : nullptr;
+    return at_mapped(id, next);
+  }
+
+ private:
+  // at(id, next) once the records are known to be mapped (hot_.records set): each at() checks that once.
+  lst_record* at_mapped(uint64_t id, uint64_t next) {
     if (id >= next) return nullptr;
-    if (__builtin_expect(hot_.records == nullptr, 0)) return at_any(id);
     if (hot_.ring_mask) {
       if (next - id > hot_.ring_mask + 1) return nullptr;
       auto* r = reinterpret_cast<lst_record*>(hot_.records + (id & hot_.ring_mask) * LST_SLOT_SIZE);
@@ -143,6 +149,7 @@ class Writer {
     return reinterpret_cast<lst_record*>(hot_.records + id * LST_SLOT_SIZE);
   }
 
+ public:
   // Interns bytes into the metadata region; returns the string id (0 when the region is full or the
   // file system has no room for its page).
   // A string met before is found without the lock (a table keyed by its hash, each hit compared with the
